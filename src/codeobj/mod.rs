@@ -1,0 +1,1 @@
+//! AMDHSA code objects: writer and reader (see docs/code-object.md).

@@ -1,0 +1,10 @@
+//! amdgpu-cg: an embeddable AMDGPU code generator.
+//!
+//! Pipeline (docs/pipeline.md): parse → verify → uniformity analysis → instruction
+//! selection → register allocation → ABI and frame lowering → waitcnt and hazards →
+//! encoding → code object.
+
+pub mod codeobj;
+
+pub use amdgpu_abi as abi;
+pub use amdgpu_isa as isa;
