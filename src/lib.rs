@@ -5,6 +5,7 @@
 //! encoding → code object.
 
 pub mod codeobj;
+pub mod mir;
 
 pub use amdgpu_abi as abi;
 pub use amdgpu_isa as isa;

@@ -1,0 +1,1 @@
+//! The MIR interpreter: the reference semantics of MIR (docs/mir.md).

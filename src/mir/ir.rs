@@ -1,0 +1,834 @@
+//! The MIR data structures: modules, functions, blocks, instructions, operands.
+//!
+//! A function owns an arena of SSA values (`ValueInfo`: name and type); blocks refer
+//! to values by index ([`Value`]). Blocks take parameters instead of phis: a branch
+//! passes one operand per parameter of its target. The textual form is described in
+//! docs/mir.md and produced by the `Display` impls in `print.rs`.
+
+use crate::abi::{AddrSpace, Type};
+
+/// A source position: byte offset of the start of the construct in the parsed text,
+/// and its length. Builder-made instructions carry [`Span::NONE`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Span {
+    /// "No source location" (instructions made by the builder API).
+    pub const NONE: Span = Span { start: u32::MAX, len: 0 };
+
+    /// A span covering `start..end` byte offsets.
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start: start as u32, len: end.saturating_sub(start) as u32 }
+    }
+
+    /// True unless this is [`Span::NONE`].
+    pub fn is_known(self) -> bool {
+        self.start != u32::MAX
+    }
+
+    /// The byte range, for diagnostics.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
+/// An SSA value: an index into [`Function::values`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(pub u32);
+
+/// A basic block: an index into [`Function::blocks`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(pub u32);
+
+/// What the function knows about one SSA value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueInfo {
+    /// The name without the leading `%`; unique within its function.
+    pub name: String,
+    pub ty: Type,
+}
+
+/// A compile-time constant of a scalar type, stored as its bit pattern (zero-extended
+/// to 64 bits; floats as their IEEE bits, f16 in the low 16 bits).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Const {
+    pub ty: Type,
+    pub bits: u64,
+}
+
+impl Const {
+    /// An integer constant; `value` is truncated to the type's width.
+    pub fn int(ty: Type, value: i64) -> Const {
+        let bits = ty.bits();
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        Const { ty, bits: (value as u64) & mask }
+    }
+
+    /// An f32 constant.
+    pub fn f32(value: f32) -> Const {
+        Const { ty: Type::F32, bits: u64::from(value.to_bits()) }
+    }
+
+    /// An f64 constant.
+    pub fn f64(value: f64) -> Const {
+        Const { ty: Type::F64, bits: value.to_bits() }
+    }
+}
+
+/// An instruction operand: an SSA value or an inline constant.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    Value(Value),
+    Const(Const),
+}
+
+impl From<Value> for Operand {
+    fn from(v: Value) -> Operand {
+        Operand::Value(v)
+    }
+}
+
+impl From<Const> for Operand {
+    fn from(c: Const) -> Operand {
+        Operand::Const(c)
+    }
+}
+
+/// Two-operand arithmetic and logic, on scalars or element-wise on vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// High half of the signed full-width product.
+    MulHiS,
+    /// High half of the unsigned full-width product.
+    MulHiU,
+    SDiv,
+    UDiv,
+    SRem,
+    URem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    LShr,
+    AShr,
+    SMin,
+    SMax,
+    UMin,
+    UMax,
+    FAdd,
+    FSub,
+    FMul,
+    FDiv,
+    FMin,
+    FMax,
+}
+
+impl BinOp {
+    /// Every binary operation, in the order of their mnemonics' table.
+    pub const ALL: [BinOp; 25] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::MulHiS,
+        BinOp::MulHiU,
+        BinOp::SDiv,
+        BinOp::UDiv,
+        BinOp::SRem,
+        BinOp::URem,
+        BinOp::And,
+        BinOp::Or,
+        BinOp::Xor,
+        BinOp::Shl,
+        BinOp::LShr,
+        BinOp::AShr,
+        BinOp::SMin,
+        BinOp::SMax,
+        BinOp::UMin,
+        BinOp::UMax,
+        BinOp::FAdd,
+        BinOp::FSub,
+        BinOp::FMul,
+        BinOp::FDiv,
+        BinOp::FMin,
+        BinOp::FMax,
+    ];
+
+    /// The text mnemonic.
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::MulHiS => "mulhi.s",
+            BinOp::MulHiU => "mulhi.u",
+            BinOp::SDiv => "sdiv",
+            BinOp::UDiv => "udiv",
+            BinOp::SRem => "srem",
+            BinOp::URem => "urem",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::Xor => "xor",
+            BinOp::Shl => "shl",
+            BinOp::LShr => "lshr",
+            BinOp::AShr => "ashr",
+            BinOp::SMin => "smin",
+            BinOp::SMax => "smax",
+            BinOp::UMin => "umin",
+            BinOp::UMax => "umax",
+            BinOp::FAdd => "fadd",
+            BinOp::FSub => "fsub",
+            BinOp::FMul => "fmul",
+            BinOp::FDiv => "fdiv",
+            BinOp::FMin => "fmin",
+            BinOp::FMax => "fmax",
+        }
+    }
+
+    /// True for the operations on floating-point types.
+    pub fn is_float(self) -> bool {
+        matches!(self, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin | BinOp::FMax)
+    }
+
+    /// True for the integer operations that are also defined on i1 (logic only).
+    pub fn allows_i1(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or | BinOp::Xor)
+    }
+}
+
+/// One-operand operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// Bitwise complement (integers, including i1).
+    Not,
+    /// Count of set bits (integers).
+    Popcount,
+    /// Count of leading zero bits; the bit width for zero (integers).
+    Clz,
+    /// Count of trailing zero bits; the bit width for zero (integers).
+    Ctz,
+    FNeg,
+    FAbs,
+    /// Correctly rounded square root.
+    Sqrt,
+    /// Round toward negative infinity.
+    Floor,
+    /// Round toward positive infinity.
+    Ceil,
+    /// Round toward zero.
+    Trunc,
+}
+
+impl UnOp {
+    pub const ALL: [UnOp; 10] = [
+        UnOp::Not,
+        UnOp::Popcount,
+        UnOp::Clz,
+        UnOp::Ctz,
+        UnOp::FNeg,
+        UnOp::FAbs,
+        UnOp::Sqrt,
+        UnOp::Floor,
+        UnOp::Ceil,
+        UnOp::Trunc,
+    ];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            UnOp::Not => "not",
+            UnOp::Popcount => "popcount",
+            UnOp::Clz => "clz",
+            UnOp::Ctz => "ctz",
+            UnOp::FNeg => "fneg",
+            UnOp::FAbs => "fabs",
+            UnOp::Sqrt => "sqrt",
+            UnOp::Floor => "floor",
+            UnOp::Ceil => "ceil",
+            UnOp::Trunc => "ftrunc",
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        !matches!(self, UnOp::Not | UnOp::Popcount | UnOp::Clz | UnOp::Ctz)
+    }
+}
+
+/// Integer comparison predicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntPred {
+    Eq,
+    Ne,
+    Slt,
+    Sle,
+    Sgt,
+    Sge,
+    Ult,
+    Ule,
+    Ugt,
+    Uge,
+}
+
+impl IntPred {
+    pub const ALL: [IntPred; 10] = [
+        IntPred::Eq,
+        IntPred::Ne,
+        IntPred::Slt,
+        IntPred::Sle,
+        IntPred::Sgt,
+        IntPred::Sge,
+        IntPred::Ult,
+        IntPred::Ule,
+        IntPred::Ugt,
+        IntPred::Uge,
+    ];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            IntPred::Eq => "eq",
+            IntPred::Ne => "ne",
+            IntPred::Slt => "slt",
+            IntPred::Sle => "sle",
+            IntPred::Sgt => "sgt",
+            IntPred::Sge => "sge",
+            IntPred::Ult => "ult",
+            IntPred::Ule => "ule",
+            IntPred::Ugt => "ugt",
+            IntPred::Uge => "uge",
+        }
+    }
+}
+
+/// Float comparison predicates: `o*` are false when either operand is NaN, `u*` true.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatPred {
+    Oeq,
+    One,
+    Olt,
+    Ole,
+    Ogt,
+    Oge,
+    Ord,
+    Ueq,
+    Une,
+    Ult,
+    Ule,
+    Ugt,
+    Uge,
+    Uno,
+}
+
+impl FloatPred {
+    pub const ALL: [FloatPred; 14] = [
+        FloatPred::Oeq,
+        FloatPred::One,
+        FloatPred::Olt,
+        FloatPred::Ole,
+        FloatPred::Ogt,
+        FloatPred::Oge,
+        FloatPred::Ord,
+        FloatPred::Ueq,
+        FloatPred::Une,
+        FloatPred::Ult,
+        FloatPred::Ule,
+        FloatPred::Ugt,
+        FloatPred::Uge,
+        FloatPred::Uno,
+    ];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            FloatPred::Oeq => "oeq",
+            FloatPred::One => "one",
+            FloatPred::Olt => "olt",
+            FloatPred::Ole => "ole",
+            FloatPred::Ogt => "ogt",
+            FloatPred::Oge => "oge",
+            FloatPred::Ord => "ord",
+            FloatPred::Ueq => "ueq",
+            FloatPred::Une => "une",
+            FloatPred::Ult => "ult",
+            FloatPred::Ule => "ule",
+            FloatPred::Ugt => "ugt",
+            FloatPred::Uge => "uge",
+            FloatPred::Uno => "uno",
+        }
+    }
+}
+
+/// Conversions between types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CastOp {
+    Trunc,
+    ZExt,
+    SExt,
+    FpTrunc,
+    FpExt,
+    /// Float to unsigned integer: rounds toward zero, saturates, NaN gives 0.
+    FpToUi,
+    /// Float to signed integer: rounds toward zero, saturates, NaN gives 0.
+    FpToSi,
+    UiToFp,
+    SiToFp,
+    /// Same-size reinterpretation of bits (not pointers).
+    Bitcast,
+    PtrToInt,
+    IntToPtr,
+    /// Between flat and a specific address space.
+    AddrSpaceCast,
+}
+
+impl CastOp {
+    pub const ALL: [CastOp; 13] = [
+        CastOp::Trunc,
+        CastOp::ZExt,
+        CastOp::SExt,
+        CastOp::FpTrunc,
+        CastOp::FpExt,
+        CastOp::FpToUi,
+        CastOp::FpToSi,
+        CastOp::UiToFp,
+        CastOp::SiToFp,
+        CastOp::Bitcast,
+        CastOp::PtrToInt,
+        CastOp::IntToPtr,
+        CastOp::AddrSpaceCast,
+    ];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            CastOp::Trunc => "trunc",
+            CastOp::ZExt => "zext",
+            CastOp::SExt => "sext",
+            CastOp::FpTrunc => "fptrunc",
+            CastOp::FpExt => "fpext",
+            CastOp::FpToUi => "fptoui",
+            CastOp::FpToSi => "fptosi",
+            CastOp::UiToFp => "uitofp",
+            CastOp::SiToFp => "sitofp",
+            CastOp::Bitcast => "bitcast",
+            CastOp::PtrToInt => "ptrtoint",
+            CastOp::IntToPtr => "inttoptr",
+            CastOp::AddrSpaceCast => "addrspacecast",
+        }
+    }
+}
+
+/// Read-modify-write atomic operations (relaxed ordering, device scope).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    SMin,
+    SMax,
+    UMin,
+    UMax,
+    And,
+    Or,
+    Xor,
+    Xchg,
+}
+
+impl AtomicOp {
+    pub const ALL: [AtomicOp; 10] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::SMin,
+        AtomicOp::SMax,
+        AtomicOp::UMin,
+        AtomicOp::UMax,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Xchg,
+    ];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "add",
+            AtomicOp::Sub => "sub",
+            AtomicOp::SMin => "smin",
+            AtomicOp::SMax => "smax",
+            AtomicOp::UMin => "umin",
+            AtomicOp::UMax => "umax",
+            AtomicOp::And => "and",
+            AtomicOp::Or => "or",
+            AtomicOp::Xor => "xor",
+            AtomicOp::Xchg => "xchg",
+        }
+    }
+}
+
+/// Dispatch geometry queries; each takes a dimension 0..=2 (x, y, z) and gives i32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// The work-item's id within its work-group.
+    WorkitemId,
+    /// The work-group's id within the grid.
+    WorkgroupId,
+    /// Work-items per work-group.
+    WorkgroupSize,
+    /// Work-items in the grid.
+    GridSize,
+}
+
+impl Builtin {
+    pub const ALL: [Builtin; 4] = [Builtin::WorkitemId, Builtin::WorkgroupId, Builtin::WorkgroupSize, Builtin::GridSize];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            Builtin::WorkitemId => "workitem_id",
+            Builtin::WorkgroupId => "workgroup_id",
+            Builtin::WorkgroupSize => "workgroup_size",
+            Builtin::GridSize => "grid_size",
+        }
+    }
+}
+
+/// The operation of a non-terminator instruction. Types written in the text are
+/// stored here; operand types are known from the values.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `const T literal`
+    Const(Const),
+    /// `binop T a, b`
+    Binary { op: BinOp, ty: Type, lhs: Operand, rhs: Operand },
+    /// `unop T a`
+    Unary { op: UnOp, ty: Type, arg: Operand },
+    /// `fma T a, b, c`: a*b+c with one rounding.
+    Fma { ty: Type, a: Operand, b: Operand, c: Operand },
+    /// `icmp pred T a, b` -> i1
+    Icmp { pred: IntPred, ty: Type, lhs: Operand, rhs: Operand },
+    /// `fcmp pred T a, b` -> i1
+    Fcmp { pred: FloatPred, ty: Type, lhs: Operand, rhs: Operand },
+    /// `select T cond, a, b`
+    Select { ty: Type, cond: Operand, if_true: Operand, if_false: Operand },
+    /// `cast FROM x to TO`
+    Cast { op: CastOp, from: Type, arg: Operand, to: Type },
+    /// `load T ptr [, align N]`
+    Load { ty: Type, ptr: Operand, align: u32 },
+    /// `store T value, ptr [, align N]`
+    Store { ty: Type, value: Operand, ptr: Operand, align: u32 },
+    /// `ptradd ptr, offset`: byte offset (i32 sign-extended, or i64).
+    PtrAdd { ptr: Operand, offset: Operand },
+    /// `atomic op T ptr, value` -> old value
+    AtomicRmw { op: AtomicOp, ty: Type, ptr: Operand, value: Operand },
+    /// `cmpxchg T ptr, expected, new` -> old value
+    CmpXchg { ty: Type, ptr: Operand, expected: Operand, new: Operand },
+    /// `stack_slot SIZE, align A` -> ptr<private>: per-invocation storage.
+    StackSlot { size: u32, align: u32 },
+    /// `lds_slot SIZE, align A` -> ptr<local>: per-work-group storage (kernels only).
+    LdsSlot { size: u32, align: u32 },
+    /// `call @name(args)`; result type is the callee's.
+    Call { callee: String, args: Vec<Operand> },
+    /// `workitem_id x` etc.
+    Builtin { kind: Builtin, dim: u8 },
+    /// `barrier`: work-group execution and memory barrier.
+    Barrier,
+    /// `extract agg, INDEX`: a vector element or a struct field.
+    Extract { agg: Operand, index: u32 },
+    /// `insert agg, value, INDEX`
+    Insert { agg: Operand, value: Operand, index: u32 },
+    /// `make T a, b, ...`: build a vector or struct from its parts.
+    Make { ty: Type, elems: Vec<Operand> },
+}
+
+/// A non-terminator instruction.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    pub result: Option<Value>,
+    pub op: Op,
+    pub span: Span,
+}
+
+/// A branch target with the operands for the target's parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BlockCall {
+    pub block: BlockId,
+    pub args: Vec<Operand>,
+}
+
+/// How a block ends.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Terminator {
+    /// `br target(args)`
+    Br(BlockCall),
+    /// `brif cond, then(args), else(args)`
+    BrIf { cond: Operand, then_to: BlockCall, else_to: BlockCall },
+    /// `ret` / `ret value`
+    Ret(Option<Operand>),
+    /// `unreachable`: executing it is an error.
+    Unreachable,
+}
+
+impl Terminator {
+    /// The blocks this terminator may jump to, in order.
+    pub fn successors(&self) -> Vec<BlockId> {
+        match self {
+            Terminator::Br(call) => vec![call.block],
+            Terminator::BrIf { then_to, else_to, .. } => vec![then_to.block, else_to.block],
+            Terminator::Ret(_) | Terminator::Unreachable => Vec::new(),
+        }
+    }
+}
+
+/// A basic block: parameters, straight-line instructions and one terminator.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub name: String,
+    pub params: Vec<Value>,
+    pub insts: Vec<Inst>,
+    pub term: Terminator,
+    pub term_span: Span,
+    /// Where the block's label is, for diagnostics.
+    pub span: Span,
+}
+
+/// A kernel (entry point, launched over a grid) or a device function (called).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FuncKind {
+    Kernel,
+    Device,
+}
+
+/// A function parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub value: Value,
+    /// Passed in SGPRs (device functions only; must be uniform at every call).
+    pub inreg: bool,
+}
+
+/// A kernel or device function. `blocks[0]` is the entry block; its parameters are
+/// none (the function's parameters are in `params`).
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub kind: FuncKind,
+    pub params: Vec<Param>,
+    pub ret: Option<Type>,
+    pub blocks: Vec<Block>,
+    pub values: Vec<ValueInfo>,
+    pub span: Span,
+}
+
+impl Function {
+    /// The type of a value.
+    pub fn value_type(&self, v: Value) -> &Type {
+        &self.values[v.0 as usize].ty
+    }
+
+    /// The name of a value (without `%`).
+    pub fn value_name(&self, v: Value) -> &str {
+        &self.values[v.0 as usize].name
+    }
+
+    /// The type of an operand.
+    pub fn operand_type<'a>(&'a self, operand: &'a Operand) -> &'a Type {
+        match operand {
+            Operand::Value(v) => self.value_type(*v),
+            Operand::Const(c) => &c.ty,
+        }
+    }
+
+    /// Finds a block by name.
+    pub fn block_by_name(&self, name: &str) -> Option<BlockId> {
+        self.blocks.iter().position(|b| b.name == name).map(|i| BlockId(i as u32))
+    }
+
+    /// The block with this id.
+    pub fn block(&self, id: BlockId) -> &Block {
+        &self.blocks[id.0 as usize]
+    }
+}
+
+/// A compilation unit: kernels and device functions that may call each other.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub functions: Vec<Function>,
+}
+
+impl Module {
+    /// Finds a function by name (without `@`).
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// The kernels, in order.
+    pub fn kernels(&self) -> impl Iterator<Item = &Function> {
+        self.functions.iter().filter(|f| f.kind == FuncKind::Kernel)
+    }
+}
+
+/// The type of the value that an instruction with this operation produces, given
+/// the operand types (`None`: no result). The verifier checks operands first; this
+/// function only derives and never fails on well-typed input.
+pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<Type> {
+    match op {
+        Op::Const(c) => Some(c.ty.clone()),
+        Op::Binary { ty, .. } | Op::Unary { ty, .. } | Op::Fma { ty, .. } | Op::Select { ty, .. } => Some(ty.clone()),
+        Op::Icmp { ty, .. } | Op::Fcmp { ty, .. } => Some(match ty {
+            Type::Vector(_, n) => Type::Vector(Box::new(Type::I1), *n),
+            _ => Type::I1,
+        }),
+        Op::Cast { to, .. } => Some(to.clone()),
+        Op::Load { ty, .. } | Op::AtomicRmw { ty, .. } | Op::CmpXchg { ty, .. } => Some(ty.clone()),
+        Op::Store { .. } | Op::Barrier => None,
+        Op::PtrAdd { ptr, .. } => Some(func.operand_type(ptr).clone()),
+        Op::StackSlot { .. } => Some(Type::Ptr(AddrSpace::Private)),
+        Op::LdsSlot { .. } => Some(Type::Ptr(AddrSpace::Local)),
+        Op::Call { callee, .. } => module.and_then(|m| m.function(callee)).and_then(|f| f.ret.clone()),
+        Op::Builtin { .. } => Some(Type::I32),
+        Op::Extract { agg, index } => match func.operand_type(agg) {
+            Type::Vector(elem, _) => Some((**elem).clone()),
+            Type::Struct(fields) => fields.get(*index as usize).cloned(),
+            _ => None,
+        },
+        Op::Insert { agg, .. } => Some(func.operand_type(agg).clone()),
+        Op::Make { ty, .. } => Some(ty.clone()),
+    }
+}
+
+/// The operands an operation reads, in order.
+pub fn op_operands(op: &Op) -> Vec<&Operand> {
+    match op {
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier => Vec::new(),
+        Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
+        Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
+        Op::Fma { a, b, c, .. } => vec![a, b, c],
+        Op::Select { cond, if_true, if_false, .. } => vec![cond, if_true, if_false],
+        Op::Load { ptr, .. } => vec![ptr],
+        Op::Store { value, ptr, .. } => vec![value, ptr],
+        Op::PtrAdd { ptr, offset } => vec![ptr, offset],
+        Op::AtomicRmw { ptr, value, .. } => vec![ptr, value],
+        Op::CmpXchg { ptr, expected, new, .. } => vec![ptr, expected, new],
+        Op::Call { args, .. } => args.iter().collect(),
+        Op::Extract { agg, .. } => vec![agg],
+        Op::Insert { agg, value, .. } => vec![agg, value],
+        Op::Make { elems, .. } => elems.iter().collect(),
+    }
+}
+
+/// The operands a terminator reads (condition, branch arguments, returned value).
+pub fn terminator_operands(term: &Terminator) -> Vec<&Operand> {
+    match term {
+        Terminator::Br(call) => call.args.iter().collect(),
+        Terminator::BrIf { cond, then_to, else_to } => {
+            std::iter::once(cond).chain(then_to.args.iter()).chain(else_to.args.iter()).collect()
+        }
+        Terminator::Ret(value) => value.iter().collect(),
+        Terminator::Unreachable => Vec::new(),
+    }
+}
+
+// Structural equality: two functions are equal when they have the same names,
+// signature, blocks, instructions and value names/types, regardless of the order in
+// which their values were created in the arena and of source spans. This is what
+// "parse(print(m)) == m" means for modules made by the builder in any order.
+impl PartialEq for Function {
+    fn eq(&self, other: &Function) -> bool {
+        if self.name != other.name
+            || self.kind != other.kind
+            || self.ret != other.ret
+            || self.params.len() != other.params.len()
+            || self.blocks.len() != other.blocks.len()
+        {
+            return false;
+        }
+        let same_value = |a: Value, b: Value| {
+            let (va, vb) = (&self.values[a.0 as usize], &other.values[b.0 as usize]);
+            va == vb
+        };
+        let same_operand = |a: &Operand, b: &Operand| match (a, b) {
+            (Operand::Value(x), Operand::Value(y)) => same_value(*x, *y),
+            (Operand::Const(x), Operand::Const(y)) => x == y,
+            _ => false,
+        };
+        let same_call = |a: &BlockCall, b: &BlockCall| {
+            a.block == b.block && a.args.len() == b.args.len() && a.args.iter().zip(&b.args).all(|(x, y)| same_operand(x, y))
+        };
+        for (pa, pb) in self.params.iter().zip(&other.params) {
+            if pa.inreg != pb.inreg || !same_value(pa.value, pb.value) {
+                return false;
+            }
+        }
+        for (ba, bb) in self.blocks.iter().zip(&other.blocks) {
+            if ba.name != bb.name
+                || ba.params.len() != bb.params.len()
+                || ba.insts.len() != bb.insts.len()
+                || !ba.params.iter().zip(&bb.params).all(|(x, y)| same_value(*x, *y))
+            {
+                return false;
+            }
+            for (ia, ib) in ba.insts.iter().zip(&bb.insts) {
+                let results_match = match (ia.result, ib.result) {
+                    (Some(x), Some(y)) => same_value(x, y),
+                    (None, None) => true,
+                    _ => false,
+                };
+                if !results_match || !same_op_shape(&ia.op, &ib.op) {
+                    return false;
+                }
+                let (oa, ob) = (op_operands(&ia.op), op_operands(&ib.op));
+                if oa.len() != ob.len() || !oa.iter().zip(&ob).all(|(x, y)| same_operand(x, y)) {
+                    return false;
+                }
+            }
+            let terms_match = match (&ba.term, &bb.term) {
+                (Terminator::Br(x), Terminator::Br(y)) => same_call(x, y),
+                (
+                    Terminator::BrIf { cond: c1, then_to: t1, else_to: e1 },
+                    Terminator::BrIf { cond: c2, then_to: t2, else_to: e2 },
+                ) => same_operand(c1, c2) && same_call(t1, t2) && same_call(e1, e2),
+                (Terminator::Ret(None), Terminator::Ret(None)) => true,
+                (Terminator::Ret(Some(x)), Terminator::Ret(Some(y))) => same_operand(x, y),
+                (Terminator::Unreachable, Terminator::Unreachable) => true,
+                _ => false,
+            };
+            if !terms_match {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Compares two operations ignoring their operands (which are compared separately
+/// through the value mapping).
+fn same_op_shape(a: &Op, b: &Op) -> bool {
+    match (a, b) {
+        (Op::Const(x), Op::Const(y)) => x == y,
+        (Op::Binary { op: o1, ty: t1, .. }, Op::Binary { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
+        (Op::Unary { op: o1, ty: t1, .. }, Op::Unary { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
+        (Op::Fma { ty: t1, .. }, Op::Fma { ty: t2, .. }) => t1 == t2,
+        (Op::Icmp { pred: p1, ty: t1, .. }, Op::Icmp { pred: p2, ty: t2, .. }) => p1 == p2 && t1 == t2,
+        (Op::Fcmp { pred: p1, ty: t1, .. }, Op::Fcmp { pred: p2, ty: t2, .. }) => p1 == p2 && t1 == t2,
+        (Op::Select { ty: t1, .. }, Op::Select { ty: t2, .. }) => t1 == t2,
+        (Op::Cast { op: o1, from: f1, to: t1, .. }, Op::Cast { op: o2, from: f2, to: t2, .. }) => {
+            o1 == o2 && f1 == f2 && t1 == t2
+        }
+        (Op::Load { ty: t1, align: a1, .. }, Op::Load { ty: t2, align: a2, .. }) => t1 == t2 && a1 == a2,
+        (Op::Store { ty: t1, align: a1, .. }, Op::Store { ty: t2, align: a2, .. }) => t1 == t2 && a1 == a2,
+        (Op::PtrAdd { .. }, Op::PtrAdd { .. }) | (Op::Barrier, Op::Barrier) => true,
+        (Op::AtomicRmw { op: o1, ty: t1, .. }, Op::AtomicRmw { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
+        (Op::CmpXchg { ty: t1, .. }, Op::CmpXchg { ty: t2, .. }) => t1 == t2,
+        (Op::StackSlot { size: s1, align: a1 }, Op::StackSlot { size: s2, align: a2 }) => s1 == s2 && a1 == a2,
+        (Op::LdsSlot { size: s1, align: a1 }, Op::LdsSlot { size: s2, align: a2 }) => s1 == s2 && a1 == a2,
+        (Op::Call { callee: c1, .. }, Op::Call { callee: c2, .. }) => c1 == c2,
+        (Op::Builtin { kind: k1, dim: d1 }, Op::Builtin { kind: k2, dim: d2 }) => k1 == k2 && d1 == d2,
+        (Op::Extract { index: i1, .. }, Op::Extract { index: i2, .. }) => i1 == i2,
+        (Op::Insert { index: i1, .. }, Op::Insert { index: i2, .. }) => i1 == i2,
+        (Op::Make { ty: t1, .. }, Op::Make { ty: t2, .. }) => t1 == t2,
+        _ => false,
+    }
+}
+
+impl PartialEq for Module {
+    fn eq(&self, other: &Module) -> bool {
+        self.functions == other.functions
+    }
+}

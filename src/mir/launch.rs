@@ -1,0 +1,1 @@
+//! Launch descriptions for `amdgpu-cg run`: grid, buffers and arguments.

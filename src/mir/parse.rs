@@ -1,0 +1,996 @@
+//! The MIR text parser (grammar in docs/mir.md).
+//!
+//! The lexer is lazy (tokens are read at the cursor on demand) so that types can be
+//! parsed by the ABI crate's type parser at the current position: the type grammar
+//! exists once. Every error carries the byte span of the offending text; the
+//! caller renders it as file:line:column with a snippet ([`Diagnostic::render`]).
+//!
+//! Inline constants take their type from context (the instruction's type, the
+//! callee's parameter, the target block's parameter). Where the context is defined
+//! later in the text (a call to a function below, a branch to a block below), the
+//! constant is resolved after the function or module has been read.
+
+use std::collections::HashMap;
+
+use super::diag::Diagnostic;
+use super::float;
+use super::ir::*;
+use crate::abi::{types::parse_type_prefix, Type};
+
+/// Parses a module from text. Only syntax and name resolution are checked here;
+/// run [`super::verify::verify`] for types and well-formedness.
+pub fn parse(text: &str) -> Result<Module, Diagnostic> {
+    let mut parser = Parser { text, pos: 0 };
+    let mut module = Module::default();
+    let mut pending_calls = Vec::new();
+    loop {
+        parser.skip_trivia();
+        if parser.pos >= text.len() {
+            break;
+        }
+        let (func, calls) = parser.function()?;
+        if module.functions.iter().any(|f: &Function| f.name == func.name) {
+            return Err(Diagnostic::new(format!("function '@{}' is defined more than once", func.name), func.span));
+        }
+        module.functions.push(func);
+        pending_calls.extend(calls.into_iter().map(|c| (module.functions.len() - 1, c)));
+    }
+    // Constants passed to functions: their type is the callee's parameter type.
+    for (func_index, pending) in pending_calls {
+        let param_type = module.function(&pending.callee).and_then(|callee| {
+            callee.params.get(pending.arg_index).map(|p| callee.value_type(p.value).clone())
+        });
+        let Some(ty) = param_type else {
+            let why = if module.function(&pending.callee).is_none() {
+                format!("call to undefined function '@{}'", pending.callee)
+            } else {
+                format!("too many arguments in call to '@{}'", pending.callee)
+            };
+            return Err(Diagnostic::new(why, pending.span));
+        };
+        let c = literal_for_type(&pending.literal, &ty, pending.span)?;
+        let func = &mut module.functions[func_index];
+        let inst = &mut func.blocks[pending.block].insts[pending.inst];
+        if let Op::Call { args, .. } = &mut inst.op {
+            args[pending.arg_index] = Operand::Const(c);
+        }
+    }
+    refresh_result_types(&mut module);
+    Ok(module)
+}
+
+/// The result type of operations whose type is written in the text.
+fn explicit_result_type(op: &Op) -> Option<Type> {
+    match op {
+        Op::PtrAdd { .. } | Op::Extract { .. } | Op::Insert { .. } | Op::Call { .. } => None,
+        _ => {
+            let empty = Function {
+                name: String::new(),
+                kind: FuncKind::Device,
+                params: Vec::new(),
+                ret: None,
+                blocks: Vec::new(),
+                values: Vec::new(),
+                span: Span::NONE,
+            };
+            result_type(op, &empty, None)
+        }
+    }
+}
+
+/// Sets the result types that depend on operand types or on the callee. Repeats
+/// while anything changes, since a value may be used above its definition.
+fn refresh_result_types(module: &mut Module) {
+    let mut changed = true;
+    let mut rounds = 0;
+    while changed && rounds < 64 {
+        changed = false;
+        rounds += 1;
+        let mut updates = Vec::new();
+        for (fi, func) in module.functions.iter().enumerate() {
+            for block in &func.blocks {
+                for inst in &block.insts {
+                    let Some(result) = inst.result else { continue };
+                    if explicit_result_type(&inst.op).is_some() {
+                        continue;
+                    }
+                    if let Some(ty) = result_type(&inst.op, func, Some(module)) {
+                        if *func.value_type(result) != ty {
+                            updates.push((fi, result, ty));
+                        }
+                    }
+                }
+            }
+        }
+        for (fi, value, ty) in updates {
+            module.functions[fi].values[value.0 as usize].ty = ty;
+            changed = true;
+        }
+    }
+}
+
+/// A constant argument of a call, typed once the callee is known.
+struct PendingCallConst {
+    callee: String,
+    block: usize,
+    inst: usize,
+    arg_index: usize,
+    literal: String,
+    span: Span,
+}
+
+/// A constant branch argument, typed once the target block is known.
+struct PendingBranchConst {
+    block: usize,
+    /// Which block call of the terminator (0 = `br` or `then`, 1 = `else`).
+    call: usize,
+    arg_index: usize,
+    literal: String,
+    span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Ident(String),
+    Local(String),
+    Global(String),
+    Literal(String),
+    Punct(&'static str),
+    Eof,
+}
+
+impl Tok {
+    fn describe(&self) -> String {
+        match self {
+            Tok::Ident(s) => format!("'{s}'"),
+            Tok::Local(s) => format!("'%{s}'"),
+            Tok::Global(s) => format!("'@{s}'"),
+            Tok::Literal(s) => format!("'{s}'"),
+            Tok::Punct(p) => format!("'{p}'"),
+            Tok::Eof => "end of input".to_string(),
+        }
+    }
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+/// The per-function state of name resolution.
+struct FuncScope {
+    values: Vec<ValueInfo>,
+    by_name: HashMap<String, Value>,
+    /// Span of the first use of a value not yet defined (forward reference).
+    undefined: HashMap<Value, Span>,
+    defined: Vec<bool>,
+}
+
+impl FuncScope {
+    fn define(&mut self, name: &str, ty: Type, span: Span) -> Result<Value, Diagnostic> {
+        if let Some(&v) = self.by_name.get(name) {
+            if self.defined[v.0 as usize] {
+                return Err(Diagnostic::new(format!("value '%{name}' is defined more than once"), span));
+            }
+            self.values[v.0 as usize].ty = ty;
+            self.defined[v.0 as usize] = true;
+            self.undefined.remove(&v);
+            return Ok(v);
+        }
+        let v = Value(self.values.len() as u32);
+        self.values.push(ValueInfo { name: name.to_string(), ty });
+        self.defined.push(true);
+        self.by_name.insert(name.to_string(), v);
+        Ok(v)
+    }
+
+    fn use_value(&mut self, name: &str, span: Span) -> Value {
+        if let Some(&v) = self.by_name.get(name) {
+            return v;
+        }
+        let v = Value(self.values.len() as u32);
+        // Placeholder type, replaced when the definition is seen.
+        self.values.push(ValueInfo { name: name.to_string(), ty: Type::I1 });
+        self.defined.push(false);
+        self.by_name.insert(name.to_string(), v);
+        self.undefined.insert(v, span);
+        v
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '.'
+}
+
+impl<'a> Parser<'a> {
+    fn skip_trivia(&mut self) {
+        loop {
+            let rest = &self.text[self.pos..];
+            let trimmed = rest.trim_start();
+            self.pos += rest.len() - trimmed.len();
+            if trimmed.starts_with(';') {
+                self.pos += trimmed.find('\n').unwrap_or(trimmed.len());
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// Reads the next token without consuming it: (token, start, end).
+    fn peek_full(&mut self) -> (Tok, usize, usize) {
+        self.skip_trivia();
+        let start = self.pos;
+        let rest = &self.text[start..];
+        let Some(c) = rest.chars().next() else { return (Tok::Eof, start, start) };
+        let name_len = |s: &str| s.find(|c: char| !is_name_char(c)).unwrap_or(s.len());
+        match c {
+            '%' | '@' => {
+                let len = name_len(&rest[1..]);
+                let name = rest[1..1 + len].to_string();
+                let tok = if c == '%' { Tok::Local(name) } else { Tok::Global(name) };
+                (tok, start, start + 1 + len)
+            }
+            '-' if rest.starts_with("->") => (Tok::Punct("->"), start, start + 2),
+            '0'..='9' | '-' | '+' => {
+                let bytes = rest.as_bytes();
+                let hex = rest.trim_start_matches(['-', '+']).starts_with("0x");
+                let mut end = 1;
+                while end < bytes.len() {
+                    let b = bytes[end] as char;
+                    let exponent_sign =
+                        (b == '-' || b == '+') && !hex && matches!(bytes[end - 1] as char, 'e' | 'E');
+                    if is_name_char(b) || exponent_sign {
+                        end += 1;
+                    } else {
+                        break;
+                    }
+                }
+                (Tok::Literal(rest[..end].to_string()), start, start + end)
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let len = name_len(rest);
+                (Tok::Ident(rest[..len].to_string()), start, start + len)
+            }
+            _ => {
+                for p in ["(", ")", "{", "}", "<", ">", ",", ":", "="] {
+                    if rest.starts_with(p) {
+                        return (Tok::Punct(p), start, start + 1);
+                    }
+                }
+                let len = c.len_utf8();
+                (Tok::Literal(rest[..len].to_string()), start, start + len)
+            }
+        }
+    }
+
+    fn peek(&mut self) -> Tok {
+        self.peek_full().0
+    }
+
+    fn next(&mut self) -> (Tok, Span) {
+        let (tok, start, end) = self.peek_full();
+        self.pos = end;
+        (tok, Span::new(start, end))
+    }
+
+    fn error<T>(&mut self, message: impl Into<String>) -> Result<T, Diagnostic> {
+        let (_, start, end) = self.peek_full();
+        Err(Diagnostic::new(message, Span::new(start, end.max(start + 1))))
+    }
+
+    fn expect_punct(&mut self, p: &'static str, context: &str) -> Result<Span, Diagnostic> {
+        let (tok, start, end) = self.peek_full();
+        if tok == Tok::Punct(p) {
+            self.pos = end;
+            Ok(Span::new(start, end))
+        } else {
+            self.error(format!("expected '{p}' {context}, found {}", tok.describe()))
+        }
+    }
+
+    fn eat_punct(&mut self, p: &'static str) -> bool {
+        let (tok, _, end) = self.peek_full();
+        if tok == Tok::Punct(p) {
+            self.pos = end;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_ident(&mut self, word: &str) -> bool {
+        let (tok, _, end) = self.peek_full();
+        if tok == Tok::Ident(word.to_string()) {
+            self.pos = end;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn ty(&mut self) -> Result<(Type, Span), Diagnostic> {
+        self.skip_trivia();
+        let start = self.pos;
+        match parse_type_prefix(&self.text[start..]) {
+            Ok((ty, used)) => {
+                self.pos = start + used;
+                Ok((ty, Span::new(start, start + used)))
+            }
+            Err(e) => {
+                let at = start + e.offset;
+                let len = self.text[at..].find(|c: char| c.is_whitespace() || ",)>}".contains(c)).unwrap_or(0).max(1);
+                Err(Diagnostic::new(e.message, Span::new(at, at + len)))
+            }
+        }
+    }
+
+    fn number(&mut self, what: &str) -> Result<(u64, Span), Diagnostic> {
+        let (tok, span) = self.next();
+        let value = match &tok {
+            Tok::Literal(text) => parse_unsigned(text),
+            _ => None,
+        };
+        value
+            .map(|v| (v, span))
+            .ok_or_else(|| Diagnostic::new(format!("expected {what}, found {}", tok.describe()), span))
+    }
+
+    fn function(&mut self) -> Result<(Function, Vec<PendingCallConst>), Diagnostic> {
+        let (tok, kw_span) = self.next();
+        let kind = match &tok {
+            Tok::Ident(k) if k == "kernel" => FuncKind::Kernel,
+            Tok::Ident(k) if k == "func" => FuncKind::Device,
+            _ => {
+                return Err(Diagnostic::new(
+                    format!("expected 'kernel' or 'func' at the start of a function, found {}", tok.describe()),
+                    kw_span,
+                ))
+            }
+        };
+        let (tok, name_span) = self.next();
+        let Tok::Global(name) = tok else {
+            return Err(Diagnostic::new(
+                format!("expected a function name like '@main', found {}", tok.describe()),
+                name_span,
+            ));
+        };
+        if name.is_empty() {
+            return Err(Diagnostic::new("expected a function name after '@'", name_span));
+        }
+        let mut scope = FuncScope { values: Vec::new(), by_name: HashMap::new(), undefined: HashMap::new(), defined: Vec::new() };
+        self.expect_punct("(", "to open the parameter list")?;
+        let mut params = Vec::new();
+        if !self.eat_punct(")") {
+            loop {
+                let (tok, span) = self.next();
+                let Tok::Local(pname) = tok else {
+                    return Err(Diagnostic::new(format!("expected a parameter like '%x: i32', found {}", tok.describe()), span));
+                };
+                self.expect_punct(":", "after the parameter name")?;
+                let inreg = self.eat_ident("inreg");
+                let (ty, _) = self.ty()?;
+                let value = scope.define(&pname, ty, span)?;
+                params.push(Param { value, inreg });
+                if self.eat_punct(")") {
+                    break;
+                }
+                self.expect_punct(",", "or ')' in the parameter list")?;
+            }
+        }
+        let ret = if self.eat_punct("->") { Some(self.ty()?.0) } else { None };
+        self.expect_punct("{", "to open the function body")?;
+
+        // Blocks are numbered in order of first mention so that branches can refer
+        // to blocks further down.
+        let mut block_ids: HashMap<String, BlockId> = HashMap::new();
+        let mut block_slots: Vec<Option<Block>> = Vec::new();
+        let mut block_first_use: HashMap<BlockId, Span> = HashMap::new();
+        let mut order = Vec::new();
+        let mut pending_calls = Vec::new();
+        let mut pending_branches: Vec<PendingBranchConst> = Vec::new();
+        loop {
+            if self.eat_punct("}") {
+                break;
+            }
+            let (tok, label_span) = self.next();
+            let Tok::Ident(label) = tok else {
+                if tok == Tok::Eof {
+                    return Err(Diagnostic::new(format!("unexpected end of input: function '@{name}' is not closed with '}}'"), label_span));
+                }
+                return Err(Diagnostic::new(format!("expected a block label like 'entry:', found {}", tok.describe()), label_span));
+            };
+            let id = *block_ids.entry(label.clone()).or_insert_with(|| {
+                block_slots.push(None);
+                BlockId(block_slots.len() as u32 - 1)
+            });
+            if block_slots[id.0 as usize].is_some() {
+                return Err(Diagnostic::new(format!("block '{label}' is defined more than once"), label_span));
+            }
+            let mut bparams = Vec::new();
+            if self.eat_punct("(") {
+                loop {
+                    let (tok, span) = self.next();
+                    let Tok::Local(pname) = tok else {
+                        return Err(Diagnostic::new(format!("expected a block parameter like '%x: i32', found {}", tok.describe()), span));
+                    };
+                    self.expect_punct(":", "after the block parameter name")?;
+                    let (ty, _) = self.ty()?;
+                    bparams.push(scope.define(&pname, ty, span)?);
+                    if self.eat_punct(")") {
+                        break;
+                    }
+                    self.expect_punct(",", "or ')' in the block parameter list")?;
+                }
+            }
+            self.expect_punct(":", "after the block label")?;
+            let block_index = id.0 as usize;
+            let mut insts = Vec::new();
+            let (term, term_span) = loop {
+                let (tok, start, _) = self.peek_full();
+                match &tok {
+                    Tok::Ident(word) if matches!(word.as_str(), "br" | "brif" | "ret" | "unreachable") => {
+                        let word = word.clone();
+                        self.next();
+                        let term = self.terminator(
+                            &word,
+                            &mut scope,
+                            ret.as_ref(),
+                            &mut block_ids,
+                            &mut block_slots,
+                            &mut block_first_use,
+                            block_index,
+                            &mut pending_branches,
+                        )?;
+                        break (term, Span::new(start, self.pos));
+                    }
+                    Tok::Eof | Tok::Punct("}") => {
+                        return self.error(format!("block '{label}' does not end with a terminator (br, brif, ret or unreachable)"));
+                    }
+                    _ => {
+                        let inst = self.instruction(&mut scope, &mut pending_calls, block_index, insts.len())?;
+                        insts.push(inst);
+                    }
+                }
+            };
+            block_slots[block_index] = Some(Block { name: label, params: bparams, insts, term, term_span, span: label_span });
+            order.push(id);
+        }
+        // Every mentioned block must be defined.
+        for (i, slot) in block_slots.iter().enumerate() {
+            if slot.is_none() {
+                let name = block_ids.iter().find(|(_, id)| id.0 as usize == i).map(|(n, _)| n.clone()).unwrap_or_default();
+                let span = block_first_use.get(&BlockId(i as u32)).copied().unwrap_or(Span::NONE);
+                return Err(Diagnostic::new(format!("branch to undefined block '{name}'"), span));
+            }
+        }
+        if order.is_empty() {
+            return Err(Diagnostic::new(format!("function '@{name}' has no blocks"), name_span));
+        }
+        if let Some((&v, &span)) = scope.undefined.iter().min_by_key(|(_, span)| span.start) {
+            return Err(Diagnostic::new(format!("use of undefined value '%{}'", scope.values[v.0 as usize].name), span));
+        }
+        // Renumber blocks into text order (the entry block is the first written).
+        let mut renumber = vec![BlockId(0); block_slots.len()];
+        for (new_index, old) in order.iter().enumerate() {
+            renumber[old.0 as usize] = BlockId(new_index as u32);
+        }
+        let mut blocks: Vec<Block> = Vec::with_capacity(order.len());
+        let mut slots: Vec<Option<Block>> = block_slots;
+        for old in &order {
+            let mut block = slots[old.0 as usize].take().expect("every block was checked to be defined");
+            match &mut block.term {
+                Terminator::Br(call) => call.block = renumber[call.block.0 as usize],
+                Terminator::BrIf { then_to, else_to, .. } => {
+                    then_to.block = renumber[then_to.block.0 as usize];
+                    else_to.block = renumber[else_to.block.0 as usize];
+                }
+                _ => {}
+            }
+            blocks.push(block);
+        }
+        let mut func = Function { name, kind, params, ret, blocks, values: scope.values, span: kw_span };
+        for pending in pending_branches {
+            let new_index = renumber[pending.block].0 as usize;
+            let term = &func.blocks[new_index].term;
+            let call = match (term, pending.call) {
+                (Terminator::Br(call), 0) => call,
+                (Terminator::BrIf { then_to, .. }, 0) => then_to,
+                (Terminator::BrIf { else_to, .. }, _) => else_to,
+                _ => continue,
+            };
+            let target = func.block(call.block);
+            let Some(&param) = target.params.get(pending.arg_index) else {
+                return Err(Diagnostic::new(
+                    format!("block '{}' takes {} arguments, but more are passed", target.name, target.params.len()),
+                    pending.span,
+                ));
+            };
+            let ty = func.value_type(param).clone();
+            let c = literal_for_type(&pending.literal, &ty, pending.span)?;
+            let term = &mut func.blocks[new_index].term;
+            let call = match (term, pending.call) {
+                (Terminator::Br(call), 0) => call,
+                (Terminator::BrIf { then_to, .. }, 0) => then_to,
+                (Terminator::BrIf { else_to, .. }, _) => else_to,
+                _ => continue,
+            };
+            call.args[pending.arg_index] = Operand::Const(c);
+        }
+        Ok((func, pending_calls))
+    }
+
+    /// An operand whose constant form has type `ty`.
+    fn operand(&mut self, scope: &mut FuncScope, ty: &Type) -> Result<Operand, Diagnostic> {
+        let (tok, span) = self.next();
+        match tok {
+            Tok::Local(name) => Ok(Operand::Value(scope.use_value(&name, span))),
+            Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
+                Ok(Operand::Const(literal_for_type(&text, ty, span)?))
+            }
+            other => Err(Diagnostic::new(format!("expected a value or a constant, found {}", other.describe()), span)),
+        }
+    }
+
+    /// An operand that must be an SSA value (pointers, aggregates).
+    fn value_operand(&mut self, scope: &mut FuncScope, what: &str) -> Result<Operand, Diagnostic> {
+        let (tok, span) = self.next();
+        match tok {
+            Tok::Local(name) => Ok(Operand::Value(scope.use_value(&name, span))),
+            other => Err(Diagnostic::new(format!("expected {what} (a '%' value), found {}", other.describe()), span)),
+        }
+    }
+
+    fn comma(&mut self, context: &str) -> Result<(), Diagnostic> {
+        self.expect_punct(",", context).map(|_| ())
+    }
+
+    fn instruction(
+        &mut self,
+        scope: &mut FuncScope,
+        pending_calls: &mut Vec<PendingCallConst>,
+        block: usize,
+        inst_index: usize,
+    ) -> Result<Inst, Diagnostic> {
+        let (first, start, _) = self.peek_full();
+        let result_name = if let Tok::Local(name) = &first {
+            let name = name.clone();
+            let (_, span) = self.next();
+            self.expect_punct("=", "after the result name")?;
+            Some((name, span))
+        } else {
+            None
+        };
+        let (tok, op_span) = self.next();
+        let Tok::Ident(opcode) = tok else {
+            return Err(Diagnostic::new(format!("expected an instruction, found {}", tok.describe()), op_span));
+        };
+        let op = self.op(&opcode, op_span, scope, pending_calls, block, inst_index)?;
+        let span = Span::new(start, self.pos);
+        let needs_result = !matches!(op, Op::Store { .. } | Op::Barrier | Op::Call { .. });
+        let result = match result_name {
+            Some((name, name_span)) => {
+                if matches!(op, Op::Store { .. } | Op::Barrier) {
+                    return Err(Diagnostic::new(format!("'{opcode}' produces no value and cannot be assigned to '%{name}'"), name_span));
+                }
+                // Types that depend on other values (ptradd, extract, insert, call)
+                // are filled in by `refresh_result_types` once everything is read.
+                let ty = explicit_result_type(&op).unwrap_or(Type::I1);
+                Some(scope.define(&name, ty, name_span)?)
+            }
+            None if needs_result => {
+                return Err(Diagnostic::new(format!("the result of '{opcode}' must be named, as in '%x = {opcode} ...'"), op_span));
+            }
+            None => None,
+        };
+        Ok(Inst { result, op, span })
+    }
+
+    fn op(
+        &mut self,
+        opcode: &str,
+        op_span: Span,
+        scope: &mut FuncScope,
+        pending_calls: &mut Vec<PendingCallConst>,
+        block: usize,
+        inst_index: usize,
+    ) -> Result<Op, Diagnostic> {
+        if let Some(op) = BinOp::ALL.into_iter().find(|b| b.mnemonic() == opcode) {
+            let (ty, _) = self.ty()?;
+            let lhs = self.operand(scope, &ty)?;
+            self.comma("between the operands")?;
+            let rhs = self.operand(scope, &ty)?;
+            return Ok(Op::Binary { op, ty, lhs, rhs });
+        }
+        if let Some(op) = UnOp::ALL.into_iter().find(|u| u.mnemonic() == opcode) {
+            let (ty, _) = self.ty()?;
+            let arg = self.operand(scope, &ty)?;
+            return Ok(Op::Unary { op, ty, arg });
+        }
+        if let Some(op) = CastOp::ALL.into_iter().find(|c| c.mnemonic() == opcode) {
+            let (from, _) = self.ty()?;
+            let arg = self.operand(scope, &from)?;
+            if !self.eat_ident("to") {
+                return self.error(format!("expected 'to' and the result type in '{opcode}'"));
+            }
+            let (to, _) = self.ty()?;
+            return Ok(Op::Cast { op, from, arg, to });
+        }
+        if let Some(kind) = Builtin::ALL.into_iter().find(|b| b.mnemonic() == opcode) {
+            let (tok, span) = self.next();
+            let dim = match &tok {
+                Tok::Ident(d) if d == "x" => 0,
+                Tok::Ident(d) if d == "y" => 1,
+                Tok::Ident(d) if d == "z" => 2,
+                _ => return Err(Diagnostic::new(format!("expected dimension x, y or z, found {}", tok.describe()), span)),
+            };
+            return Ok(Op::Builtin { kind, dim });
+        }
+        match opcode {
+            "const" => {
+                let (ty, _) = self.ty()?;
+                let (tok, span) = self.next();
+                match tok {
+                    Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
+                        Ok(Op::Const(literal_for_type(&text, &ty, span)?))
+                    }
+                    other => Err(Diagnostic::new(format!("expected a constant, found {}", other.describe()), span)),
+                }
+            }
+            "fma" => {
+                let (ty, _) = self.ty()?;
+                let a = self.operand(scope, &ty)?;
+                self.comma("between the operands")?;
+                let b = self.operand(scope, &ty)?;
+                self.comma("between the operands")?;
+                let c = self.operand(scope, &ty)?;
+                Ok(Op::Fma { ty, a, b, c })
+            }
+            "icmp" => {
+                let pred = self.predicate(IntPred::ALL.into_iter().map(|p| (p.mnemonic(), p)), "integer")?;
+                let (ty, _) = self.ty()?;
+                let lhs = self.operand(scope, &ty)?;
+                self.comma("between the operands")?;
+                let rhs = self.operand(scope, &ty)?;
+                Ok(Op::Icmp { pred, ty, lhs, rhs })
+            }
+            "fcmp" => {
+                let pred = self.predicate(FloatPred::ALL.into_iter().map(|p| (p.mnemonic(), p)), "float")?;
+                let (ty, _) = self.ty()?;
+                let lhs = self.operand(scope, &ty)?;
+                self.comma("between the operands")?;
+                let rhs = self.operand(scope, &ty)?;
+                Ok(Op::Fcmp { pred, ty, lhs, rhs })
+            }
+            "select" => {
+                let (ty, _) = self.ty()?;
+                let cond = self.operand(scope, &Type::I1)?;
+                self.comma("after the condition")?;
+                let if_true = self.operand(scope, &ty)?;
+                self.comma("between the operands")?;
+                let if_false = self.operand(scope, &ty)?;
+                Ok(Op::Select { ty, cond, if_true, if_false })
+            }
+            "load" => {
+                let (ty, _) = self.ty()?;
+                let ptr = self.value_operand(scope, "a pointer")?;
+                let align = self.optional_align(&ty)?;
+                Ok(Op::Load { ty, ptr, align })
+            }
+            "store" => {
+                let (ty, _) = self.ty()?;
+                let value = self.operand(scope, &ty)?;
+                self.comma("between the value and the pointer")?;
+                let ptr = self.value_operand(scope, "a pointer")?;
+                let align = self.optional_align(&ty)?;
+                Ok(Op::Store { ty, value, ptr, align })
+            }
+            "ptradd" => {
+                let ptr = self.value_operand(scope, "a pointer")?;
+                self.comma("between the pointer and the offset")?;
+                let offset = self.operand(scope, &Type::I64)?;
+                Ok(Op::PtrAdd { ptr, offset })
+            }
+            "atomic" => {
+                let (tok, span) = self.next();
+                let op = match &tok {
+                    Tok::Ident(name) => AtomicOp::ALL.into_iter().find(|a| a.mnemonic() == name),
+                    _ => None,
+                };
+                let Some(op) = op else {
+                    return Err(Diagnostic::new(format!("unknown atomic operation {}", tok.describe()), span));
+                };
+                let (ty, _) = self.ty()?;
+                let ptr = self.value_operand(scope, "a pointer")?;
+                self.comma("between the pointer and the value")?;
+                let value = self.operand(scope, &ty)?;
+                Ok(Op::AtomicRmw { op, ty, ptr, value })
+            }
+            "cmpxchg" => {
+                let (ty, _) = self.ty()?;
+                let ptr = self.value_operand(scope, "a pointer")?;
+                self.comma("after the pointer")?;
+                let expected = self.operand(scope, &ty)?;
+                self.comma("between the expected and the new value")?;
+                let new = self.operand(scope, &ty)?;
+                Ok(Op::CmpXchg { ty, ptr, expected, new })
+            }
+            "stack_slot" | "lds_slot" => {
+                let (size, size_span) = self.number("a size in bytes")?;
+                self.comma("after the size")?;
+                if !self.eat_ident("align") {
+                    return self.error("expected 'align N' after the size");
+                }
+                let (align, align_span) = self.number("an alignment")?;
+                if size > u64::from(u32::MAX) {
+                    return Err(Diagnostic::new("slot size is too large", size_span));
+                }
+                if align == 0 || !align.is_power_of_two() || align > 4096 {
+                    return Err(Diagnostic::new("alignment must be a power of two between 1 and 4096", align_span));
+                }
+                let (size, align) = (size as u32, align as u32);
+                Ok(if opcode == "stack_slot" { Op::StackSlot { size, align } } else { Op::LdsSlot { size, align } })
+            }
+            "call" => {
+                let (tok, span) = self.next();
+                let Tok::Global(callee) = tok else {
+                    return Err(Diagnostic::new(format!("expected a function name like '@f', found {}", tok.describe()), span));
+                };
+                self.expect_punct("(", "to open the argument list")?;
+                let mut args = Vec::new();
+                if !self.eat_punct(")") {
+                    loop {
+                        let (tok, span) = self.next();
+                        match tok {
+                            Tok::Local(name) => args.push(Operand::Value(scope.use_value(&name, span))),
+                            Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
+                                pending_calls.push(PendingCallConst {
+                                    callee: callee.clone(),
+                                    block,
+                                    inst: inst_index,
+                                    arg_index: args.len(),
+                                    literal: text,
+                                    span,
+                                });
+                                // Placeholder until the callee's parameter type is known.
+                                args.push(Operand::Const(Const { ty: Type::I32, bits: 0 }));
+                            }
+                            other => {
+                                return Err(Diagnostic::new(format!("expected an argument, found {}", other.describe()), span))
+                            }
+                        }
+                        if self.eat_punct(")") {
+                            break;
+                        }
+                        self.comma("or ')' in the argument list")?;
+                    }
+                }
+                Ok(Op::Call { callee, args })
+            }
+            "barrier" => Ok(Op::Barrier),
+            "extract" => {
+                let agg = self.value_operand(scope, "a vector or struct")?;
+                self.comma("before the index")?;
+                let (index, span) = self.number("an index")?;
+                let index = u32::try_from(index).map_err(|_| Diagnostic::new("index is too large", span))?;
+                Ok(Op::Extract { agg, index })
+            }
+            "insert" => {
+                let agg = self.value_operand(scope, "a vector or struct")?;
+                self.comma("after the aggregate")?;
+                let value = self.value_operand(scope, "the inserted value")?;
+                self.comma("before the index")?;
+                let (index, span) = self.number("an index")?;
+                let index = u32::try_from(index).map_err(|_| Diagnostic::new("index is too large", span))?;
+                Ok(Op::Insert { agg, value, index })
+            }
+            "make" => {
+                let (ty, ty_span) = self.ty()?;
+                let field_types: Vec<Type> = match &ty {
+                    Type::Vector(elem, n) => vec![(**elem).clone(); usize::from(*n)],
+                    Type::Struct(fields) => fields.clone(),
+                    other => {
+                        return Err(Diagnostic::new(format!("'make' builds vectors and structs, not '{other}'"), ty_span));
+                    }
+                };
+                let mut elems = Vec::new();
+                for (i, field_ty) in field_types.iter().enumerate() {
+                    if i > 0 {
+                        self.comma("between the elements")?;
+                    }
+                    elems.push(self.operand(scope, field_ty)?);
+                }
+                Ok(Op::Make { ty, elems })
+            }
+            _ => Err(Diagnostic::new(format!("unknown instruction '{opcode}'"), op_span)),
+        }
+    }
+
+    fn predicate<P>(&mut self, mut options: impl Iterator<Item = (&'static str, P)>, kind: &str) -> Result<P, Diagnostic> {
+        let (tok, span) = self.next();
+        let found = match &tok {
+            Tok::Ident(word) => options.find(|(name, _)| name == word).map(|(_, p)| p),
+            _ => None,
+        };
+        found.ok_or_else(|| Diagnostic::new(format!("unknown {kind} predicate {}", tok.describe()), span))
+    }
+
+    fn optional_align(&mut self, ty: &Type) -> Result<u32, Diagnostic> {
+        if self.eat_punct(",") {
+            if !self.eat_ident("align") {
+                return self.error("expected 'align N'");
+            }
+            let (align, span) = self.number("an alignment")?;
+            if align == 0 || !align.is_power_of_two() || align > 4096 {
+                return Err(Diagnostic::new("alignment must be a power of two between 1 and 4096", span));
+            }
+            Ok(align as u32)
+        } else {
+            Ok(ty.align())
+        }
+    }
+
+    fn block_call(
+        &mut self,
+        scope: &mut FuncScope,
+        block_ids: &mut HashMap<String, BlockId>,
+        block_slots: &mut Vec<Option<Block>>,
+        first_use: &mut HashMap<BlockId, Span>,
+        pending: &mut Vec<PendingBranchConst>,
+        from_block: usize,
+        call_index: usize,
+    ) -> Result<BlockCall, Diagnostic> {
+        let (tok, span) = self.next();
+        let Tok::Ident(name) = tok else {
+            return Err(Diagnostic::new(format!("expected a block name, found {}", tok.describe()), span));
+        };
+        let id = *block_ids.entry(name).or_insert_with(|| {
+            block_slots.push(None);
+            BlockId(block_slots.len() as u32 - 1)
+        });
+        first_use.entry(id).or_insert(span);
+        let mut args = Vec::new();
+        if self.eat_punct("(") {
+            loop {
+                let (tok, span) = self.next();
+                match tok {
+                    Tok::Local(name) => args.push(Operand::Value(scope.use_value(&name, span))),
+                    Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
+                        pending.push(PendingBranchConst { block: from_block, call: call_index, arg_index: args.len(), literal: text, span });
+                        args.push(Operand::Const(Const { ty: Type::I32, bits: 0 }));
+                    }
+                    other => return Err(Diagnostic::new(format!("expected a block argument, found {}", other.describe()), span)),
+                }
+                if self.eat_punct(")") {
+                    break;
+                }
+                self.comma("or ')' in the block arguments")?;
+            }
+        }
+        Ok(BlockCall { block: id, args })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn terminator(
+        &mut self,
+        word: &str,
+        scope: &mut FuncScope,
+        ret: Option<&Type>,
+        block_ids: &mut HashMap<String, BlockId>,
+        block_slots: &mut Vec<Option<Block>>,
+        first_use: &mut HashMap<BlockId, Span>,
+        block_index: usize,
+        pending: &mut Vec<PendingBranchConst>,
+    ) -> Result<Terminator, Diagnostic> {
+        match word {
+            "br" => Ok(Terminator::Br(self.block_call(scope, block_ids, block_slots, first_use, pending, block_index, 0)?)),
+            "brif" => {
+                let cond = self.operand(scope, &Type::I1)?;
+                self.comma("after the condition")?;
+                let then_to = self.block_call(scope, block_ids, block_slots, first_use, pending, block_index, 0)?;
+                self.comma("between the two targets")?;
+                let else_to = self.block_call(scope, block_ids, block_slots, first_use, pending, block_index, 1)?;
+                Ok(Terminator::BrIf { cond, then_to, else_to })
+            }
+            "ret" => {
+                // `ret` alone when the next token starts a new block or closes the body.
+                match self.peek() {
+                    Tok::Local(_) | Tok::Literal(_) => {}
+                    Tok::Ident(w) if is_literal_word(&w) => {}
+                    _ => return Ok(Terminator::Ret(None)),
+                }
+                let ty = ret.cloned().unwrap_or(Type::I32);
+                Ok(Terminator::Ret(Some(self.operand(scope, &ty)?)))
+            }
+            _ => Ok(Terminator::Unreachable),
+        }
+    }
+}
+
+/// Words that are constants rather than names: `true`, `false`, `inf`, `nan`.
+fn is_literal_word(text: &str) -> bool {
+    matches!(text, "true" | "false" | "inf" | "nan") || text.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+')
+}
+
+fn parse_unsigned(text: &str) -> Option<u64> {
+    if let Some(hex) = text.strip_prefix("0x") {
+        u64::from_str_radix(hex, 16).ok()
+    } else {
+        text.parse().ok()
+    }
+}
+
+/// Reads a literal as a constant of type `ty` (see docs/mir.md, "Constants").
+pub fn literal_for_type(text: &str, ty: &Type, span: Span) -> Result<Const, Diagnostic> {
+    let bad = |why: String| Diagnostic::new(why, span);
+    match ty {
+        Type::I1 => match text {
+            "true" => Ok(Const { ty: Type::I1, bits: 1 }),
+            "false" => Ok(Const { ty: Type::I1, bits: 0 }),
+            _ => Err(bad(format!("expected 'true' or 'false' for an i1 constant, found '{text}'"))),
+        },
+        Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::Ptr(_) => {
+            let bits = ty.bits();
+            let (negative, digits) = match text.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, text.strip_prefix('+').unwrap_or(text)),
+            };
+            let magnitude = parse_unsigned(digits).ok_or_else(|| bad(format!("invalid integer constant '{text}'")))?;
+            let max_unsigned = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let max_negative = 1u64 << (bits - 1);
+            if (negative && magnitude > max_negative) || (!negative && magnitude > max_unsigned) {
+                return Err(bad(format!("integer constant '{text}' does not fit in {ty}")));
+            }
+            let value = if negative { magnitude.wrapping_neg() } else { magnitude };
+            Ok(Const { ty: ty.clone(), bits: value & max_unsigned })
+        }
+        Type::F16 | Type::F32 | Type::F64 => {
+            let width = ty.bits();
+            if let Some(hex) = text.strip_prefix("0x") {
+                let bits = u64::from_str_radix(hex, 16).map_err(|_| bad(format!("invalid float bit pattern '{text}'")))?;
+                if width < 64 && bits >> width != 0 {
+                    return Err(bad(format!("float bit pattern '{text}' is wider than {ty}")));
+                }
+                return Ok(Const { ty: ty.clone(), bits });
+            }
+            let value: f64 = match text {
+                "inf" | "+inf" => f64::INFINITY,
+                "-inf" => f64::NEG_INFINITY,
+                "nan" => f64::NAN,
+                _ => {
+                    let ok = text.chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c));
+                    let parsed: Option<f64> = if ok { text.parse().ok() } else { None };
+                    parsed.ok_or_else(|| bad(format!("invalid float constant '{text}'")))?
+                }
+            };
+            let bits = match ty {
+                Type::F64 => {
+                    if value.is_nan() {
+                        0x7ff8_0000_0000_0000
+                    } else {
+                        value.to_bits()
+                    }
+                }
+                Type::F32 => {
+                    // Parse as f32 directly so that decimal text rounds once.
+                    let v: f32 = if value.is_nan() {
+                        f32::from_bits(0x7fc0_0000)
+                    } else if value.is_infinite() {
+                        value as f32
+                    } else {
+                        text.parse().map_err(|_| bad(format!("invalid float constant '{text}'")))?
+                    };
+                    u64::from(v.to_bits())
+                }
+                _ => {
+                    if value.is_nan() {
+                        float::F16_QNAN
+                    } else {
+                        u64::from(float::f64_to_f16(value))
+                    }
+                }
+            };
+            Ok(Const { ty: ty.clone(), bits })
+        }
+        other => Err(bad(format!("constants of type '{other}' cannot be written inline; build them with 'make'"))),
+    }
+}
