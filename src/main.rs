@@ -1,1 +1,181 @@
-fn main() {}
+//! The `amdgpu-cg` command line.
+//!
+//! ```text
+//! amdgpu-cg kernel.mir -o kernel.hsaco [--mcpu gfx90a] [--emit mir|asm|obj|hsaco]
+//! amdgpu-cg check kernel.mir
+//! amdgpu-cg run kernel.mir --grid 256 --block 64 --buffer x=f32:iota:256 --arg x=@x ...
+//! amdgpu-cg abi 'fn(i32, inreg i64) -> f32' --mcpu gfx90a [--conv amdgpu-cg|llvm] [--json]
+//! amdgpu-cg inspect kernel.hsaco
+//! ```
+//!
+//! Errors go to stderr as `file:line:column: error: message` with a source snippet;
+//! the exit status is 1 for bad input, 2 for bad usage. Output files are written
+//! whole or not at all.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use amdgpu_cg::driver::{self, CliError, Emit};
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "amdgpu-cg", version, about = "An embeddable AMDGPU code generator", args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    compile: CompileArgs,
+}
+
+#[derive(Args)]
+struct TargetArgs {
+    /// Target triple (parsed with target-lexicon); only amdgcn-amd-amdhsa is supported.
+    #[arg(long, default_value = "amdgcn-amd-amdhsa")]
+    target: String,
+    /// The GPU: gfx90a, gfx942 or gfx1100, optionally with features (gfx90a:xnack-).
+    #[arg(long, default_value = "gfx90a")]
+    mcpu: String,
+}
+
+#[derive(Args)]
+struct CompileArgs {
+    /// The MIR file to compile.
+    input: Option<PathBuf>,
+    /// Where to write the result (default: stdout for text, INPUT.hsaco otherwise).
+    #[arg(short = 'o')]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    target: TargetArgs,
+    /// What to produce.
+    #[arg(long, value_enum, default_value = "hsaco")]
+    emit: Emit,
+    /// Same as --emit asm.
+    #[arg(short = 'S')]
+    assembly: bool,
+    /// Code object version: 4, 5 or 6.
+    #[arg(long, default_value_t = 5)]
+    code_object_version: u32,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and verify a MIR file.
+    Check {
+        input: PathBuf,
+    },
+    /// Run a kernel in the MIR interpreter (the reference semantics).
+    Run(RunArgs),
+    /// Show where every argument, result and implicit input of a signature lives.
+    Abi {
+        /// A signature in MIR type syntax, e.g. 'fn(i32, f64, inreg i64, {i32, f32, i64}) -> f32'.
+        signature: String,
+        #[command(flatten)]
+        target: TargetArgs,
+        /// Calling convention: amdgpu-cg (ours) or llvm (LLVM 22's C convention).
+        #[arg(long, default_value = "amdgpu-cg")]
+        conv: String,
+        /// Print stable JSON (docs/abi.md) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Summarise a code object (.hsaco): kernels, descriptors, metadata.
+    Inspect {
+        input: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The MIR file.
+    input: PathBuf,
+    /// The kernel to run (default: the only kernel of the file).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// A JSON launch description (docs/mir.md); flags below override nothing and
+    /// cannot be combined with it.
+    #[arg(long, conflicts_with_all = ["grid", "block", "buffer", "arg"])]
+    launch: Option<PathBuf>,
+    /// Work-items in the grid: N or X,Y,Z.
+    #[arg(long, default_value = "1")]
+    grid: String,
+    /// Work-items per work-group: N or X,Y,Z.
+    #[arg(long, default_value = "1")]
+    block: String,
+    /// A buffer: NAME=TYPE:v1,v2,... or NAME=TYPE:fill:VALUE:LEN or NAME=TYPE:iota:LEN.
+    #[arg(long)]
+    buffer: Vec<String>,
+    /// A kernel argument by parameter name: NAME=VALUE, or NAME=@BUFFER for pointers.
+    #[arg(long)]
+    arg: Vec<String>,
+    /// Buffers to print after the run (default: all).
+    #[arg(long)]
+    print: Vec<String>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Check { input }) => driver::check_file(&input).map(|summary| print!("{summary}")),
+        Some(Command::Run(args)) => run(args),
+        Some(Command::Abi { signature, target, conv, json }) => {
+            driver::parse_target(&target.target, &target.mcpu)
+                .and_then(|t| driver::abi_report(&signature, &t, &conv, json))
+                .map(|text| print!("{text}"))
+        }
+        Some(Command::Inspect { input }) => driver::inspect_file(&input).map(|text| print!("{text}")),
+        None => compile(cli.compile),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprint!("{error}");
+            if !error.to_string().ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+fn run(args: RunArgs) -> Result<(), CliError> {
+    let launch_text = match &args.launch {
+        Some(path) => Some(driver::read_text(path)?),
+        None => None,
+    };
+    let output = driver::run_file(
+        &args.input,
+        args.kernel.as_deref(),
+        launch_text.as_deref(),
+        &args.grid,
+        &args.block,
+        &args.buffer,
+        &args.arg,
+        &args.print,
+    )?;
+    print!("{output}");
+    Ok(())
+}
+
+fn compile(args: CompileArgs) -> Result<(), CliError> {
+    let Some(input) = args.input else {
+        return Err(CliError::usage("no input file (try 'amdgpu-cg --help')"));
+    };
+    let target = driver::parse_target(&args.target.target, &args.target.mcpu)?;
+    let emit = if args.assembly { Emit::Asm } else { args.emit };
+    let bytes = driver::compile_file(&input, &target, emit, args.code_object_version)?;
+    match (&args.output, emit) {
+        (Some(path), _) if path.as_os_str() != "-" => driver::write_atomically(path, &bytes),
+        (None, Emit::Hsaco | Emit::Obj) => {
+            let extension = if emit == Emit::Hsaco { "hsaco" } else { "o" };
+            driver::write_atomically(&default_output(&input, extension), &bytes)
+        }
+        _ => {
+            use std::io::Write;
+            std::io::stdout().write_all(&bytes).map_err(|e| CliError::io("<stdout>", e))
+        }
+    }
+}
+
+fn default_output(input: &Path, extension: &str) -> PathBuf {
+    input.with_extension(extension)
+}

@@ -1,0 +1,236 @@
+//! What the command line does, as library functions (so tests and embedders can
+//! call exactly what `amdgpu-cg` runs): reading and checking MIR files, target
+//! parsing, the interpreter front, and writing output files atomically.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::isa::{Gpu, Target, WaveSize};
+use crate::mir::{self, Diagnostic, Module, SourceFile};
+
+/// An error for the command line: the text to print (already rendered, with
+/// file:line:column where there is a source) and the exit status.
+#[derive(Debug)]
+pub struct CliError {
+    message: String,
+    exit_code: u8,
+}
+
+impl CliError {
+    /// Bad input (exit status 1).
+    pub fn input(message: impl Into<String>) -> CliError {
+        CliError { message: message.into(), exit_code: 1 }
+    }
+
+    /// Bad usage of the command line (exit status 2).
+    pub fn usage(message: impl Into<String>) -> CliError {
+        CliError { message: format!("error: {}", message.into()), exit_code: 2 }
+    }
+
+    /// A file could not be read or written (exit status 1).
+    pub fn io(path: impl fmt::Display, error: std::io::Error) -> CliError {
+        CliError::input(format!("error: {path}: {error}"))
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        self.exit_code
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// What `amdgpu-cg FILE` produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Emit {
+    /// The verified MIR, pretty-printed.
+    Mir,
+    /// Assembly in llvm-mc syntax.
+    Asm,
+    /// A relocatable ELF object (ET_REL).
+    Obj,
+    /// A loadable code object (ET_DYN).
+    Hsaco,
+}
+
+/// Setting of a target feature in the processor string (`gfx90a:xnack-`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FeatureSetting {
+    /// Not mentioned: code works either way.
+    #[default]
+    Any,
+    On,
+    Off,
+}
+
+/// Everything `--target` and `--mcpu` say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TargetSpec {
+    pub target: Target,
+    pub xnack: FeatureSetting,
+    pub sramecc: FeatureSetting,
+}
+
+/// Parses `--target` (with target-lexicon) and `--mcpu` (`gfx90a`, `gfx90a:xnack-`,
+/// `gfx1100:wavefrontsize64`).
+pub fn parse_target(triple: &str, mcpu: &str) -> Result<TargetSpec, CliError> {
+    use target_lexicon::{Architecture, OperatingSystem, Triple};
+    let parsed: Triple = triple
+        .parse()
+        .map_err(|e| CliError::usage(format!("invalid target triple '{triple}': {e}")))?;
+    if parsed.architecture != Architecture::AmdGcn || parsed.operating_system != OperatingSystem::AmdHsa {
+        return Err(CliError::usage(format!(
+            "unsupported target '{triple}': amdgpu-cg generates code for amdgcn-amd-amdhsa only"
+        )));
+    }
+    let mut parts = mcpu.split(':');
+    let name = parts.next().unwrap_or_default();
+    let gpu = Gpu::from_name(name).ok_or_else(|| {
+        CliError::usage(format!("unsupported processor '{name}' (supported: gfx90a, gfx942, gfx1100)"))
+    })?;
+    let mut spec = TargetSpec { target: Target::new(gpu), xnack: FeatureSetting::Any, sramecc: FeatureSetting::Any };
+    for feature in parts {
+        let (feature_name, setting) = match feature.strip_suffix('+') {
+            Some(n) => (n, FeatureSetting::On),
+            None => match feature.strip_suffix('-') {
+                Some(n) => (n, FeatureSetting::Off),
+                None => return Err(CliError::usage(format!("feature '{feature}' in '{mcpu}' needs a '+' or '-' suffix"))),
+            },
+        };
+        match (feature_name, gpu) {
+            ("xnack", Gpu::Gfx90a | Gpu::Gfx942) => spec.xnack = setting,
+            ("sramecc", Gpu::Gfx90a | Gpu::Gfx942) => spec.sramecc = setting,
+            ("wavefrontsize64", Gpu::Gfx1100) => {
+                spec.target.wave = if setting == FeatureSetting::On { WaveSize::W64 } else { WaveSize::W32 }
+            }
+            _ => return Err(CliError::usage(format!("feature '{feature_name}' is not supported on {gpu}"))),
+        }
+    }
+    Ok(spec)
+}
+
+/// Reads a text file.
+pub fn read_text(path: &Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| CliError::io(path.display(), e))
+}
+
+/// Renders diagnostics against their file, followed by a count line.
+pub fn render_diagnostics(file: &SourceFile, diagnostics: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for d in diagnostics {
+        out.push_str(&d.render(file));
+    }
+    if diagnostics.len() > 1 {
+        out.push_str(&format!("{} errors\n", diagnostics.len()));
+    }
+    out
+}
+
+/// Parses and verifies MIR text; errors are rendered with file:line:column.
+pub fn load_module_text(name: &str, text: &str) -> Result<Module, CliError> {
+    let file = SourceFile::new(name, text);
+    let module = mir::parse(text).map_err(|d| CliError::input(render_diagnostics(&file, &[d])))?;
+    mir::verify::verify(&module).map_err(|ds| CliError::input(render_diagnostics(&file, &ds)))?;
+    Ok(module)
+}
+
+/// Reads, parses and verifies a MIR file.
+pub fn load_module(path: &Path) -> Result<Module, CliError> {
+    let text = read_text(path)?;
+    load_module_text(&path.display().to_string(), &text)
+}
+
+/// `amdgpu-cg check`: a one-line summary of a well-formed module.
+pub fn check_file(path: &Path) -> Result<String, CliError> {
+    let module = load_module(path)?;
+    let kernels = module.kernels().count();
+    Ok(format!(
+        "{}: ok ({} kernel{}, {} device function{})\n",
+        path.display(),
+        kernels,
+        if kernels == 1 { "" } else { "s" },
+        module.functions.len() - kernels,
+        if module.functions.len() - kernels == 1 { "" } else { "s" },
+    ))
+}
+
+/// `amdgpu-cg run`: runs a kernel in the interpreter and prints the buffers.
+#[allow(clippy::too_many_arguments)]
+pub fn run_file(
+    path: &Path,
+    kernel: Option<&str>,
+    launch_json: Option<&str>,
+    grid: &str,
+    block: &str,
+    buffers: &[String],
+    args: &[String],
+    print: &[String],
+) -> Result<String, CliError> {
+    let module = load_module(path)?;
+    let mut spec = match launch_json {
+        Some(text) => mir::launch::LaunchSpec::from_json(text).map_err(|e| CliError::input(format!("error: launch description: {e}")))?,
+        None => mir::launch::LaunchSpec::from_flags(grid, block, buffers, args, print).map_err(|e| CliError::input(format!("error: {e}")))?,
+    };
+    if let Some(kernel) = kernel {
+        spec.kernel = Some(kernel.to_string());
+    }
+    let output = mir::launch::run(&module, &spec).map_err(|e| CliError::input(format!("error: {e}")))?;
+    Ok(output.to_string())
+}
+
+/// `amdgpu-cg FILE`: compiles a MIR file to the requested form.
+pub fn compile_file(path: &Path, target: &TargetSpec, emit: Emit, code_object_version: u32) -> Result<Vec<u8>, CliError> {
+    if !matches!(code_object_version, 4..=6) {
+        return Err(CliError::usage(format!(
+            "unsupported code object version {code_object_version} (supported: 4, 5, 6)"
+        )));
+    }
+    let module = load_module(path)?;
+    let _ = target;
+    match emit {
+        Emit::Mir => Ok(module.to_string().into_bytes()),
+        Emit::Asm | Emit::Obj | Emit::Hsaco => Err(CliError::input(format!(
+            "error: {}: the module is valid, but code generation (instruction selection, register \
+             allocation, encoding) is not implemented yet, so no {} can be produced; \
+             available now: --emit mir, 'amdgpu-cg check', 'amdgpu-cg run'",
+            path.display(),
+            match emit {
+                Emit::Asm => "assembly",
+                Emit::Obj => "relocatable object",
+                _ => "code object",
+            }
+        ))),
+    }
+}
+
+/// Writes a file completely or not at all: the bytes go to a temporary file next
+/// to the destination, which is then renamed over it.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
+    if let Err(e) = std::fs::write(&temporary, bytes) {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(CliError::io(path.display(), e));
+    }
+    std::fs::rename(&temporary, path).map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        CliError::io(path.display(), e)
+    })
+}
+
+/// `amdgpu-cg abi`: the assignment of a signature as a table or JSON.
+pub fn abi_report(signature: &str, target: &TargetSpec, convention: &str, json: bool) -> Result<String, CliError> {
+    let _ = (signature, target, convention, json);
+    Err(CliError::input("error: the ABI report is not available yet"))
+}
+
+/// `amdgpu-cg inspect`: a readable summary of a code object.
+pub fn inspect_file(path: &Path) -> Result<String, CliError> {
+    let _ = path;
+    Err(CliError::input("error: inspect is not available yet"))
+}
