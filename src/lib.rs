@@ -4,7 +4,9 @@
 //! selection → register allocation → ABI and frame lowering → waitcnt and hazards →
 //! encoding → code object.
 
+pub mod codegen;
 pub mod codeobj;
+pub mod driver;
 pub mod mir;
 
 pub use amdgpu_abi as abi;

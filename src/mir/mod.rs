@@ -9,6 +9,7 @@
 //! - [`interp`]: the reference semantics, an interpreter over a grid.
 
 pub mod builder;
+pub mod cfg;
 pub mod diag;
 pub mod float;
 pub mod interp;
@@ -18,6 +19,7 @@ pub mod parse;
 pub mod print;
 pub mod verify;
 
+pub use crate::abi::{AddrSpace, Type};
 pub use diag::{Diagnostic, SourceFile};
 pub use ir::*;
 pub use parse::parse;

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use super::cfg::Cfg;
 use super::diag::Diagnostic;
 use super::ir::*;
 use crate::abi::{AddrSpace, Type};
@@ -424,18 +425,8 @@ impl Checker<'_> {
                 }
             }
         }
-        let idom = dominator_tree(func);
-        let dominates = |a: usize, mut b: usize| -> bool {
-            loop {
-                if a == b {
-                    return true;
-                }
-                match idom[b] {
-                    Some(parent) if parent != b => b = parent,
-                    _ => return false,
-                }
-            }
-        };
+        let idom = Cfg::new(func).dominators();
+        let dominates = |a: usize, b: usize| Cfg::dominates(&idom, a, b);
         for b in 0..n {
             let reachable = idom[b].is_some();
             let block = &func.blocks[b];
@@ -463,77 +454,6 @@ impl Checker<'_> {
             }
         }
     }
-}
-
-/// Immediate dominators of the reachable blocks (`Some(b)` for the entry block
-/// itself); `None` for unreachable blocks.
-pub fn dominator_tree(func: &Function) -> Vec<Option<usize>> {
-    let n = func.blocks.len();
-    // Reverse postorder over the reachable blocks.
-    let mut order = Vec::with_capacity(n);
-    let mut visited = vec![false; n];
-    let mut stack = vec![(0usize, 0usize)];
-    visited[0] = true;
-    while let Some((b, next)) = stack.pop() {
-        let succs = func.blocks[b].term.successors();
-        if next < succs.len() {
-            stack.push((b, next + 1));
-            let s = succs[next].0 as usize;
-            if s < n && !visited[s] {
-                visited[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            order.push(b);
-        }
-    }
-    order.reverse();
-    let mut rpo_index = vec![usize::MAX; n];
-    for (i, &b) in order.iter().enumerate() {
-        rpo_index[b] = i;
-    }
-    let mut preds = vec![Vec::new(); n];
-    for &b in &order {
-        for s in func.blocks[b].term.successors() {
-            if (s.0 as usize) < n {
-                preds[s.0 as usize].push(b);
-            }
-        }
-    }
-    let mut idom: Vec<Option<usize>> = vec![None; n];
-    idom[0] = Some(0);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in order.iter().skip(1) {
-            let mut new_idom: Option<usize> = None;
-            for &p in &preds[b] {
-                if idom[p].is_none() {
-                    continue;
-                }
-                new_idom = Some(match new_idom {
-                    None => p,
-                    Some(mut x) => {
-                        let mut y = p;
-                        while x != y {
-                            while rpo_index[x] > rpo_index[y] {
-                                x = idom[x].expect("processed");
-                            }
-                            while rpo_index[y] > rpo_index[x] {
-                                y = idom[y].expect("processed");
-                            }
-                        }
-                        x
-                    }
-                });
-            }
-            if new_idom.is_some() && idom[b] != new_idom {
-                idom[b] = new_idom;
-                changed = true;
-            }
-        }
-    }
-    idom
 }
 
 /// Why a type cannot be loaded or stored (None if it can).

@@ -1,0 +1,275 @@
+//! Uniformity (divergence) analysis: which values are the same in every active
+//! lane of a wave, and which branches can send lanes different ways.
+//!
+//! Uniform values live in SGPRs and are computed by the scalar unit; divergent
+//! values live in VGPRs. A divergent branch needs EXEC masking.
+//!
+//! Sources of divergence: `workitem_id`; parameters of device functions that are
+//! not `inreg`; loads from memory other than `constant` (another lane may have
+//! written it; LDS and scratch are per-lane views) and any load through a divergent
+//! address; atomics (each lane gets its own old value); call results. Everything
+//! else is divergent when an operand is. Kernel arguments, work-group ids and
+//! sizes, grid sizes, slot addresses and constants are uniform.
+//!
+//! Divergence through control flow ("sync dependence"): when a branch is
+//! divergent, lanes take different paths from its block B until they meet again
+//! at B's immediate post-dominator P. Block parameters of P and of every block
+//! between B and P with more than one predecessor receive values from different
+//! paths in different lanes, so they are divergent. A value defined between B and
+//! P (including B itself when it is inside that region, as in a loop with a
+//! divergent exit) and used outside the region has, in each lane, the value of the
+//! last iteration that lane executed ("temporal divergence"), so it is divergent
+//! too. This over-approximates LLVM's analysis in a few loop shapes; divergent
+//! where uniform would do costs registers, never correctness.
+//!
+//! The analysis iterates to a fixed point: a branch becomes divergent when its
+//! condition does, which can make more values divergent.
+
+use crate::mir::cfg::Cfg;
+use crate::mir::{AddrSpace, FuncKind, Function, Op, Operand, Terminator, Type, Value};
+
+/// The result of the analysis for one function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Uniformity {
+    /// Per value (indexed like `Function::values`): true if divergent.
+    pub divergent_values: Vec<bool>,
+    /// Per block: true if the block ends in a branch whose condition is divergent.
+    pub divergent_branches: Vec<bool>,
+    /// Per block: true if some lanes of the wave may be inactive while it runs
+    /// (it lies between a divergent branch and that branch's post-dominator).
+    pub partial_exec: Vec<bool>,
+}
+
+impl Uniformity {
+    /// True if `value` may differ between the active lanes of a wave.
+    pub fn is_divergent(&self, value: Value) -> bool {
+        self.divergent_values[value.0 as usize]
+    }
+
+    /// True if the operand may differ between lanes (constants never do).
+    pub fn operand_divergent(&self, operand: &Operand) -> bool {
+        match operand {
+            Operand::Value(v) => self.is_divergent(*v),
+            Operand::Const(_) => false,
+        }
+    }
+}
+
+/// Runs the analysis on a verified function.
+pub fn analyze(func: &Function) -> Uniformity {
+    let cfg = Cfg::new(func);
+    let ipdom = cfg.post_dominators();
+    let n = func.blocks.len();
+    let mut divergent = vec![false; func.values.len()];
+    if func.kind == FuncKind::Device {
+        for p in &func.params {
+            if !p.inreg {
+                divergent[p.value.0 as usize] = true;
+            }
+        }
+    }
+    let mut divergent_branches = vec![false; n];
+    let mut partial_exec = vec![false; n];
+    // Which block defines each value, for the temporal-divergence rule.
+    let mut def_block = vec![usize::MAX; func.values.len()];
+    for (b, block) in func.blocks.iter().enumerate() {
+        for p in &block.params {
+            def_block[p.0 as usize] = b;
+        }
+        for inst in &block.insts {
+            if let Some(r) = inst.result {
+                def_block[r.0 as usize] = b;
+            }
+        }
+    }
+
+    let operand_div = |divergent: &[bool], o: &Operand| matches!(o, Operand::Value(v) if divergent[v.0 as usize]);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        let mark = |divergent: &mut Vec<bool>, v: Value, changed: &mut bool| {
+            if !divergent[v.0 as usize] {
+                divergent[v.0 as usize] = true;
+                *changed = true;
+            }
+        };
+        // Data dependence.
+        for (b, block) in func.blocks.iter().enumerate() {
+            for inst in &block.insts {
+                let Some(result) = inst.result else { continue };
+                let source_of_divergence = match &inst.op {
+                    Op::Builtin { kind, .. } => *kind == crate::mir::Builtin::WorkitemId,
+                    Op::Load { ptr, .. } => !matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Constant)),
+                    Op::AtomicRmw { .. } | Op::CmpXchg { .. } | Op::Call { .. } => true,
+                    _ => false,
+                };
+                let from_operands = crate::mir::op_operands(&inst.op).into_iter().any(|o| operand_div(&divergent, o));
+                if source_of_divergence || from_operands {
+                    mark(&mut divergent, result, &mut changed);
+                }
+            }
+            // Block arguments flow into the targets' parameters.
+            let calls = match &block.term {
+                Terminator::Br(call) => vec![call],
+                Terminator::BrIf { then_to, else_to, .. } => vec![then_to, else_to],
+                _ => Vec::new(),
+            };
+            for call in calls {
+                let target = &func.blocks[call.block.0 as usize];
+                for (param, arg) in target.params.iter().zip(&call.args) {
+                    if operand_div(&divergent, arg) {
+                        mark(&mut divergent, *param, &mut changed);
+                    }
+                }
+            }
+            // A branch is divergent when its condition is.
+            if let Terminator::BrIf { cond, .. } = &block.term {
+                if operand_div(&divergent, cond) && !divergent_branches[b] {
+                    divergent_branches[b] = true;
+                    changed = true;
+                }
+            }
+        }
+        // Sync dependence of every divergent branch.
+        for b in 0..n {
+            if !divergent_branches[b] {
+                continue;
+            }
+            let stop = ipdom[b];
+            let region = region_between(&cfg, b, stop);
+            for &r in &region {
+                if !partial_exec[r] {
+                    partial_exec[r] = true;
+                    changed = true;
+                }
+            }
+            let mut joins: Vec<usize> = region.iter().copied().filter(|&r| cfg.preds[r].len() > 1).collect();
+            joins.extend(stop);
+            for j in joins {
+                for &p in &func.blocks[j].params {
+                    mark(&mut divergent, p, &mut changed);
+                }
+            }
+            // Temporal divergence: values defined in the region, used outside it.
+            for (ub, block) in func.blocks.iter().enumerate() {
+                if region.contains(&ub) {
+                    continue;
+                }
+                let uses = block
+                    .insts
+                    .iter()
+                    .flat_map(|i| crate::mir::op_operands(&i.op))
+                    .chain(crate::mir::terminator_operands(&block.term));
+                for o in uses {
+                    if let Operand::Value(v) = o {
+                        if region.contains(&def_block[v.0 as usize]) && !divergent[v.0 as usize] {
+                            divergent[v.0 as usize] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Uniformity { divergent_values: divergent, divergent_branches, partial_exec }
+}
+
+/// Blocks reachable from `from`'s successors without passing through `stop`
+/// (`None`: the function's end), excluding `stop`. Contains `from` itself when it
+/// lies on a cycle inside the region.
+fn region_between(cfg: &Cfg, from: usize, stop: Option<usize>) -> Vec<usize> {
+    let mut seen = vec![false; cfg.len()];
+    let mut stack: Vec<usize> = cfg.succs[from].clone();
+    let mut region = Vec::new();
+    while let Some(b) = stack.pop() {
+        if Some(b) == stop || seen[b] {
+            continue;
+        }
+        seen[b] = true;
+        region.push(b);
+        stack.extend(cfg.succs[b].iter().copied());
+    }
+    region.sort_unstable();
+    region
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::{parse, verify::verify};
+
+    /// Parses one function and returns the names of its divergent values, sorted.
+    fn divergent_names(text: &str) -> Vec<String> {
+        let module = parse(text).unwrap();
+        verify(&module).unwrap();
+        let func = &module.functions[0];
+        let u = analyze(func);
+        let mut names: Vec<String> =
+            (0..func.values.len()).filter(|&i| u.divergent_values[i]).map(|i| func.values[i].name.clone()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn data_dependence() {
+        let names = divergent_names(
+            "kernel @k(%p: ptr<global>, %c: ptr<constant>, %n: i32) {\nentry:\n  %t = workitem_id x\n  %g = workgroup_id x\n  %a = add i32 %g, %n\n  %b = add i32 %t, %a\n  %u = load i32 %c\n  %off = mul i32 %t, 4\n  %q = ptradd %c, %off\n  %d = load i32 %q\n  %e = load i32 %p\n  ret\n}\n",
+        );
+        // %a (work-group id + argument) and %u (constant load at a uniform address)
+        // stay uniform.
+        assert_eq!(names, ["b", "d", "e", "off", "q", "t"]);
+    }
+
+    #[test]
+    fn join_of_a_divergent_branch_is_divergent_and_of_a_uniform_one_is_not() {
+        let text = |cond: &str| {
+            format!(
+                "kernel @k(%n: i32) {{\nentry:\n  %t = workitem_id x\n  %c = icmp slt i32 {cond}, 4\n  brif %c, a, b\na:\n  br join(1)\nb:\n  br join(2)\njoin(%v: i32):\n  ret\n}}\n"
+            )
+        };
+        assert_eq!(divergent_names(&text("%t")), ["c", "t", "v"]);
+        assert_eq!(divergent_names(&text("%n")), ["t"]);
+    }
+
+    #[test]
+    fn loop_with_divergent_exit_makes_values_used_after_it_divergent() {
+        let names = divergent_names(
+            "kernel @k(%n: i32) {\nentry:\n  %t = workitem_id x\n  br loop(0)\nloop(%j: i32):\n  %next = add i32 %j, 1\n  %done = icmp uge i32 %next, %t\n  brif %done, exit, loop(%next)\nexit:\n  %r = add i32 %next, %n\n  ret\n}\n",
+        );
+        // %next counts the same in all lanes while they loop, but lanes leave at
+        // different iterations: after the loop it differs (and so does %r).
+        assert!(names.contains(&"next".to_string()) && names.contains(&"r".to_string()), "{names:?}");
+    }
+
+    #[test]
+    fn uniform_loop_stays_uniform() {
+        let names = divergent_names(
+            "kernel @k(%n: i32) {\nentry:\n  br loop(0)\nloop(%j: i32):\n  %next = add i32 %j, 1\n  %done = icmp uge i32 %next, %n\n  brif %done, exit, loop(%next)\nexit:\n  %r = add i32 %next, %n\n  ret\n}\n",
+        );
+        assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[test]
+    fn device_function_parameters() {
+        let names = divergent_names("func @f(%a: i32, %b: inreg i32) -> i32 {\nentry:\n  %s = add i32 %b, 1\n  %t = add i32 %a, %b\n  ret %t\n}\n");
+        assert_eq!(names, ["a", "t"]);
+    }
+
+    #[test]
+    fn examples_classify_the_global_id_and_its_branches() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/divergent_loop.mir")).unwrap();
+        let module = parse(&text).unwrap();
+        let func = &module.functions[0];
+        let u = analyze(func);
+        let value = |name: &str| Value(func.values.iter().position(|v| v.name == name).unwrap() as u32);
+        assert!(!u.is_divergent(value("base")));
+        for name in ["i", "x", "trip", "j", "acc", "term"] {
+            assert!(u.is_divergent(value(name)), "{name}");
+        }
+        // loop, body end in divergent branches; `then`/`else`/`join` run with partial EXEC.
+        let block = |name: &str| func.block_by_name(name).unwrap().0 as usize;
+        assert!(u.divergent_branches[block("loop")] && u.divergent_branches[block("body")]);
+        assert!(u.partial_exec[block("then")] && u.partial_exec[block("join")]);
+        assert!(!u.partial_exec[block("entry")]);
+    }
+}
