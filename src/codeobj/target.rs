@@ -1,0 +1,231 @@
+//! The code object's target: GPU, wave size and the xnack/sramecc settings that
+//! go into `e_flags` and the ISA name (`amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`).
+
+use std::fmt;
+
+use amdgpu_isa::{Gpu, Target, WaveSize};
+
+use super::CodeObjectError;
+
+/// `EF_AMDGPU_MACH` mask.
+pub const EF_AMDGPU_MACH: u32 = 0xff;
+pub const EF_AMDGPU_MACH_AMDGCN_GFX90A: u32 = 0x3f;
+pub const EF_AMDGPU_MACH_AMDGCN_GFX942: u32 = 0x4c;
+pub const EF_AMDGPU_MACH_AMDGCN_GFX1100: u32 = 0x41;
+/// `EF_AMDGPU_FEATURE_XNACK_V4` mask (bits 9:8).
+pub const EF_AMDGPU_FEATURE_XNACK_V4: u32 = 0x300;
+/// `EF_AMDGPU_FEATURE_SRAMECC_V4` mask (bits 11:10).
+pub const EF_AMDGPU_FEATURE_SRAMECC_V4: u32 = 0xc00;
+
+/// A target feature setting as the v4+ `e_flags` encode it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FeatureSetting {
+    /// The GPU has no such feature (gfx1100 xnack/sramecc).
+    Unsupported,
+    /// Code works either way (omitted from the ISA name).
+    Any,
+    /// `:xnack-`
+    Off,
+    /// `:xnack+`
+    On,
+}
+
+impl FeatureSetting {
+    fn bits(self) -> u32 {
+        match self {
+            FeatureSetting::Unsupported => 0,
+            FeatureSetting::Any => 1,
+            FeatureSetting::Off => 2,
+            FeatureSetting::On => 3,
+        }
+    }
+
+    fn from_bits(b: u32) -> FeatureSetting {
+        match b & 3 {
+            0 => FeatureSetting::Unsupported,
+            1 => FeatureSetting::Any,
+            2 => FeatureSetting::Off,
+            _ => FeatureSetting::On,
+        }
+    }
+
+    /// "any", "on", "off", "unsupported".
+    pub fn describe(self) -> &'static str {
+        match self {
+            FeatureSetting::Unsupported => "unsupported",
+            FeatureSetting::Any => "any",
+            FeatureSetting::Off => "off",
+            FeatureSetting::On => "on",
+        }
+    }
+}
+
+/// GPU, wave size and feature settings of a code object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CodeObjectTarget {
+    pub target: Target,
+    pub xnack: FeatureSetting,
+    pub sramecc: FeatureSetting,
+}
+
+fn has_xnack_sramecc(gpu: Gpu) -> bool {
+    matches!(gpu, Gpu::Gfx90a | Gpu::Gfx942)
+}
+
+impl CodeObjectTarget {
+    /// The target with xnack and sramecc "any" where the GPU has them.
+    pub fn new(target: Target) -> CodeObjectTarget {
+        let f = if has_xnack_sramecc(target.gpu) {
+            FeatureSetting::Any
+        } else {
+            FeatureSetting::Unsupported
+        };
+        CodeObjectTarget {
+            target,
+            xnack: f,
+            sramecc: f,
+        }
+    }
+
+    /// Parses `gfx90a`, `gfx90a:xnack-`, `gfx942:sramecc+:xnack-` (also with the
+    /// `amdgcn-amd-amdhsa--` prefix). The wave size is the GPU's default unless given.
+    pub fn parse(text: &str, wave: Option<WaveSize>) -> Result<CodeObjectTarget, CodeObjectError> {
+        let bad = |msg: &str| CodeObjectError::InvalidTarget(text.to_string(), msg.to_string());
+        let body = text.strip_prefix("amdgcn-amd-amdhsa--").unwrap_or(text);
+        let mut parts = body.split(':');
+        let name = parts.next().unwrap_or("");
+        let gpu = Gpu::from_name(name)
+            .ok_or_else(|| bad("unknown GPU (supported: gfx90a, gfx942, gfx1100)"))?;
+        let target = match wave {
+            Some(w) => {
+                Target::with_wave(gpu, w).ok_or_else(|| bad("the GPU cannot run this wave size"))?
+            }
+            None => Target::new(gpu),
+        };
+        let mut t = CodeObjectTarget::new(target);
+        let (mut seen_x, mut seen_s) = (false, false);
+        for feature in parts {
+            let (fname, setting) = if let Some(f) = feature.strip_suffix('+') {
+                (f, FeatureSetting::On)
+            } else if let Some(f) = feature.strip_suffix('-') {
+                (f, FeatureSetting::Off)
+            } else {
+                return Err(bad(&format!("feature '{feature}' must end in '+' or '-'")));
+            };
+            if !has_xnack_sramecc(gpu) {
+                return Err(bad(&format!("{gpu} has no '{fname}' setting")));
+            }
+            match fname {
+                "xnack" if !seen_x => {
+                    seen_x = true;
+                    t.xnack = setting
+                }
+                "sramecc" if !seen_s => {
+                    seen_s = true;
+                    t.sramecc = setting
+                }
+                "xnack" | "sramecc" => return Err(bad(&format!("'{fname}' given twice"))),
+                other => {
+                    return Err(bad(&format!(
+                        "unknown feature '{other}' (expected xnack or sramecc)"
+                    )))
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// `gfx90a:sramecc+:xnack-` ("any" settings are omitted, sramecc first).
+    pub fn processor_with_features(&self) -> String {
+        let mut s = self.target.gpu.name().to_string();
+        for (name, setting) in [("sramecc", self.sramecc), ("xnack", self.xnack)] {
+            match setting {
+                FeatureSetting::On => s += &format!(":{name}+"),
+                FeatureSetting::Off => s += &format!(":{name}-"),
+                _ => {}
+            }
+        }
+        s
+    }
+
+    /// The metadata's `amdhsa.target`: `amdgcn-amd-amdhsa--gfx90a:xnack-`.
+    pub fn isa_name(&self) -> String {
+        format!("amdgcn-amd-amdhsa--{}", self.processor_with_features())
+    }
+
+    /// `e_flags` (code object v4+ layout).
+    pub fn e_flags(&self) -> u32 {
+        let mach = match self.target.gpu {
+            Gpu::Gfx90a => EF_AMDGPU_MACH_AMDGCN_GFX90A,
+            Gpu::Gfx942 => EF_AMDGPU_MACH_AMDGCN_GFX942,
+            Gpu::Gfx1100 => EF_AMDGPU_MACH_AMDGCN_GFX1100,
+        };
+        mach | self.xnack.bits() << 8 | self.sramecc.bits() << 10
+    }
+
+    /// Decodes `e_flags`; the wave size cannot be seen there, it is the GPU's default.
+    pub fn from_e_flags(flags: u32) -> Result<CodeObjectTarget, CodeObjectError> {
+        let gpu = match flags & EF_AMDGPU_MACH {
+            EF_AMDGPU_MACH_AMDGCN_GFX90A => Gpu::Gfx90a,
+            EF_AMDGPU_MACH_AMDGCN_GFX942 => Gpu::Gfx942,
+            EF_AMDGPU_MACH_AMDGCN_GFX1100 => Gpu::Gfx1100,
+            other => {
+                return Err(CodeObjectError::Read(format!(
+                    "e_flags 0x{flags:x}: machine 0x{other:x} is not gfx90a, gfx942 or gfx1100"
+                )))
+            }
+        };
+        Ok(CodeObjectTarget {
+            target: Target::new(gpu),
+            xnack: FeatureSetting::from_bits((flags & EF_AMDGPU_FEATURE_XNACK_V4) >> 8),
+            sramecc: FeatureSetting::from_bits((flags & EF_AMDGPU_FEATURE_SRAMECC_V4) >> 10),
+        })
+    }
+}
+
+impl fmt::Display for CodeObjectTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.processor_with_features())?;
+        if self.target.wave != self.target.gpu.default_wave_size() {
+            write!(f, " (wave{})", self.target.wave.lanes())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn e_flags_match_the_measured_values() {
+        // code-object.md §2, measured with llvm-readobj-22 -h.
+        for (text, flags, isa) in [
+            ("gfx90a", 0x53f, "amdgcn-amd-amdhsa--gfx90a"),
+            ("gfx90a:xnack+", 0x73f, "amdgcn-amd-amdhsa--gfx90a:xnack+"),
+            ("gfx90a:xnack-", 0x63f, "amdgcn-amd-amdhsa--gfx90a:xnack-"),
+            (
+                "gfx90a:xnack-:sramecc+",
+                0xe3f,
+                "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-",
+            ),
+            ("gfx942", 0x54c, "amdgcn-amd-amdhsa--gfx942"),
+            (
+                "gfx942:sramecc-:xnack+",
+                0xb4c,
+                "amdgcn-amd-amdhsa--gfx942:sramecc-:xnack+",
+            ),
+            ("gfx1100", 0x41, "amdgcn-amd-amdhsa--gfx1100"),
+        ] {
+            let t = CodeObjectTarget::parse(text, None).unwrap();
+            assert_eq!(t.e_flags(), flags, "{text}");
+            assert_eq!(t.isa_name(), isa);
+            assert_eq!(CodeObjectTarget::from_e_flags(flags).unwrap(), t);
+        }
+        assert!(CodeObjectTarget::parse("gfx1100:xnack+", None).is_err());
+        assert!(CodeObjectTarget::parse("gfx90a:xnack", None).is_err());
+        assert!(CodeObjectTarget::parse("gfx90a:xnack+:xnack-", None).is_err());
+        assert!(CodeObjectTarget::parse("gfx803", None).is_err());
+        assert!(CodeObjectTarget::parse("gfx90a", Some(WaveSize::W32)).is_err());
+    }
+}
