@@ -1,0 +1,233 @@
+//! Printer: [`Inst`] -> LLVM assembly syntax, exactly as `llvm-mc --disassemble`
+//! prints it (so that our `.s` round-trips through llvm-mc and the cross-check can
+//! compare text). VOP1/VOP2/VOPC instructions always carry an explicit `_e32`/`_e64`
+//! suffix, which pins the encoding.
+
+use std::fmt::Write;
+
+use crate::inst::{Cache, Inst, Operand};
+use crate::opcodes::{Format, Kind, OpFlags};
+use crate::regs::inline_name;
+use crate::target::{Generation, Gpu, Target};
+use crate::waitcnt::Waitcnt;
+
+/// The full mnemonic, with `_e32`/`_e64` where LLVM prints one.
+pub fn mnemonic(inst: &Inst, gpu: Gpu) -> String {
+    let info = inst.op.info();
+    let base = info.mnemonic(gpu);
+    if info.format(gpu).has_e64_form() && info.opcode_e64(gpu).is_some() {
+        format!("{base}{}", if inst.e64 { "_e64" } else { "_e32" })
+    } else {
+        base.to_string()
+    }
+}
+
+fn operand(o: Operand, gpu: Gpu, f64: bool) -> String {
+    match o {
+        Operand::Reg(r) => r.name(gpu),
+        Operand::Const(c) => inline_name(c, f64),
+        Operand::Literal(v) => format!("0x{v:x}"),
+        Operand::Off => "off".into(),
+    }
+}
+
+fn bits_list(mask: u8, n: usize) -> String {
+    let v: Vec<String> = (0..n).map(|i| ((mask >> i) & 1).to_string()).collect();
+    format!("[{}]", v.join(","))
+}
+
+fn cache_text(c: Cache, gpu: Gpu) -> String {
+    let mut s = String::new();
+    // LLVM's order for the GPU's own bits; bits of other GPUs (invalid, rejected by the
+    // encoder) are still printed so that the text shows them.
+    let order: &[(Cache, &str)] = match gpu {
+        Gpu::Gfx942 => &[
+            (Cache::SC0, "sc0"),
+            (Cache::NT, "nt"),
+            (Cache::SC1, "sc1"),
+            (Cache::GLC, "glc"),
+            (Cache::SLC, "slc"),
+            (Cache::DLC, "dlc"),
+        ],
+        _ => &[
+            (Cache::GLC, "glc"),
+            (Cache::SLC, "slc"),
+            (Cache::DLC, "dlc"),
+            (Cache::SC0, "sc0"),
+            (Cache::NT, "nt"),
+            (Cache::SC1, "sc1"),
+        ],
+    };
+    for (b, n) in order {
+        if c.contains(*b) {
+            s.push(' ');
+            s.push_str(n);
+        }
+    }
+    s
+}
+
+/// Prints `inst` in LLVM syntax for `target` (no leading tab, no newline).
+pub fn print(inst: &Inst, target: Target) -> String {
+    let gpu = target.gpu;
+    let info = inst.op.info();
+    let fmt = info.format(gpu);
+    let mut s = mnemonic(inst, gpu);
+    let is_f64 = info.name.contains("f64");
+    let valu3 = (fmt.has_e64_form() && inst.e64) || matches!(fmt, Format::Vop3 | Format::Vop3b);
+    let mut ops: Vec<String> = Vec::new();
+    for &d in &inst.defs {
+        ops.push(operand(d, gpu, false));
+    }
+    for (i, (&u, &k)) in inst.uses.iter().zip(info.uses.iter().chain(std::iter::repeat(&Kind::Mask))).enumerate() {
+        let f64 = is_f64 && k.size(target.wave) == 2 && matches!(k, Kind::Src(_));
+        let mut t = operand(u, gpu, f64);
+        // gfx11 treats the shift operand of v_alignbit/v_alignbyte as a 16-bit (true16)
+        // register and LLVM prints its low half explicitly.
+        if i == 2 && gpu.generation() == Generation::Gfx11 && info.name.starts_with("v_align") {
+            if let Operand::Reg(r) = u {
+                if r.base.is_vgpr() {
+                    t.push_str(if inst.mods.op_sel & 4 != 0 { ".h" } else { ".l" });
+                }
+            }
+        }
+        if valu3 && i < 3 {
+            if inst.mods.abs >> i & 1 != 0 {
+                t = format!("|{t}|");
+            }
+            if inst.mods.neg >> i & 1 != 0 {
+                t = format!("-{t}");
+            }
+        }
+        ops.push(t);
+    }
+    match fmt {
+        Format::Sopp => {
+            if info.flags.contains(OpFlags::WAITCNT) {
+                let _ = write!(s, " {}", Waitcnt::print(inst.imm, gpu.generation()));
+            } else if info.flags.contains(OpFlags::IMM) {
+                let _ = write!(s, " {}", inst.imm);
+            }
+            return s;
+        }
+        // s_call_b64's immediate is a branch offset, printed in decimal like SOPP branches.
+        Format::Sopk if info.flags.contains(OpFlags::BRANCH) => ops.push(inst.imm.to_string()),
+        Format::Sopk => {
+            ops.push(format!("0x{:x}", inst.imm));
+        }
+        Format::Smem => {
+            // sdata, sbase, then the offset form.
+            let soff = inst.uses.get(1).copied().unwrap_or(Operand::Off);
+            ops.truncate(2);
+            match soff {
+                // gfx11 encodes "no SGPR offset" as NULL, and LLVM prints a zero offset as `null`.
+                Operand::Off if inst.offset == 0 && gpu.generation() == Generation::Gfx11 => ops.push("null".into()),
+                Operand::Off => ops.push(hex_signed(inst.offset)),
+                o => {
+                    let mut t = operand(o, gpu, false);
+                    if inst.offset != 0 {
+                        let _ = write!(t, " offset:{}", hex_signed(inst.offset));
+                    }
+                    ops.push(t);
+                }
+            }
+        }
+        _ => {}
+    }
+    if !ops.is_empty() {
+        s.push(' ');
+        s.push_str(&ops.join(", "));
+    }
+    match fmt {
+        Format::Smem => {
+            let c = inst.cache;
+            if c.contains(Cache::GLC) {
+                s.push_str(" glc");
+            }
+            if c.contains(Cache::DLC) {
+                s.push_str(" dlc");
+            }
+        }
+        Format::Vop3p => {
+            let n = info.uses.len();
+            let m = inst.mods;
+            let all = (1u8 << n) - 1;
+            if info.name.starts_with("v_accvgpr") {
+                return s;
+            }
+            if m.op_sel & all != 0 {
+                let _ = write!(s, " op_sel:{}", bits_list(m.op_sel, n));
+            }
+            if m.op_sel_hi & all != all {
+                let _ = write!(s, " op_sel_hi:{}", bits_list(m.op_sel_hi, n));
+            }
+            if m.neg != 0 {
+                let _ = write!(s, " neg_lo:{}", bits_list(m.neg, n));
+            }
+            if m.neg_hi != 0 {
+                let _ = write!(s, " neg_hi:{}", bits_list(m.neg_hi, n));
+            }
+            if m.clamp {
+                s.push_str(" clamp");
+            }
+        }
+        _ if valu3 => {
+            if inst.mods.clamp {
+                s.push_str(" clamp");
+            }
+            match inst.mods.omod {
+                1 => s.push_str(" mul:2"),
+                2 => s.push_str(" mul:4"),
+                3 => s.push_str(" div:2"),
+                _ => {}
+            }
+        }
+        Format::Ds => {
+            if info.flags.contains(OpFlags::DS2) {
+                if inst.offset != 0 {
+                    let _ = write!(s, " offset0:{}", inst.offset);
+                }
+                if inst.offset1 != 0 {
+                    let _ = write!(s, " offset1:{}", inst.offset1);
+                }
+            } else if inst.offset != 0 {
+                let _ = write!(s, " offset:{}", inst.offset);
+            }
+        }
+        Format::Flat | Format::Global | Format::Scratch => {
+            if inst.offset != 0 {
+                let _ = write!(s, " offset:{}", inst.offset);
+            }
+            s.push_str(&cache_text(inst.cache, gpu));
+        }
+        Format::Mubuf => {
+            if inst.idxen {
+                s.push_str(" idxen");
+            }
+            if inst.offen {
+                s.push_str(" offen");
+            }
+            if inst.offset != 0 {
+                let _ = write!(s, " offset:{}", inst.offset);
+            }
+            s.push_str(&cache_text(inst.cache, gpu));
+        }
+        _ => {}
+    }
+    s
+}
+
+fn hex_signed(v: i32) -> String {
+    if v < 0 {
+        format!("-0x{:x}", -(v as i64))
+    } else {
+        format!("0x{v:x}")
+    }
+}
+
+impl Inst {
+    /// Prints in LLVM syntax for `target` (see [`print()`]).
+    pub fn display(&self, target: Target) -> String {
+        print(self, target)
+    }
+}
