@@ -1,1 +1,0 @@
-//! The MIR interpreter: the reference semantics of MIR (docs/mir.md).
