@@ -5,7 +5,9 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::isa::{Gpu, Target, WaveSize};
+use crate::codegen;
+use crate::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
+use crate::isa::WaveSize;
 use crate::mir::{self, Diagnostic, Module, SourceFile};
 
 /// An error for the command line: the text to print (already rendered, with
@@ -58,27 +60,10 @@ pub enum Emit {
     Hsaco,
 }
 
-/// Setting of a target feature in the processor string (`gfx90a:xnack-`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum FeatureSetting {
-    /// Not mentioned: code works either way.
-    #[default]
-    Any,
-    On,
-    Off,
-}
-
-/// Everything `--target` and `--mcpu` say.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TargetSpec {
-    pub target: Target,
-    pub xnack: FeatureSetting,
-    pub sramecc: FeatureSetting,
-}
-
 /// Parses `--target` (with target-lexicon) and `--mcpu` (`gfx90a`, `gfx90a:xnack-`,
-/// `gfx1100:wavefrontsize64`).
-pub fn parse_target(triple: &str, mcpu: &str) -> Result<TargetSpec, CliError> {
+/// `gfx1100:wavefrontsize64`) into the code object's target (GPU, wave size and
+/// the xnack/sramecc settings).
+pub fn parse_target(triple: &str, mcpu: &str) -> Result<CodeObjectTarget, CliError> {
     use target_lexicon::{Architecture, OperatingSystem, Triple};
     let parsed: Triple = triple
         .parse()
@@ -88,30 +73,17 @@ pub fn parse_target(triple: &str, mcpu: &str) -> Result<TargetSpec, CliError> {
             "unsupported target '{triple}': amdgpu-cg generates code for amdgcn-amd-amdhsa only"
         )));
     }
-    let mut parts = mcpu.split(':');
-    let name = parts.next().unwrap_or_default();
-    let gpu = Gpu::from_name(name).ok_or_else(|| {
-        CliError::usage(format!("unsupported processor '{name}' (supported: gfx90a, gfx942, gfx1100)"))
-    })?;
-    let mut spec = TargetSpec { target: Target::new(gpu), xnack: FeatureSetting::Any, sramecc: FeatureSetting::Any };
-    for feature in parts {
-        let (feature_name, setting) = match feature.strip_suffix('+') {
-            Some(n) => (n, FeatureSetting::On),
-            None => match feature.strip_suffix('-') {
-                Some(n) => (n, FeatureSetting::Off),
-                None => return Err(CliError::usage(format!("feature '{feature}' in '{mcpu}' needs a '+' or '-' suffix"))),
-            },
-        };
-        match (feature_name, gpu) {
-            ("xnack", Gpu::Gfx90a | Gpu::Gfx942) => spec.xnack = setting,
-            ("sramecc", Gpu::Gfx90a | Gpu::Gfx942) => spec.sramecc = setting,
-            ("wavefrontsize64", Gpu::Gfx1100) => {
-                spec.target.wave = if setting == FeatureSetting::On { WaveSize::W64 } else { WaveSize::W32 }
-            }
-            _ => return Err(CliError::usage(format!("feature '{feature_name}' is not supported on {gpu}"))),
+    // The wave size is a feature of ours (`wavefrontsize64`), not of the ISA string.
+    let mut wave = None;
+    let mut rest = Vec::new();
+    for part in mcpu.split(':') {
+        match part {
+            "wavefrontsize64+" => wave = Some(WaveSize::W64),
+            "wavefrontsize64-" => wave = Some(WaveSize::W32),
+            other => rest.push(other),
         }
     }
-    Ok(spec)
+    CodeObjectTarget::parse(&rest.join(":"), wave).map_err(|e| CliError::usage(e.to_string()))
 }
 
 /// Reads a text file.
@@ -183,29 +155,52 @@ pub fn run_file(
     Ok(output.to_string())
 }
 
-/// `amdgpu-cg FILE`: compiles a MIR file to the requested form.
-pub fn compile_file(path: &Path, target: &TargetSpec, emit: Emit, code_object_version: u32) -> Result<Vec<u8>, CliError> {
-    if !matches!(code_object_version, 4..=6) {
-        return Err(CliError::usage(format!(
-            "unsupported code object version {code_object_version} (supported: 4, 5, 6)"
-        )));
+/// `amdgpu-cg FILE`: compiles a MIR file to the requested form. The report
+/// (`--print-after`, `--time-passes`, `--stats`) is returned as text for stderr.
+pub fn compile_file(
+    path: &Path,
+    target: &CodeObjectTarget,
+    emit: Emit,
+    code_object_version: u32,
+    options: &codegen::Options,
+    stats: bool,
+) -> Result<(Vec<u8>, String), CliError> {
+    let version = CodeObjectVersion::from_number(code_object_version).map_err(|e| CliError::usage(e.to_string()))?;
+    let text = read_text(path)?;
+    let name = path.display().to_string();
+    let module = load_module_text(&name, &text)?;
+    if emit == Emit::Mir {
+        return Ok((module.to_string().into_bytes(), String::new()));
     }
-    let module = load_module(path)?;
-    let _ = target;
-    match emit {
-        Emit::Mir => Ok(module.to_string().into_bytes()),
-        Emit::Asm | Emit::Obj | Emit::Hsaco => Err(CliError::input(format!(
-            "error: {}: the module is valid, but code generation (instruction selection, register \
-             allocation, encoding) is not implemented yet, so no {} can be produced; \
-             available now: --emit mir, 'amdgpu-cg check', 'amdgpu-cg run'",
-            path.display(),
-            match emit {
-                Emit::Asm => "assembly",
-                Emit::Obj => "relocatable object",
-                _ => "code object",
+    let file = SourceFile::new(name, text);
+    let mut report = codegen::Report::default();
+    let (object, kernels) = codegen::compile_module(&module, target, version, options, &mut report)
+        .map_err(|d| CliError::input(render_diagnostics(&file, &[d])))?;
+    let mut side = report.printed;
+    for (pass, time) in &report.timings {
+        side.push_str(&format!("time {pass}: {:.3} ms\n", time.as_secs_f64() * 1e3));
+    }
+    if stats {
+        for k in &kernels {
+            let s = &k.stats;
+            side.push_str(&format!(
+                "{} ({}): {} instructions, {} bytes, {} VGPRs, {} SGPRs, {} AGPRs, {} spills, {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD\n",
+                s.name, target.isa_name(), s.instructions, s.code_bytes, s.vgprs, s.sgprs, s.agprs, s.spills, s.scratch_bytes, s.lds_bytes, s.occupancy
+            ));
+        }
+    }
+    let bytes = match emit {
+        Emit::Asm => {
+            let mut asm = format!("\t.amdgcn_target \"{}\"\n\t.text\n", target.isa_name());
+            for k in &kernels {
+                asm.push_str(&format!("\t.globl {0}\n\t.p2align 8\n\t.type {0},@function\n{0}:\n{1}", k.name, k.asm));
             }
-        ))),
-    }
+            asm.into_bytes()
+        }
+        Emit::Obj => codeobj::write_relocatable(&object).map_err(|e| CliError::input(format!("error: {e}")))?,
+        _ => codeobj::write_hsaco(&object).map_err(|e| CliError::input(format!("error: {e}")))?,
+    };
+    Ok((bytes, side))
 }
 
 /// Writes a file completely or not at all: the bytes go to a temporary file next
@@ -224,13 +219,13 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 }
 
 /// `amdgpu-cg abi`: the assignment of a signature as a table or JSON.
-pub fn abi_report(signature: &str, target: &TargetSpec, convention: &str, json: bool) -> Result<String, CliError> {
+pub fn abi_report(signature: &str, target: &CodeObjectTarget, convention: &str, json: bool) -> Result<String, CliError> {
     let _ = (signature, target, convention, json);
     Err(CliError::input("error: the ABI report is not available yet"))
 }
 
 /// `amdgpu-cg inspect`: a readable summary of a code object.
 pub fn inspect_file(path: &Path) -> Result<String, CliError> {
-    let _ = path;
-    Err(CliError::input("error: inspect is not available yet"))
+    let bytes = std::fs::read(path).map_err(|e| CliError::io(path.display(), e))?;
+    codeobj::inspect::summary_of_bytes(&bytes).map_err(|e| CliError::input(format!("error: {}: {e}", path.display())))
 }

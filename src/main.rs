@@ -55,6 +55,18 @@ struct CompileArgs {
     /// Code object version: 4, 5 or 6.
     #[arg(long, default_value_t = 5)]
     code_object_version: u32,
+    /// Print the function after this pass (repeatable; `all` for every pass).
+    #[arg(long, value_name = "PASS")]
+    print_after: Vec<String>,
+    /// Same as --print-after all.
+    #[arg(long)]
+    print_after_all: bool,
+    /// Report the time each pass takes.
+    #[arg(long)]
+    time_passes: bool,
+    /// Print per-kernel register, memory and occupancy statistics.
+    #[arg(long)]
+    stats: bool,
 }
 
 #[derive(Subcommand)]
@@ -162,7 +174,18 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
     };
     let target = driver::parse_target(&args.target.target, &args.target.mcpu)?;
     let emit = if args.assembly { Emit::Asm } else { args.emit };
-    let bytes = driver::compile_file(&input, &target, emit, args.code_object_version)?;
+    let mut print_after = args.print_after.clone();
+    if args.print_after_all {
+        print_after.push("all".to_string());
+    }
+    for pass in &print_after {
+        if pass != "all" && !amdgpu_cg::codegen::PASSES.contains(&pass.as_str()) {
+            return Err(CliError::usage(format!("unknown pass '{pass}' (passes: {})", amdgpu_cg::codegen::PASSES.join(", "))));
+        }
+    }
+    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes };
+    let (bytes, side) = driver::compile_file(&input, &target, emit, args.code_object_version, &options, args.stats)?;
+    eprint!("{side}");
     match (&args.output, emit) {
         (Some(path), _) if path.as_os_str() != "-" => driver::write_atomically(path, &bytes),
         (None, Emit::Hsaco | Emit::Obj) => {

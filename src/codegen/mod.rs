@@ -1,5 +1,237 @@
 //! Code generation from verified MIR to machine code (docs/pipeline.md).
 //!
-//! One module per pass; each pass is a function over a function.
+//! ```text
+//!  MIR ──uniformity──► divergence facts ──structure──► if-regions / loops
+//!      ──isel + lower_cf──► VCode (virtual registers, EXEC pseudo-ops)
+//!      ──regalloc (regalloc2)──► allocation + moves
+//!      ──expand──► isa::Inst per block (registers filled, pseudos expanded)
+//!      ──waitcnt──► ──hazards──► ──emit──► bytes + assembly ──► code object
+//! ```
+//!
+//! One module per pass; each is a function over one function. This file lists
+//! them in order and nothing else decides the order.
 
+pub mod emit;
+pub mod expand;
+pub mod hazards;
+pub mod isel;
+pub mod lower_cf;
+pub mod regalloc;
+pub mod structure;
 pub mod uniformity;
+pub mod vcode;
+pub mod waitcnt;
+
+use std::time::{Duration, Instant};
+
+use crate::abi::descriptor::KernelResources;
+use crate::abi::kernarg::KernargLayout;
+use crate::codeobj::{self, CodeObject, CodeObjectTarget, CodeObjectVersion, KernelArg, KernelInfo};
+use crate::mir::{Diagnostic, FuncKind, Function, Module, Span};
+
+/// The passes, in order (names for `--print-after`).
+pub const PASSES: [&str; 8] = ["uniformity", "structure", "isel", "regalloc", "expand", "waitcnt", "hazards", "emit"];
+
+/// Options of one compilation.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Print the function after these passes (or all with `"all"`).
+    pub print_after: Vec<String>,
+    /// Measure each pass.
+    pub time_passes: bool,
+}
+
+/// What a kernel uses, for `--stats` and the closing measurements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelStats {
+    pub name: String,
+    pub instructions: usize,
+    pub code_bytes: usize,
+    pub vgprs: u32,
+    pub sgprs: u32,
+    pub agprs: u32,
+    pub spills: u32,
+    pub scratch_bytes: u32,
+    pub lds_bytes: u32,
+    /// Waves per SIMD the register use allows.
+    pub occupancy: u32,
+}
+
+/// A compiled kernel.
+pub struct CompiledKernel {
+    pub name: String,
+    pub code: Vec<u8>,
+    pub asm: String,
+    pub stats: KernelStats,
+    pub kernarg: KernargLayout,
+    pub resources: KernelResources,
+    pub arg_names_types: Vec<(String, crate::abi::Type)>,
+}
+
+/// Diagnostic output of the pipeline (`--print-after`, `--time-passes`).
+#[derive(Default)]
+pub struct Report {
+    pub printed: String,
+    pub timings: Vec<(String, Duration)>,
+}
+
+fn wants(options: &Options, pass: &str) -> bool {
+    options.print_after.iter().any(|p| p == pass || p == "all")
+}
+
+/// Compiles one kernel through every pass.
+pub fn compile_kernel(
+    module: &Module,
+    func: &Function,
+    target: &CodeObjectTarget,
+    version: CodeObjectVersion,
+    options: &Options,
+    report: &mut Report,
+) -> Result<CompiledKernel, Diagnostic> {
+    let t = target.target;
+    let mut clock = Instant::now();
+    let mut lap = |report: &mut Report, pass: &str| {
+        if options.time_passes {
+            report.timings.push((format!("{}: {pass}", func.name), clock.elapsed()));
+        }
+        clock = Instant::now();
+    };
+    let uniformity = uniformity::analyze(func);
+    lap(report, "uniformity");
+    if wants(options, "uniformity") {
+        report.printed.push_str(&format!("; after uniformity: @{}\n", func.name));
+        for (i, v) in func.values.iter().enumerate() {
+            if uniformity.divergent_values[i] {
+                report.printed.push_str(&format!(";   divergent %{}\n", v.name));
+            }
+        }
+    }
+    let structure = structure::analyze(func, &uniformity)?;
+    lap(report, "structure");
+    if wants(options, "structure") {
+        report.printed.push_str(&format!("; after structure: @{}\n;   loops: {:?}\n;   branches: {:?}\n", func.name, structure.loops, structure.branches));
+    }
+    let selected = isel::select(module, func, &uniformity, &structure, t, version.number())?;
+    lap(report, "isel");
+    if wants(options, "isel") {
+        report.printed.push_str(&format!("; after isel: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
+    }
+    let allocation = regalloc::allocate(&selected.vcode, t, &func.name)?;
+    lap(report, "regalloc");
+    if wants(options, "regalloc") {
+        report.printed.push_str(&format!("; after regalloc: @{}: {} edits, {} spill slots\n", func.name, allocation.edits.len(), allocation.num_spillslots));
+    }
+    let mut expanded = expand::expand(&selected.vcode, &allocation, t).map_err(|mut d| {
+        d.context = Some(format!("in @{}", func.name));
+        d.span = func.span;
+        d
+    })?;
+    lap(report, "expand");
+    print_expanded(options, report, "expand", func, &expanded, t);
+    waitcnt::insert_waitcnts(&mut expanded, t);
+    lap(report, "waitcnt");
+    print_expanded(options, report, "waitcnt", func, &expanded, t);
+    hazards::avoid_hazards(&mut expanded, t);
+    lap(report, "hazards");
+    print_expanded(options, report, "hazards", func, &expanded, t);
+    let encoded = emit::encode(&func.name, &expanded, t)?;
+    lap(report, "emit");
+    if wants(options, "emit") {
+        report.printed.push_str(&format!("; after emit: @{}\n{}", func.name, encoded.asm));
+    }
+
+    let mut resources = KernelResources::from_inputs(t, &selected.inputs);
+    resources.num_vgpr = expanded.vgprs.max(1);
+    resources.num_sgpr = expanded.sgprs.max(u32::from(selected.state.next_free_sgpr()));
+    resources.uses_vcc = expanded.uses_vcc;
+    resources.group_segment_fixed_size = selected.lds_size;
+    resources.kernarg_size = selected.kernarg.size;
+    resources.code_size = encoded.code.len() as u32;
+    resources.xnack_enabled = target.xnack != codeobj::FeatureSetting::Off && t.gpu.generation() == crate::isa::Generation::Gfx9;
+    resources.workitem_id = match selected.inputs.workitem_id_dims {
+        0 | 1 => crate::abi::descriptor::WorkitemIdDims::X,
+        2 => crate::abi::descriptor::WorkitemIdDims::XY,
+        _ => crate::abi::descriptor::WorkitemIdDims::XYZ,
+    };
+    resources.workgroup_id = [selected.inputs.workgroup_id_x, selected.inputs.workgroup_id_y, selected.inputs.workgroup_id_z];
+    let stats = KernelStats {
+        name: func.name.clone(),
+        instructions: encoded.instructions,
+        code_bytes: encoded.code.len(),
+        vgprs: resources.num_vgpr,
+        sgprs: resources.num_sgpr,
+        agprs: 0,
+        spills: allocation.num_spillslots as u32,
+        scratch_bytes: 0,
+        lds_bytes: selected.lds_size,
+        occupancy: occupancy(t, resources.num_vgpr, resources.num_sgpr),
+    };
+    let arg_names_types = func.params.iter().map(|p| (func.value_name(p.value).to_string(), func.value_type(p.value).clone())).collect();
+    Ok(CompiledKernel { name: func.name.clone(), code: encoded.code, asm: encoded.asm, stats, kernarg: selected.kernarg, resources, arg_names_types })
+}
+
+fn print_expanded(options: &Options, report: &mut Report, pass: &str, func: &Function, code: &expand::Expanded, t: crate::isa::Target) {
+    if !wants(options, pass) {
+        return;
+    }
+    report.printed.push_str(&format!("; after {pass}: @{}\n", func.name));
+    for (name, insts) in &code.blocks {
+        report.printed.push_str(&format!("{name}:\n"));
+        for e in insts {
+            match e.target {
+                Some(b) => report.printed.push_str(&format!("  {} -> block {b}\n", crate::isa::print::mnemonic(&e.inst, t.gpu))),
+                None => report.printed.push_str(&format!("  {}\n", crate::isa::print(&e.inst, t))),
+            }
+        }
+    }
+}
+
+/// Waves per SIMD that the register counts allow (gfx9: 512 VGPRs per lane
+/// slot in granules of 8 and at most 8 waves (CDNA); gfx11: 1536 VGPRs per SIMD
+/// in wave32 granules of 8 (wave64 counts double), at most 16 waves).
+pub fn occupancy(target: crate::isa::Target, vgprs: u32, sgprs: u32) -> u32 {
+    let _ = sgprs;
+    let granule = |n: u32, g: u32| n.max(1).div_ceil(g) * g;
+    match target.gpu.generation() {
+        crate::isa::Generation::Gfx9 => (512 / granule(vgprs, 8)).min(8),
+        crate::isa::Generation::Gfx11 => {
+            let per_wave = granule(vgprs, 8) * if target.wave == crate::isa::WaveSize::W64 { 2 } else { 1 };
+            (1536 / per_wave).min(16)
+        }
+    }
+}
+
+/// Compiles every kernel of a module into a code object description.
+pub fn compile_module(
+    module: &Module,
+    target: &CodeObjectTarget,
+    version: CodeObjectVersion,
+    options: &Options,
+    report: &mut Report,
+) -> Result<(CodeObject, Vec<CompiledKernel>), Diagnostic> {
+    let mut kernels = Vec::new();
+    for func in &module.functions {
+        if func.kind == FuncKind::Device {
+            return Err(Diagnostic::new(
+                format!("@{}: device functions (and calls) are not supported by the code generator yet (issue 8)", func.name),
+                func.span,
+            ));
+        }
+        kernels.push(compile_kernel(module, func, target, version, options, report)?);
+    }
+    let mut functions = Vec::new();
+    for k in &kernels {
+        let args: Vec<KernelArg> =
+            k.arg_names_types.iter().zip(&k.kernarg.explicit).map(|((name, ty), a)| KernelArg::new(name, ty, a.offset)).collect();
+        let info = KernelInfo::from_resources(target, version, args, true, k.resources.clone(), 1024)
+            .map_err(|e| Diagnostic::new(format!("@{}: {e}", k.name), Span::NONE))?;
+        functions.push(codeobj::Function {
+            name: k.name.clone(),
+            code: k.code.clone(),
+            visibility: codeobj::Visibility::Protected,
+            kernel: Some(info),
+            relocs: Vec::new(),
+        });
+    }
+    Ok((CodeObject { target: *target, version, functions }, kernels))
+}

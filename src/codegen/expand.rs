@@ -1,0 +1,420 @@
+//! After register allocation: fill in physical registers, expand pseudo-
+//! instructions, and place regalloc2's moves.
+//!
+//! Moves regalloc2 inserts run with **all lanes enabled** in blocks where some
+//! lanes may be off: a VGPR value's inactive lanes can hold another path's data
+//! (the lanes of the other side of a divergent branch), and a move under a
+//! partial EXEC would lose them. EXEC is parked in a reserved SGPR (pair) around
+//! such moves.
+//!
+//! Register pairs for divergent 64-bit values exist only inside one expanded
+//! instruction: the two halves are copied into a "window" pair above every
+//! allocated VGPR, used there, and copied out.
+
+use regalloc2 as ra;
+
+use super::vcode::*;
+use crate::isa::{self, Opcode, Target, WaveSize};
+use crate::mir::Diagnostic;
+
+/// A machine instruction, possibly a branch to a block (resolved at encoding).
+#[derive(Clone, Debug)]
+pub struct Emitted {
+    pub inst: isa::Inst,
+    /// For branches: the target block (index into the VCode blocks).
+    pub target: Option<usize>,
+}
+
+/// A function after expansion: instructions per block in layout order.
+#[derive(Clone, Debug)]
+pub struct Expanded {
+    pub blocks: Vec<(String, Vec<Emitted>)>,
+    /// VGPRs used (highest + 1), SGPRs used (highest + 1), VCC written.
+    pub vgprs: u32,
+    pub sgprs: u32,
+    pub uses_vcc: bool,
+}
+
+/// Where each allocated register ends up: regalloc2 spreads values over its
+/// registers, so after allocation the registers of each class are renumbered
+/// densely (a consistent renaming of interchangeable registers is always valid),
+/// keeping registers with fixed constraints (kernel inputs) in place. SGPR pair
+/// units go right above the single SGPRs, and the expansion temporaries above
+/// those.
+#[derive(Clone, Debug)]
+pub struct Placement {
+    vgpr: Vec<u16>,
+    sgpr: Vec<u16>,
+    pair: Vec<u16>,
+    /// First of the 8 temporary SGPRs (mask temporaries, EXEC save).
+    pub temps: u16,
+    /// One past the highest placed VGPR / SGPR (before windows and temporaries).
+    pub vgpr_end: u16,
+    pub sgpr_end: u16,
+}
+
+impl Placement {
+    /// Computes the renumbering from every allocation the output mentions.
+    pub fn new(vcode: &VCode, out: &ra::Output) -> Placement {
+        let mut used = [[false; 64]; 3];
+        let mut pinned = [[false; 64]; 3];
+        let class_index = |c: ra::RegClass| match c {
+            ra::RegClass::Int => 0,
+            ra::RegClass::Float => 1,
+            ra::RegClass::Vector => 2,
+        };
+        let mut note = |a: ra::Allocation| {
+            if let Some(p) = a.as_reg() {
+                used[class_index(p.class())][p.hw_enc()] = true;
+            }
+        };
+        out.allocs.iter().for_each(|a| note(*a));
+        for (_, ra::Edit::Move { from, to }) in &out.edits {
+            note(*from);
+            note(*to);
+        }
+        for m in &vcode.insts {
+            for o in &m.ops {
+                if let ra::OperandConstraint::FixedReg(p) = o.constraint() {
+                    pinned[class_index(p.class())][p.hw_enc()] = true;
+                    used[class_index(p.class())][p.hw_enc()] = true;
+                }
+            }
+        }
+        // The work-item ids arrive in v0 even when nothing else uses it.
+        pinned[1][0] = true;
+        used[1][0] = true;
+        let dense = |used: &[bool; 64], pinned: &[bool; 64]| -> (Vec<u16>, u16) {
+            let mut map = vec![u16::MAX; 64];
+            let mut taken = [false; 64];
+            for i in 0..64 {
+                if pinned[i] {
+                    map[i] = i as u16;
+                    taken[i] = true;
+                }
+            }
+            let mut next = 0;
+            for i in 0..64 {
+                if used[i] && !pinned[i] {
+                    while taken[next] {
+                        next += 1;
+                    }
+                    map[i] = next as u16;
+                    taken[next] = true;
+                }
+            }
+            let end = (0..64).rev().find(|&i| taken[i]).map_or(0, |i| i as u16 + 1);
+            (map, end)
+        };
+        let (sgpr, sgpr_singles_end) = dense(&used[0], &pinned[0]);
+        let (vgpr, vgpr_end) = dense(&used[1], &pinned[1]);
+        let (pair_units, pair_count) = dense(&used[2], &pinned[2]);
+        let pair_base = sgpr_singles_end.div_ceil(2) * 2;
+        let pair: Vec<u16> = pair_units.iter().map(|&u| if u == u16::MAX { u } else { pair_base + 2 * u }).collect();
+        let sgpr_end = pair_base + 2 * pair_count;
+        let temps = sgpr_end.div_ceil(2) * 2;
+        Placement { vgpr, sgpr, pair, temps, vgpr_end, sgpr_end: sgpr_end.max(sgpr_singles_end) }
+    }
+
+    /// The physical register for a regalloc2 register.
+    pub fn reg(&self, p: ra::PReg) -> isa::Reg {
+        match p.class() {
+            ra::RegClass::Int => isa::Reg::s(self.sgpr[p.hw_enc()], 1),
+            ra::RegClass::Vector => isa::Reg::s(self.pair[p.hw_enc()], 2),
+            ra::RegClass::Float => isa::Reg::v(self.vgpr[p.hw_enc()], 1),
+        }
+    }
+}
+
+struct Ctx<'a> {
+    vcode: &'a VCode,
+    place: Placement,
+    out: &'a ra::Output,
+    target: Target,
+    window_base: u16,
+    code: Vec<Emitted>,
+}
+
+
+impl Ctx<'_> {
+    fn wave64(&self) -> bool {
+        self.target.wave == WaveSize::W64
+    }
+
+    fn mask_size(&self) -> u8 {
+        if self.wave64() {
+            2
+        } else {
+            1
+        }
+    }
+
+    fn exec(&self) -> isa::Reg {
+        isa::Reg::exec(self.mask_size())
+    }
+
+    fn op_b(&self, b64: Opcode, b32: Opcode) -> Opcode {
+        if self.wave64() {
+            b64
+        } else {
+            b32
+        }
+    }
+
+    fn push(&mut self, inst: isa::Inst) {
+        self.code.push(Emitted { inst, target: None });
+    }
+
+    fn mov(&mut self, dst: isa::Reg, src: isa::Reg) {
+        if dst == src {
+            return;
+        }
+        let op = if dst.base.is_vgpr() {
+            Opcode::v_mov_b32
+        } else if dst.size == 2 {
+            Opcode::s_mov_b64
+        } else {
+            Opcode::s_mov_b32
+        };
+        self.push(isa::Inst::new(op, vec![isa::Operand::Reg(dst)], vec![isa::Operand::Reg(src)]));
+    }
+
+    fn window(&self, w: u8) -> isa::Reg {
+        isa::Reg::v(self.window_base + 2 * u16::from(w), 2)
+    }
+
+    fn half_of(reg: isa::Reg, h: u8) -> isa::Reg {
+        isa::Reg::new(isa::PhysReg(reg.base.0 + u16::from(h)), 1)
+    }
+
+    fn inst(&mut self, index: usize) -> Result<(), Diagnostic> {
+        let m = &self.vcode.insts[index];
+        let allocs: Vec<ra::Allocation> = self.out.inst_allocs(ra::Inst::new(index)).to_vec();
+        let place = self.place.clone();
+        let reg = |i: u8| place.reg(allocs[i as usize].as_reg().expect("every operand has a register constraint"));
+        match &m.kind {
+            MKind::Real { inst, fills } => {
+                let mut inst = inst.clone();
+                let mut after = Vec::new();
+                for (slot, fill) in fills {
+                    let r = match *fill {
+                        Fill::Whole(i) => reg(i),
+                        Fill::Half(i, h) => Self::half_of(reg(i), h),
+                        Fill::VPair { lo, hi, window } => {
+                            let w = self.window(window);
+                            if matches!(slot, Slot::Use(_)) {
+                                self.mov(Self::half_of(w, 0), reg(lo));
+                                self.mov(Self::half_of(w, 1), reg(hi));
+                            } else {
+                                after.push((reg(lo), Self::half_of(w, 0)));
+                                after.push((reg(hi), Self::half_of(w, 1)));
+                            }
+                            w
+                        }
+                    };
+                    match *slot {
+                        Slot::Def(i) => inst.defs[i as usize] = isa::Operand::Reg(r),
+                        Slot::Use(i) => inst.uses[i as usize] = isa::Operand::Reg(r),
+                    }
+                }
+                self.push(inst);
+                for (dst, src) in after {
+                    self.mov(dst, src);
+                }
+            }
+            MKind::Copy => {
+                let (d, s) = (reg(0), reg(1));
+                self.mov(d, s);
+            }
+            MKind::ImplicitDef | MKind::Entry => {}
+            MKind::MakePair => {
+                let (p, lo, hi) = (reg(0), reg(1), reg(2));
+                self.mov(Self::half_of(p, 0), lo);
+                self.mov(Self::half_of(p, 1), hi);
+            }
+            MKind::LaneMerge { vector, masked, invert } => {
+                let (d, acc, x) = (reg(0), reg(1), reg(2));
+                debug_assert_eq!(d, acc, "the merge result reuses the accumulator's register");
+                let _ = acc;
+                if *vector {
+                    if *masked {
+                        let m = reg(3);
+                        let (if_clear, if_set) = if *invert { (x, d) } else { (d, x) };
+                        let mut i = isa::Inst::new(
+                            Opcode::v_cndmask_b32,
+                            vec![isa::Operand::Reg(d)],
+                            vec![isa::Operand::Reg(if_clear), isa::Operand::Reg(if_set), isa::Operand::Reg(m)],
+                        );
+                        i.e64 = true;
+                        self.push(i);
+                    } else {
+                        self.mov(d, x);
+                    }
+                } else {
+                    // Lane masks merge bitwise: d = (d & ~sel) | (x & sel).
+                    let size = self.mask_size();
+                    let t0 = isa::Reg::s(self.place.temps, size);
+                    let t1 = isa::Reg::s(self.place.temps + 2, size);
+                    let sel = if *masked {
+                        let m = reg(3);
+                        let op = if *invert { self.op_b(Opcode::s_andn2_b64, Opcode::s_andn2_b32) } else { self.op_b(Opcode::s_and_b64, Opcode::s_and_b32) };
+                        self.push(isa::Inst::new(op, vec![isa::Operand::Reg(t1)], vec![isa::Operand::Reg(self.exec()), isa::Operand::Reg(m)]));
+                        t1
+                    } else {
+                        self.exec()
+                    };
+                    let (andn2, and, or) = (
+                        self.op_b(Opcode::s_andn2_b64, Opcode::s_andn2_b32),
+                        self.op_b(Opcode::s_and_b64, Opcode::s_and_b32),
+                        self.op_b(Opcode::s_or_b64, Opcode::s_or_b32),
+                    );
+                    self.push(isa::Inst::new(andn2, vec![isa::Operand::Reg(t0)], vec![isa::Operand::Reg(d), isa::Operand::Reg(sel)]));
+                    self.push(isa::Inst::new(and, vec![isa::Operand::Reg(d)], vec![isa::Operand::Reg(x), isa::Operand::Reg(sel)]));
+                    self.push(isa::Inst::new(or, vec![isa::Operand::Reg(d)], vec![isa::Operand::Reg(d), isa::Operand::Reg(t0)]));
+                }
+            }
+            MKind::Exec(op) => {
+                let exec = isa::Operand::Reg(self.exec());
+                let (mov, and, andn2) = (
+                    self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32),
+                    self.op_b(Opcode::s_and_b64, Opcode::s_and_b32),
+                    self.op_b(Opcode::s_andn2_b64, Opcode::s_andn2_b32),
+                );
+                let r = |i: u8| isa::Operand::Reg(reg(i));
+                let inst = match op {
+                    ExecOp::Save => isa::Inst::new(mov, vec![r(0)], vec![exec]),
+                    ExecOp::Set => isa::Inst::new(mov, vec![exec], vec![r(0)]),
+                    ExecOp::And => isa::Inst::new(and, vec![exec], vec![r(0), r(1)]),
+                    ExecOp::AndNot => isa::Inst::new(andn2, vec![exec], vec![r(0), r(1)]),
+                    ExecOp::AndSelf => isa::Inst::new(and, vec![exec], vec![exec, r(0)]),
+                    ExecOp::AndNotSelf => isa::Inst::new(andn2, vec![exec], vec![exec, r(0)]),
+                };
+                self.push(inst);
+            }
+            MKind::Branch(_) => unreachable!("branches are expanded with their block"),
+        }
+        Ok(())
+    }
+
+    fn edit(&mut self, edit: &ra::Edit, partial_exec: bool) -> Result<(), Diagnostic> {
+        let ra::Edit::Move { from, to } = edit;
+        let (Some(f), Some(t)) = (from.as_reg(), to.as_reg()) else {
+            return Err(Diagnostic::new(
+                "register pressure needs spilling, which the code generator does not support yet",
+                crate::mir::Span::NONE,
+            ));
+        };
+        let (f, t) = (self.place.reg(f), self.place.reg(t));
+        if f == t {
+            return Ok(());
+        }
+        if partial_exec && t.base.is_vgpr() {
+            self.whole_wave(|c| c.mov(t, f));
+        } else {
+            self.mov(t, f);
+        }
+        Ok(())
+    }
+
+    /// Runs `body` with every lane enabled, EXEC parked in a reserved register.
+    fn whole_wave(&mut self, body: impl FnOnce(&mut Self)) {
+        let save = isa::Reg::s(self.place.temps + 6, self.mask_size());
+        let mov = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
+        self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(save)], vec![isa::Operand::Reg(self.exec())]));
+        self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::imm32(u32::MAX)]));
+        body(self);
+        self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::Reg(save)]));
+    }
+
+    fn branch(&mut self, block: usize, kind: &Branch, allocs: &[ra::Allocation], next_in_layout: Option<usize>) {
+        let succs: Vec<usize> = self.vcode.blocks[block].succs.iter().map(|b| b.index()).collect();
+        let jump = |c: &mut Self, target: usize| {
+            if Some(target) != next_in_layout {
+                c.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_branch, 0), target: Some(target) });
+            }
+        };
+        match kind {
+            Branch::Jump => jump(self, succs[0]),
+            Branch::IfUniform => {
+                let flag = self.place.reg(allocs[0].as_reg().expect("a register"));
+                self.push(isa::Inst::new(Opcode::s_cmp_lg_u32, vec![], vec![isa::Operand::Reg(flag), isa::Operand::imm32(0)]));
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]) });
+                jump(self, succs[1]);
+            }
+            Branch::IfExecZero => {
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_execz, 0), target: Some(succs[0]) });
+                jump(self, succs[1]);
+            }
+            Branch::EndProgram => self.push(isa::Inst::sopp(Opcode::s_endpgm, 0)),
+        }
+    }
+}
+
+/// Expands a function. Blocks are laid out in VCode order.
+pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
+    if out.num_spillslots > 0 {
+        return Err(Diagnostic::new(
+            format!(
+                "register pressure needs {} spill slots, and the code generator does not support spilling yet",
+                out.num_spillslots
+            ),
+            crate::mir::Span::NONE,
+        ));
+    }
+    let place = Placement::new(vcode, out);
+    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. }))));
+    let window_base = place.vgpr_end.div_ceil(2) * 2;
+    let temps = place.temps;
+    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, code: Vec::new() };
+    let mut blocks = Vec::new();
+    let mut uses_reserved = false;
+    for (b, block) in vcode.blocks.iter().enumerate() {
+        let start = ctx.code.len();
+        let mut edits = out.block_insts_and_edits(vcode, ra::Block::new(b));
+        let _ = &mut edits;
+        for item in out.block_insts_and_edits(vcode, ra::Block::new(b)) {
+            match item {
+                ra::InstOrEdit::Edit(edit) => ctx.edit(edit, block.partial_exec)?,
+                ra::InstOrEdit::Inst(inst) => {
+                    let m = &vcode.insts[inst.index()];
+                    if let MKind::Branch(kind) = &m.kind {
+                        let allocs = out.inst_allocs(inst).to_vec();
+                        let next = if b + 1 < vcode.blocks.len() { Some(b + 1) } else { None };
+                        ctx.branch(b, kind, &allocs, next);
+                    } else {
+                        if matches!(m.kind, MKind::LaneMerge { vector: false, .. }) {
+                            uses_reserved = true;
+                        }
+                        ctx.inst(inst.index())?;
+                    }
+                }
+            }
+        }
+        let code: Vec<Emitted> = ctx.code.drain(start..).collect();
+        if code.iter().any(|e| e.inst.defs.iter().chain(&e.inst.uses).any(|o| matches!(o, isa::Operand::Reg(r) if r.base.0 >= temps && r.base.0 < temps + 8))) {
+            uses_reserved = true;
+        }
+        blocks.push((block.name.clone(), code));
+    }
+    let windows_used = vcode
+        .insts
+        .iter()
+        .flat_map(|m| match &m.kind {
+            MKind::Real { fills, .. } => fills.iter().filter_map(|(_, f)| match f {
+                Fill::VPair { window, .. } => Some(u32::from(*window) + 1),
+                _ => None,
+            }).max(),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let vgprs = if uses_windows { u32::from(window_base) + 2 * windows_used } else { u32::from(place.vgpr_end) };
+    let mut sgprs = u32::from(place.sgpr_end);
+    if uses_reserved {
+        sgprs = sgprs.max(u32::from(temps) + 8);
+    }
+    let uses_vcc = blocks.iter().flat_map(|(_, c)| c).any(|e| {
+        e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))
+    });
+    Ok(Expanded { blocks, vgprs, sgprs, uses_vcc })
+}

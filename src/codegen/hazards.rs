@@ -1,0 +1,141 @@
+//! Hazard avoidance: hardware situations where an instruction reads a result too
+//! early and needs independent instructions (or `s_nop`) in between.
+//!
+//! Handled (gfx9 family: gfx90a, gfx942), each as "N wait states between the
+//! writer and the reader", where every instruction counts one and `s_nop k`
+//! counts k+1:
+//! - a VALU instruction writes an SGPR (or VCC) that a vector memory instruction
+//!   reads as an address or resource: 5;
+//! - a VALU instruction writes an SGPR that `v_readlane`/`v_writelane` use as the
+//!   lane select: 4;
+//! - a VALU instruction writes VCC and `v_div_fmas` reads it: 4;
+//! - gfx942: a transcendental VALU instruction (`v_rcp`, `v_sqrt`, ...) writes a
+//!   VGPR that the next non-transcendental VALU instruction reads: 1.
+//!
+//! The pass looks back within a block only. Across blocks no such pair arises
+//! from instruction selection: the SGPRs a VALU instruction writes are lane masks
+//! (read by SALU and VALU instructions) and VCC inside the f32 division sequence,
+//! never addresses of vector memory instructions. gfx1100's hazards (which need
+//! `s_waitcnt_depctr`) are not handled yet.
+
+use super::expand::{Emitted, Expanded};
+use crate::isa::{self, Generation, Gpu, Opcode, Target};
+
+fn writes_sgpr_by_valu(inst: &isa::Inst, gpu: Gpu) -> Vec<(u16, u16)> {
+    if !inst.op.info().format(gpu).is_valu() {
+        return Vec::new();
+    }
+    inst.defs
+        .iter()
+        .filter_map(|o| match o {
+            isa::Operand::Reg(r) if r.base.is_scalar() => Some((r.base.0, u16::from(r.size))),
+            _ => None,
+        })
+        .collect()
+}
+
+fn reads(inst: &isa::Inst) -> Vec<(u16, u16)> {
+    inst.uses
+        .iter()
+        .filter_map(|o| match o {
+            isa::Operand::Reg(r) => Some((r.base.0, u16::from(r.size))),
+            _ => None,
+        })
+        .collect()
+}
+
+fn overlaps(a: (u16, u16), b: (u16, u16)) -> bool {
+    a.0 < b.0 + b.1 && b.0 < a.0 + a.1
+}
+
+fn is_trans(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::v_rcp_f32
+            | Opcode::v_rcp_iflag_f32
+            | Opcode::v_rsq_f32
+            | Opcode::v_sqrt_f32
+            | Opcode::v_exp_f32
+            | Opcode::v_log_f32
+            | Opcode::v_sin_f32
+            | Opcode::v_cos_f32
+            | Opcode::v_rcp_f64
+            | Opcode::v_rsq_f64
+            | Opcode::v_sqrt_f64
+    )
+}
+
+/// Wait states `reader` needs after `writer` (0 = none).
+fn required(writer: &isa::Inst, reader: &isa::Inst, target: Target) -> u32 {
+    let gpu = target.gpu;
+    let sgpr_writes = writes_sgpr_by_valu(writer, gpu);
+    let reader_format = reader.op.info().format(gpu);
+    let vmem = reader_format.is_flat() || reader_format == isa::opcodes::Format::Mubuf;
+    let read = reads(reader);
+    let hits = |w: &[(u16, u16)]| w.iter().any(|a| read.iter().any(|b| overlaps(*a, *b)));
+    let mut need = 0;
+    if vmem && hits(&sgpr_writes) {
+        need = need.max(5);
+    }
+    if matches!(reader.op, Opcode::v_readlane_b32 | Opcode::v_writelane_b32) && hits(&sgpr_writes) {
+        need = need.max(4);
+    }
+    if reader.op == Opcode::v_div_fmas_f32 || reader.op == Opcode::v_div_fmas_f64 {
+        let vcc = (isa::PhysReg::VCC.0, 2);
+        if sgpr_writes.iter().any(|w| overlaps(*w, vcc)) {
+            need = need.max(4);
+        }
+    }
+    if gpu == Gpu::Gfx942 && is_trans(writer.op) && !is_trans(reader.op) && reader_format.is_valu() {
+        let vgpr_writes: Vec<(u16, u16)> = writer
+            .defs
+            .iter()
+            .filter_map(|o| match o {
+                isa::Operand::Reg(r) if r.base.is_vgpr() => Some((r.base.0, u16::from(r.size))),
+                _ => None,
+            })
+            .collect();
+        if hits(&vgpr_writes) {
+            need = need.max(1);
+        }
+    }
+    need
+}
+
+fn wait_states(e: &Emitted) -> u32 {
+    if e.inst.op == Opcode::s_nop {
+        u32::from(e.inst.imm) + 1
+    } else {
+        1
+    }
+}
+
+/// Inserts `s_nop`s where an instruction would read a result too early.
+pub fn avoid_hazards(code: &mut Expanded, target: Target) {
+    if target.gpu.generation() != Generation::Gfx9 {
+        return;
+    }
+    for (_, block) in &mut code.blocks {
+        let mut out: Vec<Emitted> = Vec::with_capacity(block.len());
+        for e in block.drain(..) {
+            // Look back over the previous instructions, counting wait states.
+            let mut need = 0u32;
+            let mut distance = 0u32;
+            for prev in out.iter().rev() {
+                let r = required(&prev.inst, &e.inst, target);
+                if r > distance {
+                    need = need.max(r - distance);
+                }
+                distance += wait_states(prev);
+                if distance >= 5 {
+                    break;
+                }
+            }
+            if need > 0 {
+                out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None });
+            }
+            out.push(e);
+        }
+        *block = out;
+    }
+}

@@ -1,0 +1,1820 @@
+//! Instruction selection: verified MIR → VCode with virtual registers.
+//!
+//! Uniform values go to SGPRs and the scalar unit when a scalar instruction
+//! exists (integer arithmetic, logic, compares); divergent values and all float
+//! arithmetic go to VGPRs and the vector unit. Booleans are SGPR 0/1 values when
+//! uniform and lane masks when divergent.
+//!
+//! Control flow follows [`super::structure`]: uniform branches are real branches;
+//! divergent if-regions and loop exits are linearised with EXEC masks, and values
+//! that meet at their joins are merged lane by lane into accumulators
+//! ([`MKind::LaneMerge`]) threaded through the region.
+
+use std::collections::HashMap;
+
+use regalloc2 as ra;
+
+use super::structure::Structure;
+use super::uniformity::Uniformity;
+use super::vcode::*;
+use crate::abi::kernarg::{self, KernargLayout};
+use crate::abi::kernel::{self, InitialState, KernelInputs, SgprInput};
+use crate::isa::{self, Opcode, Target, WaveSize};
+use crate::mir::{
+    AddrSpace, BinOp, BlockCall, Builtin, CastOp, Const, Diagnostic, FloatPred, FuncKind, Function, Inst, IntPred, Module, Op,
+    Operand, Type, UnOp, Value,
+};
+
+/// What selection produces for one kernel.
+pub struct Selected {
+    pub vcode: VCode,
+    pub inputs: KernelInputs,
+    pub state: InitialState,
+    pub kernarg: KernargLayout,
+    /// Bytes of LDS the kernel's `lds_slot`s take.
+    pub lds_size: u32,
+}
+
+/// A MIR value after selection.
+#[derive(Clone, Debug)]
+enum Lowered {
+    /// Uniform 32-bit value in an SGPR.
+    S(ra::VReg),
+    /// Uniform 64-bit value in an SGPR pair.
+    S64(ra::VReg),
+    /// 32-bit value in a VGPR.
+    V(ra::VReg),
+    /// 64-bit value in two VGPRs (low, high).
+    V64(ra::VReg, ra::VReg),
+    /// Uniform boolean: an SGPR holding 0 or 1.
+    Bool(ra::VReg),
+    /// Divergent boolean: a lane mask.
+    Mask(ra::VReg),
+    /// A constant not yet materialised (bits, width in bits).
+    Imm(u64, u32),
+    /// Vector elements or struct fields.
+    Agg(Vec<Lowered>),
+}
+
+/// A source operand of a machine instruction being built.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    R(ra::VReg),
+    Half(ra::VReg, u8),
+    Imm(u32),
+    VPair(ra::VReg, ra::VReg),
+    Fixed(isa::Reg),
+    Off,
+}
+
+/// A destination.
+#[derive(Clone, Copy, Debug)]
+enum Dst {
+    R(ra::VReg),
+    VPair(ra::VReg, ra::VReg),
+    Fixed(isa::Reg),
+}
+
+fn err(func: &Function, inst: Option<&Inst>, message: String) -> Diagnostic {
+    let mut d = Diagnostic::new(message, inst.map_or(func.span, |i| i.span));
+    d.context = Some(format!("in @{}", func.name));
+    d
+}
+
+struct BlockBuild {
+    name: String,
+    insts: Vec<MInst>,
+    succs: Vec<usize>,
+    succ_args: Vec<Vec<ra::VReg>>,
+    params: Vec<ra::VReg>,
+    partial_exec: bool,
+}
+
+struct Isel<'a> {
+    module: &'a Module,
+    func: &'a Function,
+    uni: &'a Uniformity,
+    structure: &'a Structure,
+    target: Target,
+    vc: VCode,
+    values: Vec<Option<Lowered>>,
+    blocks: Vec<BlockBuild>,
+    cur: usize,
+    /// Machine block of each MIR block.
+    mblock: Vec<usize>,
+    kernarg_ptr: Option<ra::VReg>,
+    dispatch_ptr: Option<ra::VReg>,
+    workgroup_id: [Option<ra::VReg>; 3],
+    tid: Option<ra::VReg>,
+    lds_size: u32,
+    lds_offsets: HashMap<Value, u32>,
+    inst_ref: Option<&'a Inst>,
+}
+
+impl<'a> Isel<'a> {
+    fn wave64(&self) -> bool {
+        self.target.wave == WaveSize::W64
+    }
+
+    fn mask_class(&self) -> Class {
+        if self.wave64() {
+            Class::SgprPair
+        } else {
+            Class::Sgpr
+        }
+    }
+
+    fn exec_reg(&self) -> isa::Reg {
+        isa::Reg::exec(if self.wave64() { 2 } else { 1 })
+    }
+
+    fn vreg(&mut self, class: Class) -> ra::VReg {
+        self.vc.new_vreg(class)
+    }
+
+    fn error(&self, message: impl Into<String>) -> Diagnostic {
+        err(self.func, self.inst_ref, message.into())
+    }
+
+    fn push(&mut self, inst: MInst) {
+        self.blocks[self.cur].insts.push(inst);
+    }
+
+    /// Emits one hardware instruction. Defs are late unless `early` (needed when a
+    /// pseudo expands to several instructions).
+    fn emit(&mut self, op: Opcode, defs: &[Dst], uses: &[Src], tweak: impl FnOnce(&mut isa::Inst)) {
+        let mut inst = isa::Inst::new(op, Vec::new(), Vec::new());
+        let mut ops: Vec<ra::Operand> = Vec::new();
+        let mut fills = Vec::new();
+        let mut window = 0u8;
+        let mut use_index: HashMap<ra::VReg, u8> = HashMap::new();
+        let mut add_use = |ops: &mut Vec<ra::Operand>, v: ra::VReg| -> u8 {
+            *use_index.entry(v).or_insert_with(|| {
+                ops.push(ra::Operand::reg_use(v));
+                (ops.len() - 1) as u8
+            })
+        };
+        for (i, s) in uses.iter().enumerate() {
+            let slot = Slot::Use(i as u8);
+            let operand = match *s {
+                Src::R(v) => {
+                    fills.push((slot, Fill::Whole(add_use(&mut ops, v))));
+                    isa::Operand::Off
+                }
+                Src::Half(v, h) => {
+                    fills.push((slot, Fill::Half(add_use(&mut ops, v), h)));
+                    isa::Operand::Off
+                }
+                Src::VPair(lo, hi) => {
+                    let (l, h) = (add_use(&mut ops, lo), add_use(&mut ops, hi));
+                    fills.push((slot, Fill::VPair { lo: l, hi: h, window }));
+                    window += 1;
+                    isa::Operand::Off
+                }
+                Src::Imm(bits) => isa::Operand::imm32(bits),
+                Src::Fixed(r) => isa::Operand::Reg(r),
+                Src::Off => isa::Operand::Off,
+            };
+            inst.uses.push(operand);
+        }
+        for (i, d) in defs.iter().enumerate() {
+            let slot = Slot::Def(i as u8);
+            let operand = match *d {
+                Dst::R(v) => {
+                    ops.push(ra::Operand::reg_def(v));
+                    fills.push((slot, Fill::Whole((ops.len() - 1) as u8)));
+                    isa::Operand::Off
+                }
+                Dst::VPair(lo, hi) => {
+                    // Results leave the window after the instruction, so they must
+                    // not share registers with the sources still being read.
+                    ops.push(ra::Operand::new(lo, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early));
+                    ops.push(ra::Operand::new(hi, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early));
+                    let n = ops.len() as u8;
+                    fills.push((slot, Fill::VPair { lo: n - 2, hi: n - 1, window }));
+                    window += 1;
+                    isa::Operand::Off
+                }
+                Dst::Fixed(r) => isa::Operand::Reg(r),
+            };
+            inst.defs.push(operand);
+        }
+        tweak(&mut inst);
+        // `_e64` only where the instruction has a 32-bit form on this target
+        // (VOP3-only instructions are encoded as VOP3 anyway).
+        let gen_index = if self.target.gpu.generation() == isa::Generation::Gfx9 { 0 } else { 1 };
+        if inst.e64 && !op.info().format[gen_index].has_e64_form() {
+            inst.e64 = false;
+        }
+        self.push(MInst { kind: MKind::Real { inst, fills }, ops });
+    }
+
+    fn copy(&mut self, dst: ra::VReg, src: ra::VReg) {
+        self.push(MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(dst), ra::Operand::reg_use(src)] });
+    }
+
+    // ---- materialisation -------------------------------------------------
+
+    /// The value as a 32-bit VGPR (copying/moving as needed).
+    fn to_v(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
+        Ok(match *l {
+            Lowered::V(v) => v,
+            Lowered::S(s) | Lowered::Bool(s) => {
+                let v = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[Src::R(s)], |_| {});
+                v
+            }
+            Lowered::Imm(bits, _) => {
+                let v = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[Src::Imm(bits as u32)], |_| {});
+                v
+            }
+            Lowered::Mask(m) => {
+                let v = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_cndmask_b32, &[Dst::R(v)], &[Src::Imm(0), Src::Imm(1), Src::R(m)], |i| i.e64 = true);
+                v
+            }
+            _ => return Err(self.error("internal: expected a 32-bit value")),
+        })
+    }
+
+    /// The value as an SGPR (uniform 32-bit values only).
+    fn to_s(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
+        Ok(match *l {
+            Lowered::S(s) | Lowered::Bool(s) => s,
+            Lowered::Imm(bits, _) => {
+                let s = self.vreg(Class::Sgpr);
+                self.emit(Opcode::s_mov_b32, &[Dst::R(s)], &[Src::Imm(bits as u32)], |_| {});
+                s
+            }
+            Lowered::V(v) => {
+                // Only for values known uniform that happen to live in a VGPR.
+                let s = self.vreg(Class::Sgpr);
+                self.emit(Opcode::v_readfirstlane_b32, &[Dst::R(s)], &[Src::R(v)], |_| {});
+                s
+            }
+            _ => return Err(self.error("internal: expected a uniform 32-bit value")),
+        })
+    }
+
+    /// The value as a 64-bit VGPR pair (lo, hi).
+    fn to_v64(&mut self, l: &Lowered) -> Result<(ra::VReg, ra::VReg), Diagnostic> {
+        Ok(match *l {
+            Lowered::V64(lo, hi) => (lo, hi),
+            Lowered::S64(p) => {
+                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                self.emit(Opcode::v_mov_b32, &[Dst::R(lo)], &[Src::Half(p, 0)], |_| {});
+                self.emit(Opcode::v_mov_b32, &[Dst::R(hi)], &[Src::Half(p, 1)], |_| {});
+                (lo, hi)
+            }
+            Lowered::Imm(bits, _) => {
+                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                self.emit(Opcode::v_mov_b32, &[Dst::R(lo)], &[Src::Imm(bits as u32)], |_| {});
+                self.emit(Opcode::v_mov_b32, &[Dst::R(hi)], &[Src::Imm((bits >> 32) as u32)], |_| {});
+                (lo, hi)
+            }
+            _ => return Err(self.error("internal: expected a 64-bit value")),
+        })
+    }
+
+    /// The value as a uniform SGPR pair.
+    fn to_s64(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
+        Ok(match *l {
+            Lowered::S64(p) => p,
+            Lowered::Imm(bits, _) => {
+                let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
+                self.emit(Opcode::s_mov_b32, &[Dst::R(lo)], &[Src::Imm(bits as u32)], |_| {});
+                self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Imm((bits >> 32) as u32)], |_| {});
+                self.make_pair(lo, hi)
+            }
+            _ => return Err(self.error("internal: expected a uniform 64-bit value")),
+        })
+    }
+
+    fn make_pair(&mut self, lo: ra::VReg, hi: ra::VReg) -> ra::VReg {
+        let p = self.vreg(Class::SgprPair);
+        self.push(MInst {
+            kind: MKind::MakePair,
+            ops: vec![
+                ra::Operand::new(p, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early),
+                ra::Operand::reg_use(lo),
+                ra::Operand::reg_use(hi),
+            ],
+        });
+        p
+    }
+
+    /// A lane mask for a boolean.
+    fn to_mask(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
+        Ok(match *l {
+            Lowered::Mask(m) => m,
+            Lowered::Bool(b) => {
+                let m = self.vreg(self.mask_class());
+                let (cmp, sel) = (Opcode::s_cmp_lg_u32, if self.wave64() { Opcode::s_cselect_b64 } else { Opcode::s_cselect_b32 });
+                self.bool_select(m, b, cmp, sel);
+                m
+            }
+            Lowered::Imm(bits, _) => {
+                let m = self.vreg(self.mask_class());
+                let op = if self.wave64() { Opcode::s_mov_b64 } else { Opcode::s_mov_b32 };
+                self.emit(op, &[Dst::R(m)], &[Src::Imm(if bits & 1 != 0 { u32::MAX } else { 0 })], |_| {});
+                m
+            }
+            _ => return Err(self.error("internal: expected a boolean")),
+        })
+    }
+
+    /// `dst = b != 0 ? -1 : 0` through SCC (two instructions that must stay together).
+    fn bool_select(&mut self, dst: ra::VReg, b: ra::VReg, cmp: Opcode, sel: Opcode) {
+        // s_cmp then s_cselect: SCC is not allocated, and nothing regalloc inserts
+        // between two instructions writes it (moves are s_mov / v_mov / memory).
+        self.emit(cmp, &[], &[Src::R(b), Src::Imm(0)], |_| {});
+        self.emit(sel, &[Dst::R(dst)], &[Src::Imm(u32::MAX), Src::Imm(0)], |_| {});
+    }
+
+    /// A uniform boolean (SGPR 0/1) for a branch condition.
+    fn to_bool(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
+        Ok(match *l {
+            Lowered::Bool(b) => b,
+            Lowered::Mask(m) => {
+                // Uniform condition computed as a mask: any active lane set.
+                let t = self.vreg(self.mask_class());
+                let (and, cmp) = if self.wave64() { (Opcode::s_and_b64, Opcode::s_cmp_lg_u64) } else { (Opcode::s_and_b32, Opcode::s_cmp_lg_u32) };
+                let exec = self.exec_reg();
+                self.emit(and, &[Dst::R(t)], &[Src::R(m), Src::Fixed(exec)], |_| {});
+                let b = self.vreg(Class::Sgpr);
+                self.emit(cmp, &[], &[Src::R(t), Src::Imm(0)], |_| {});
+                self.emit(Opcode::s_cselect_b32, &[Dst::R(b)], &[Src::Imm(1), Src::Imm(0)], |_| {});
+                b
+            }
+            Lowered::Imm(bits, _) => {
+                let b = self.vreg(Class::Sgpr);
+                self.emit(Opcode::s_mov_b32, &[Dst::R(b)], &[Src::Imm((bits & 1) as u32)], |_| {});
+                b
+            }
+            _ => return Err(self.error("internal: expected a boolean")),
+        })
+    }
+
+    fn lowered(&self, operand: &Operand) -> Lowered {
+        match operand {
+            Operand::Value(v) => self.values[v.0 as usize].clone().expect("values are lowered in dominance order"),
+            Operand::Const(c) => const_lowered(c),
+        }
+    }
+
+    fn divergent(&self, operand: &Operand) -> bool {
+        self.uni.operand_divergent(operand)
+    }
+
+    fn src_of(&mut self, l: &Lowered) -> Result<Src, Diagnostic> {
+        Ok(match *l {
+            Lowered::S(s) | Lowered::Bool(s) => Src::R(s),
+            Lowered::V(v) => Src::R(v),
+            Lowered::Imm(bits, _) => Src::Imm(bits as u32),
+            Lowered::Mask(_) => Src::R(self.to_v(l)?),
+            _ => return Err(self.error("internal: expected a 32-bit operand")),
+        })
+    }
+
+    /// A VALU instruction with legal operands: on gfx9, VOP3 takes no literal and
+    /// one scalar source; VOP2 takes a scalar or literal only as src0. Operands
+    /// that do not fit are moved to VGPRs first.
+    fn valu(&mut self, op: Opcode, dst: ra::VReg, srcs: &[Lowered], commutative: bool) -> Result<(), Diagnostic> {
+        let info = op.info();
+        let native = info.format[if self.target.gpu.generation() == isa::Generation::Gfx9 { 0 } else { 1 }];
+        let vop3 = !native.has_e64_form();
+        let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
+        let mut order: Vec<Lowered> = srcs.to_vec();
+        let is_scalarish = |l: &Lowered| matches!(l, Lowered::S(_) | Lowered::Bool(_));
+        let is_literal = |l: &Lowered| matches!(l, Lowered::Imm(bits, _) if isa::Operand::imm32(*bits as u32) != isa::Operand::Const(0) && matches!(isa::Operand::imm32(*bits as u32), isa::Operand::Literal(_)));
+        if !vop3 && order.len() == 2 && commutative && !is_scalarish(&order[0]) && !is_literal(&order[0]) && (is_scalarish(&order[1]) || is_literal(&order[1])) {
+            order.swap(0, 1);
+        }
+        let mut srcs_out = Vec::new();
+        let mut scalar_budget = if gfx11 { 2 } else { 1 };
+        let mut literal_budget = if vop3 && !gfx11 { 0 } else { 1 };
+        let mut scalar_seen: Option<ra::VReg> = None;
+        for (i, l) in order.iter().enumerate() {
+            let needs_vgpr_slot = !vop3 && i >= 1;
+            let src = match *l {
+                Lowered::S(s) | Lowered::Bool(s) if !needs_vgpr_slot && (scalar_budget > 0 || scalar_seen == Some(s)) => {
+                    if scalar_seen != Some(s) {
+                        scalar_budget -= 1;
+                        scalar_seen = Some(s);
+                    }
+                    Src::R(s)
+                }
+                Lowered::Imm(bits, _) if matches!(isa::Operand::imm32(bits as u32), isa::Operand::Const(_)) => Src::Imm(bits as u32),
+                Lowered::Imm(bits, _) if !needs_vgpr_slot && literal_budget > 0 && scalar_budget > 0 => {
+                    literal_budget -= 1;
+                    scalar_budget -= 1;
+                    Src::Imm(bits as u32)
+                }
+                _ => Src::R(self.to_v(l)?),
+            };
+            srcs_out.push(src);
+        }
+        self.emit(op, &[Dst::R(dst)], &srcs_out, |i| i.e64 = vop3 && native.has_e64_form());
+        Ok(())
+    }
+
+    fn set(&mut self, v: Value, l: Lowered) {
+        self.values[v.0 as usize] = Some(l);
+    }
+
+    // ---- instructions ------------------------------------------------------
+
+    fn instruction(&mut self, inst: &'a Inst) -> Result<(), Diagnostic> {
+        self.inst_ref = Some(inst);
+        let func = self.func;
+        let result = inst.result;
+        let divergent_result = result.is_some_and(|r| self.uni.is_divergent(r));
+        match &inst.op {
+            Op::Const(c) => self.set(result.unwrap(), const_lowered(c)),
+            Op::Binary { op, ty, lhs, rhs } => {
+                let l = self.binary(*op, ty, lhs, rhs, divergent_result)?;
+                self.set(result.unwrap(), l);
+            }
+            Op::Unary { op, ty, arg } => {
+                let l = self.unary(*op, ty, arg, divergent_result)?;
+                self.set(result.unwrap(), l);
+            }
+            Op::Fma { ty, a, b, c } => {
+                if *ty != Type::F32 {
+                    return Err(self.error(format!("fma on {ty} is not supported by the code generator yet")));
+                }
+                let (a, b, c) = (self.lowered(a), self.lowered(b), self.lowered(c));
+                let d = self.vreg(Class::Vgpr);
+                self.valu(Opcode::v_fma_f32, d, &[a, b, c], false)?;
+                self.set(result.unwrap(), Lowered::V(d));
+            }
+            Op::Icmp { pred, ty, lhs, rhs } => {
+                let l = self.icmp(*pred, ty, lhs, rhs, divergent_result)?;
+                self.set(result.unwrap(), l);
+            }
+            Op::Fcmp { pred, ty, lhs, rhs } => {
+                if *ty != Type::F32 {
+                    return Err(self.error(format!("fcmp on {ty} is not supported by the code generator yet")));
+                }
+                let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+                let m = self.vcmp(fcmp_opcode(*pred), a, b)?;
+                self.set(result.unwrap(), Lowered::Mask(m));
+            }
+            Op::Select { ty, cond, if_true, if_false } => {
+                let l = self.select(ty, cond, if_true, if_false, divergent_result)?;
+                self.set(result.unwrap(), l);
+            }
+            Op::Cast { op, from, arg, to } => {
+                let l = self.cast(*op, from, arg, to, divergent_result)?;
+                self.set(result.unwrap(), l);
+            }
+            Op::Load { ty, ptr, .. } => {
+                let l = self.load(ty, ptr, divergent_result)?;
+                self.set(result.unwrap(), l);
+            }
+            Op::Store { ty, value, ptr, .. } => self.store(ty, value, ptr)?,
+            Op::PtrAdd { ptr, offset } => {
+                let l = self.ptradd(ptr, offset, divergent_result)?;
+                self.set(result.unwrap(), l);
+            }
+            Op::LdsSlot { size, align } => {
+                let offset = self.lds_size.div_ceil(*align) * *align;
+                self.lds_size = offset + size;
+                self.lds_offsets.insert(result.unwrap(), offset);
+                self.set(result.unwrap(), Lowered::Imm(u64::from(offset), 32));
+            }
+            Op::Builtin { kind, dim } => {
+                let l = self.builtin(*kind, *dim)?;
+                self.set(result.unwrap(), l);
+            }
+            Op::Barrier => self.emit(Opcode::s_barrier, &[], &[], |_| {}),
+            Op::Extract { agg, index } => {
+                let Lowered::Agg(parts) = self.lowered(agg) else { return Err(self.error("internal: extract from a non-aggregate")) };
+                self.set(result.unwrap(), parts[*index as usize].clone());
+            }
+            Op::Insert { agg, value, index } => {
+                let Lowered::Agg(mut parts) = self.lowered(agg) else { return Err(self.error("internal: insert into a non-aggregate")) };
+                parts[*index as usize] = self.lowered(value);
+                self.set(result.unwrap(), Lowered::Agg(parts));
+            }
+            Op::Make { elems, .. } => {
+                let parts = elems.iter().map(|e| self.lowered(e)).collect();
+                self.set(result.unwrap(), Lowered::Agg(parts));
+            }
+            Op::StackSlot { .. } => return Err(self.error("stack slots are not supported by the code generator yet (scratch frames: issue 8)")),
+            Op::Call { .. } => return Err(self.error("calls are not supported by the code generator yet (issue 8)")),
+            Op::AtomicRmw { .. } | Op::CmpXchg { .. } => return Err(self.error("atomics are not supported by the code generator yet")),
+        }
+        let _ = func;
+        Ok(())
+    }
+
+    fn binary(&mut self, op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+        if let (Lowered::Imm(x, _), Lowered::Imm(y, _)) = (&a, &b) {
+            if let Some(folded) = fold_binary(op, ty, *x, *y) {
+                return Ok(Lowered::Imm(folded, ty.bits()));
+            }
+        }
+        match ty {
+            Type::I32 => self.binary32(op, a, b, divergent),
+            Type::F32 => {
+                let opcode = match op {
+                    BinOp::FAdd => Opcode::v_add_f32,
+                    BinOp::FSub => Opcode::v_sub_f32,
+                    BinOp::FMul => Opcode::v_mul_f32,
+                    BinOp::FMin => Opcode::v_min_f32,
+                    BinOp::FMax => Opcode::v_max_f32,
+                    BinOp::FDiv => return self.fdiv32(a, b),
+                    _ => unreachable!("verified: float op on f32"),
+                };
+                let d = self.vreg(Class::Vgpr);
+                let commutative = !matches!(op, BinOp::FSub);
+                self.valu(opcode, d, &[a, b], commutative)?;
+                Ok(Lowered::V(d))
+            }
+            Type::I1 => {
+                // Logic on booleans: uniform -> SALU on 0/1, divergent -> mask ops.
+                if divergent {
+                    let (ma, mb) = (self.to_mask(&a)?, self.to_mask(&b)?);
+                    let m = self.vreg(self.mask_class());
+                    let opcode = match (op, self.wave64()) {
+                        (BinOp::And, true) => Opcode::s_and_b64,
+                        (BinOp::Or, true) => Opcode::s_or_b64,
+                        (_, true) => Opcode::s_xor_b64,
+                        (BinOp::And, false) => Opcode::s_and_b32,
+                        (BinOp::Or, false) => Opcode::s_or_b32,
+                        (_, false) => Opcode::s_xor_b32,
+                    };
+                    self.emit(opcode, &[Dst::R(m)], &[Src::R(ma), Src::R(mb)], |_| {});
+                    Ok(Lowered::Mask(m))
+                } else {
+                    let (sa, sb) = (self.to_bool(&a)?, self.to_bool(&b)?);
+                    let d = self.vreg(Class::Sgpr);
+                    let opcode = match op {
+                        BinOp::And => Opcode::s_and_b32,
+                        BinOp::Or => Opcode::s_or_b32,
+                        _ => Opcode::s_xor_b32,
+                    };
+                    self.emit(opcode, &[Dst::R(d)], &[Src::R(sa), Src::R(sb)], |_| {});
+                    Ok(Lowered::Bool(d))
+                }
+            }
+            Type::I64 if matches!(op, BinOp::Add | BinOp::Sub | BinOp::And | BinOp::Or | BinOp::Xor) => self.binary64(op, a, b, divergent),
+            Type::I64 if matches!(op, BinOp::Shl | BinOp::LShr | BinOp::AShr) => self.shift64(op, a, b, divergent),
+            Type::I64 if op == BinOp::Mul => self.mul64(a, b),
+            other => Err(self.error(format!("'{}' on {other} is not supported by the code generator yet", op.mnemonic()))),
+        }
+    }
+
+    fn binary32(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        if matches!(op, BinOp::UDiv | BinOp::URem) {
+            return self.udiv32(a, b, op == BinOp::URem);
+        }
+        if matches!(op, BinOp::SDiv | BinOp::SRem) {
+            return self.sdiv32(a, b, op == BinOp::SRem);
+        }
+        if !divergent {
+            let opcode = match op {
+                BinOp::Add => Opcode::s_add_u32,
+                BinOp::Sub => Opcode::s_sub_u32,
+                BinOp::Mul => Opcode::s_mul_i32,
+                BinOp::MulHiU => Opcode::s_mul_hi_u32,
+                BinOp::MulHiS => Opcode::s_mul_hi_i32,
+                BinOp::And => Opcode::s_and_b32,
+                BinOp::Or => Opcode::s_or_b32,
+                BinOp::Xor => Opcode::s_xor_b32,
+                BinOp::Shl => Opcode::s_lshl_b32,
+                BinOp::LShr => Opcode::s_lshr_b32,
+                BinOp::AShr => Opcode::s_ashr_i32,
+                BinOp::SMin => Opcode::s_min_i32,
+                BinOp::SMax => Opcode::s_max_i32,
+                BinOp::UMin => Opcode::s_min_u32,
+                BinOp::UMax => Opcode::s_max_u32,
+                _ => unreachable!("integer op"),
+            };
+            let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
+            let d = self.vreg(Class::Sgpr);
+            self.emit(opcode, &[Dst::R(d)], &[sa, sb], |_| {});
+            return Ok(Lowered::S(d));
+        }
+        let d = self.vreg(Class::Vgpr);
+        // VALU shifts take the amount first ("rev" forms); sub of (a, b) = subrev(b, a).
+        let (opcode, srcs, commutative) = match op {
+            BinOp::Add => (Opcode::v_add_u32, vec![a, b], true),
+            BinOp::Sub => {
+                if matches!(b, Lowered::S(_) | Lowered::Imm(..)) && matches!(a, Lowered::V(_)) {
+                    (Opcode::v_subrev_u32, vec![b, a], false)
+                } else {
+                    (Opcode::v_sub_u32, vec![a, b], false)
+                }
+            }
+            BinOp::Mul => (Opcode::v_mul_lo_u32, vec![a, b], true),
+            BinOp::MulHiU => (Opcode::v_mul_hi_u32, vec![a, b], true),
+            BinOp::MulHiS => (Opcode::v_mul_hi_i32, vec![a, b], true),
+            BinOp::And => (Opcode::v_and_b32, vec![a, b], true),
+            BinOp::Or => (Opcode::v_or_b32, vec![a, b], true),
+            BinOp::Xor => (Opcode::v_xor_b32, vec![a, b], true),
+            BinOp::Shl => (Opcode::v_lshlrev_b32, vec![b, a], false),
+            BinOp::LShr => (Opcode::v_lshrrev_b32, vec![b, a], false),
+            BinOp::AShr => (Opcode::v_ashrrev_i32, vec![b, a], false),
+            BinOp::SMin => (Opcode::v_min_i32, vec![a, b], true),
+            BinOp::SMax => (Opcode::v_max_i32, vec![a, b], true),
+            BinOp::UMin => (Opcode::v_min_u32, vec![a, b], true),
+            BinOp::UMax => (Opcode::v_max_u32, vec![a, b], true),
+            _ => unreachable!("integer op"),
+        };
+        self.valu(opcode, d, &srcs, commutative)?;
+        Ok(Lowered::V(d))
+    }
+
+    fn scalar_src(&mut self, l: &Lowered) -> Result<Src, Diagnostic> {
+        Ok(match *l {
+            Lowered::Imm(bits, _) => Src::Imm(bits as u32),
+            _ => Src::R(self.to_s(l)?),
+        })
+    }
+
+    fn binary64(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        if !divergent {
+            let (pa, pb) = (self.to_s64(&a)?, self.to_s64(&b)?);
+            let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
+            let (op_lo, op_hi) = match op {
+                BinOp::Add => (Opcode::s_add_u32, Opcode::s_addc_u32),
+                BinOp::Sub => (Opcode::s_sub_u32, Opcode::s_subb_u32),
+                BinOp::And => (Opcode::s_and_b32, Opcode::s_and_b32),
+                BinOp::Or => (Opcode::s_or_b32, Opcode::s_or_b32),
+                _ => (Opcode::s_xor_b32, Opcode::s_xor_b32),
+            };
+            // The carry travels in SCC from the first to the second instruction.
+            self.emit(op_lo, &[Dst::R(lo)], &[Src::Half(pa, 0), Src::Half(pb, 0)], |_| {});
+            self.emit(op_hi, &[Dst::R(hi)], &[Src::Half(pa, 1), Src::Half(pb, 1)], |_| {});
+            return Ok(Lowered::S64(self.make_pair(lo, hi)));
+        }
+        let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+        let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        match op {
+            BinOp::Add | BinOp::Sub => {
+                let carry = self.vreg(self.mask_class());
+                let (op_lo, op_hi) = if op == BinOp::Add {
+                    (Opcode::v_add_co_u32, Opcode::v_addc_co_u32)
+                } else {
+                    (Opcode::v_sub_co_u32, Opcode::v_subb_co_u32)
+                };
+                self.emit(op_lo, &[Dst::R(lo), Dst::R(carry)], &[Src::R(al), Src::R(bl)], |i| i.e64 = true);
+                let carry_out = self.vreg(self.mask_class());
+                self.emit(op_hi, &[Dst::R(hi), Dst::R(carry_out)], &[Src::R(ah), Src::R(bh), Src::R(carry)], |i| i.e64 = true);
+            }
+            _ => {
+                let opcode = match op {
+                    BinOp::And => Opcode::v_and_b32,
+                    BinOp::Or => Opcode::v_or_b32,
+                    _ => Opcode::v_xor_b32,
+                };
+                self.emit(opcode, &[Dst::R(lo)], &[Src::R(al), Src::R(bl)], |_| {});
+                self.emit(opcode, &[Dst::R(hi)], &[Src::R(ah), Src::R(bh)], |_| {});
+            }
+        }
+        Ok(Lowered::V64(lo, hi))
+    }
+
+    fn shift64(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        // The amount is the low 6 bits of the i64 amount (modulo 64, as MIR says).
+        let amount = match b {
+            Lowered::Imm(bits, _) => Lowered::Imm(bits & 63, 32),
+            Lowered::S64(p) => {
+                let s = self.vreg(Class::Sgpr);
+                self.emit(Opcode::s_and_b32, &[Dst::R(s)], &[Src::Half(p, 0), Src::Imm(63)], |_| {});
+                Lowered::S(s)
+            }
+            Lowered::V64(lo, _) => Lowered::V(lo),
+            _ => return Err(self.error("internal: i64 shift amount")),
+        };
+        if !divergent {
+            let p = self.to_s64(&a)?;
+            let d = self.vreg(Class::SgprPair);
+            let opcode = match op {
+                BinOp::Shl => Opcode::s_lshl_b64,
+                BinOp::LShr => Opcode::s_lshr_b64,
+                _ => Opcode::s_ashr_i64,
+            };
+            let amount = self.scalar_src(&amount)?;
+            self.emit(opcode, &[Dst::R(d)], &[Src::R(p), amount], |_| {});
+            return Ok(Lowered::S64(d));
+        }
+        let (al, ah) = self.to_v64(&a)?;
+        let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        let opcode = match op {
+            BinOp::Shl => Opcode::v_lshlrev_b64,
+            BinOp::LShr => Opcode::v_lshrrev_b64,
+            _ => Opcode::v_ashrrev_i64,
+        };
+        let amount = match amount {
+            Lowered::Imm(bits, _) => Src::Imm(bits as u32),
+            other => Src::R(self.to_v(&other)?),
+        };
+        self.emit(opcode, &[Dst::VPair(lo, hi)], &[amount, Src::VPair(al, ah)], |_| {});
+        Ok(Lowered::V64(lo, hi))
+    }
+
+    fn mul64(&mut self, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        // (ah:al) * (bh:bl) mod 2^64 = al*bl + ((al*bh + ah*bl) << 32).
+        let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+        let (lo, hi0, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(lo)], &[Src::R(al), Src::R(bl)], |_| {});
+        self.emit(Opcode::v_mul_hi_u32, &[Dst::R(hi0)], &[Src::R(al), Src::R(bl)], |_| {});
+        let (c1, c2, s1) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(c1)], &[Src::R(al), Src::R(bh)], |_| {});
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(c2)], &[Src::R(ah), Src::R(bl)], |_| {});
+        self.emit(Opcode::v_add_u32, &[Dst::R(s1)], &[Src::R(c1), Src::R(c2)], |_| {});
+        self.emit(Opcode::v_add_u32, &[Dst::R(hi)], &[Src::R(hi0), Src::R(s1)], |_| {});
+        Ok(Lowered::V64(lo, hi))
+    }
+
+    /// Unsigned 32-bit division: a reciprocal estimate refined by one Newton step
+    /// and two corrections (exact for every operand pair; see docs/pipeline.md).
+    fn udiv32(&mut self, a: Lowered, b: Lowered, remainder: bool) -> Result<Lowered, Diagnostic> {
+        let n = self.to_v(&a)?;
+        let d = self.to_v(&b)?;
+        let v = |s: &mut Self| s.vreg(Class::Vgpr);
+        let (df, rcp, scaled, z) = (v(self), v(self), v(self), v(self));
+        self.emit(Opcode::v_cvt_f32_u32, &[Dst::R(df)], &[Src::R(d)], |_| {});
+        self.emit(Opcode::v_rcp_iflag_f32, &[Dst::R(rcp)], &[Src::R(df)], |_| {});
+        self.emit(Opcode::v_mul_f32, &[Dst::R(scaled)], &[Src::Imm(0x4f7f_fffe), Src::R(rcp)], |_| {});
+        self.emit(Opcode::v_cvt_u32_f32, &[Dst::R(z)], &[Src::R(scaled)], |_| {});
+        let (negd, t, hi, z2) = (v(self), v(self), v(self), v(self));
+        self.emit(Opcode::v_sub_u32, &[Dst::R(negd)], &[Src::Imm(0), Src::R(d)], |_| {});
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(t)], &[Src::R(negd), Src::R(z)], |_| {});
+        self.emit(Opcode::v_mul_hi_u32, &[Dst::R(hi)], &[Src::R(z), Src::R(t)], |_| {});
+        self.emit(Opcode::v_add_u32, &[Dst::R(z2)], &[Src::R(z), Src::R(hi)], |_| {});
+        let (q, qd, r) = (v(self), v(self), v(self));
+        self.emit(Opcode::v_mul_hi_u32, &[Dst::R(q)], &[Src::R(n), Src::R(z2)], |_| {});
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(qd)], &[Src::R(q), Src::R(d)], |_| {});
+        self.emit(Opcode::v_sub_u32, &[Dst::R(r)], &[Src::R(n), Src::R(qd)], |_| {});
+        let (mut q, mut r) = (q, r);
+        for _ in 0..2 {
+            let ge = self.vreg(self.mask_class());
+            self.emit(Opcode::v_cmp_ge_u32, &[Dst::R(ge)], &[Src::R(r), Src::R(d)], |i| i.e64 = true);
+            let (q1, r1, q2, r2) = (v(self), v(self), v(self), v(self));
+            self.emit(Opcode::v_add_u32, &[Dst::R(q1)], &[Src::Imm(1), Src::R(q)], |_| {});
+            self.emit(Opcode::v_sub_u32, &[Dst::R(r1)], &[Src::R(r), Src::R(d)], |_| {});
+            self.emit(Opcode::v_cndmask_b32, &[Dst::R(q2)], &[Src::R(q), Src::R(q1), Src::R(ge)], |i| i.e64 = true);
+            self.emit(Opcode::v_cndmask_b32, &[Dst::R(r2)], &[Src::R(r), Src::R(r1), Src::R(ge)], |i| i.e64 = true);
+            q = q2;
+            r = r2;
+        }
+        Ok(Lowered::V(if remainder { r } else { q }))
+    }
+
+    /// Signed division via the unsigned one on magnitudes; the quotient is negative
+    /// when the signs differ, the remainder has the dividend's sign.
+    fn sdiv32(&mut self, a: Lowered, b: Lowered, remainder: bool) -> Result<Lowered, Diagnostic> {
+        let (n, d) = (self.to_v(&a)?, self.to_v(&b)?);
+        let v = |s: &mut Self| s.vreg(Class::Vgpr);
+        let (sn, sd, an0, ad0, an, ad) = (v(self), v(self), v(self), v(self), v(self), v(self));
+        self.emit(Opcode::v_ashrrev_i32, &[Dst::R(sn)], &[Src::Imm(31), Src::R(n)], |_| {});
+        self.emit(Opcode::v_ashrrev_i32, &[Dst::R(sd)], &[Src::Imm(31), Src::R(d)], |_| {});
+        // |x| = (x + s) ^ s with s = x >> 31.
+        self.emit(Opcode::v_add_u32, &[Dst::R(an0)], &[Src::R(n), Src::R(sn)], |_| {});
+        self.emit(Opcode::v_add_u32, &[Dst::R(ad0)], &[Src::R(d), Src::R(sd)], |_| {});
+        self.emit(Opcode::v_xor_b32, &[Dst::R(an)], &[Src::R(an0), Src::R(sn)], |_| {});
+        self.emit(Opcode::v_xor_b32, &[Dst::R(ad)], &[Src::R(ad0), Src::R(sd)], |_| {});
+        let Lowered::V(u) = self.udiv32(Lowered::V(an), Lowered::V(ad), remainder)? else { unreachable!() };
+        let sign = if remainder {
+            sn
+        } else {
+            let s = v(self);
+            self.emit(Opcode::v_xor_b32, &[Dst::R(s)], &[Src::R(sn), Src::R(sd)], |_| {});
+            s
+        };
+        let (x, r) = (v(self), v(self));
+        self.emit(Opcode::v_xor_b32, &[Dst::R(x)], &[Src::R(u), Src::R(sign)], |_| {});
+        self.emit(Opcode::v_sub_u32, &[Dst::R(r)], &[Src::R(x), Src::R(sign)], |_| {});
+        Ok(Lowered::V(r))
+    }
+
+    /// Correctly rounded f32 division (the scale / reciprocal / Newton / fixup
+    /// sequence; VCC carries the scale flag to v_div_fmas, so the sequence is one
+    /// unit that nothing is scheduled into).
+    fn fdiv32(&mut self, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        let (n, d) = (self.to_v(&a)?, self.to_v(&b)?);
+        let vcc = isa::Reg::vcc(if self.wave64() { 2 } else { 1 });
+        let v = |s: &mut Self| s.vreg(Class::Vgpr);
+        let (den, num, r0, e0, r1, q0, e1, q1, e2, q2, res) =
+            (v(self), v(self), v(self), v(self), v(self), v(self), v(self), v(self), v(self), v(self), v(self));
+        let neg0 = |i: &mut isa::Inst| i.mods.neg = 1;
+        self.emit(Opcode::v_div_scale_f32, &[Dst::R(den), Dst::Fixed(vcc)], &[Src::R(d), Src::R(d), Src::R(n)], |_| {});
+        self.emit(Opcode::v_div_scale_f32, &[Dst::R(num), Dst::Fixed(vcc)], &[Src::R(n), Src::R(d), Src::R(n)], |_| {});
+        self.emit(Opcode::v_rcp_f32, &[Dst::R(r0)], &[Src::R(den)], |_| {});
+        self.emit(Opcode::v_fma_f32, &[Dst::R(e0)], &[Src::R(den), Src::R(r0), Src::Imm(1.0f32.to_bits())], neg0);
+        self.emit(Opcode::v_fma_f32, &[Dst::R(r1)], &[Src::R(e0), Src::R(r0), Src::R(r0)], |_| {});
+        self.emit(Opcode::v_mul_f32, &[Dst::R(q0)], &[Src::R(num), Src::R(r1)], |_| {});
+        self.emit(Opcode::v_fma_f32, &[Dst::R(e1)], &[Src::R(den), Src::R(q0), Src::R(num)], neg0);
+        self.emit(Opcode::v_fma_f32, &[Dst::R(q1)], &[Src::R(e1), Src::R(r1), Src::R(q0)], |_| {});
+        self.emit(Opcode::v_fma_f32, &[Dst::R(e2)], &[Src::R(den), Src::R(q1), Src::R(num)], neg0);
+        self.emit(Opcode::v_div_fmas_f32, &[Dst::R(q2)], &[Src::R(e2), Src::R(r1), Src::R(q1)], |_| {});
+        self.emit(Opcode::v_div_fixup_f32, &[Dst::R(res)], &[Src::R(q2), Src::R(d), Src::R(n)], |_| {});
+        Ok(Lowered::V(res))
+    }
+
+    fn unary(&mut self, op: UnOp, ty: &Type, arg: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let a = self.lowered(arg);
+        match (op, ty) {
+            (UnOp::Not, Type::I1) => {
+                if divergent {
+                    let m = self.to_mask(&a)?;
+                    let d = self.vreg(self.mask_class());
+                    let (opcode, exec) = (if self.wave64() { Opcode::s_andn2_b64 } else { Opcode::s_andn2_b32 }, self.exec_reg());
+                    // Inactive lanes do not matter; restrict to EXEC so masks stay tidy.
+                    self.emit(opcode, &[Dst::R(d)], &[Src::Fixed(exec), Src::R(m)], |_| {});
+                    Ok(Lowered::Mask(d))
+                } else {
+                    let b = self.to_bool(&a)?;
+                    let d = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_xor_b32, &[Dst::R(d)], &[Src::R(b), Src::Imm(1)], |_| {});
+                    Ok(Lowered::Bool(d))
+                }
+            }
+            (UnOp::Not | UnOp::Popcount | UnOp::Clz | UnOp::Ctz, Type::I32) => {
+                let d = self.vreg(Class::Vgpr);
+                match op {
+                    UnOp::Not => self.valu(Opcode::v_not_b32, d, &[a], false)?,
+                    UnOp::Popcount => self.valu(Opcode::v_bcnt_u32_b32, d, &[a, Lowered::Imm(0, 32)], false)?,
+                    _ => {
+                        // v_ffbh/v_ffbl give -1 for zero; MIR wants the width (32).
+                        let raw = self.vreg(Class::Vgpr);
+                        let opcode = if op == UnOp::Clz { Opcode::v_ffbh_u32 } else { Opcode::v_ffbl_b32 };
+                        self.valu(opcode, raw, &[a], false)?;
+                        self.emit(Opcode::v_min_u32, &[Dst::R(d)], &[Src::Imm(32), Src::R(raw)], |_| {});
+                    }
+                }
+                Ok(Lowered::V(d))
+            }
+            (UnOp::FNeg | UnOp::FAbs | UnOp::Floor | UnOp::Ceil | UnOp::Trunc, Type::F32) => {
+                let d = self.vreg(Class::Vgpr);
+                match op {
+                    UnOp::FNeg => self.valu(Opcode::v_xor_b32, d, &[Lowered::Imm(0x8000_0000, 32), a], true)?,
+                    UnOp::FAbs => self.valu(Opcode::v_and_b32, d, &[Lowered::Imm(0x7fff_ffff, 32), a], true)?,
+                    UnOp::Floor => self.valu(Opcode::v_floor_f32, d, &[a], false)?,
+                    UnOp::Ceil => self.valu(Opcode::v_ceil_f32, d, &[a], false)?,
+                    _ => self.valu(Opcode::v_trunc_f32, d, &[a], false)?,
+                }
+                Ok(Lowered::V(d))
+            }
+            _ => Err(self.error(format!("'{}' on {ty} is not supported by the code generator yet", op.mnemonic()))),
+        }
+    }
+
+    /// A VALU compare into a lane mask.
+    fn vcmp(&mut self, opcode: Opcode, a: Lowered, b: Lowered) -> Result<ra::VReg, Diagnostic> {
+        let m = self.vreg(self.mask_class());
+        let (sa, sb) = (self.src_of(&a)?, self.src_of(&b)?);
+        // VOP3 compare: one scalar/constant source is fine; a second goes to a VGPR,
+        // and gfx9 VOP3 takes no literal.
+        let gfx9 = self.target.gpu.generation() == isa::Generation::Gfx9;
+        let legal = |s: &Src| matches!(s, Src::R(_)) || matches!(s, Src::Imm(bits) if matches!(isa::Operand::imm32(*bits), isa::Operand::Const(_)));
+        let sa = if !gfx9 || legal(&sa) { sa } else { Src::R(self.to_v(&a)?) };
+        let sb = if !gfx9 || legal(&sb) { sb } else { Src::R(self.to_v(&b)?) };
+        let scalar = |s: &Src, l: &Lowered| matches!(s, Src::R(_)) && matches!(l, Lowered::S(_) | Lowered::Bool(_));
+        let sb = if gfx9 && scalar(&sa, &a) && scalar(&sb, &b) { Src::R(self.to_v(&b)?) } else { sb };
+        self.emit(opcode, &[Dst::R(m)], &[sa, sb], |i| i.e64 = true);
+        Ok(m)
+    }
+
+    fn icmp(&mut self, pred: IntPred, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+        let wide = ty.bits() == 64;
+        if !matches!(ty, Type::I32) && !(wide && (matches!(ty, Type::I64 | Type::Ptr(_)))) {
+            if !matches!(ty, Type::Ptr(_)) {
+                return Err(self.error(format!("icmp on {ty} is not supported by the code generator yet")));
+            }
+        }
+        if !divergent && !wide {
+            let opcode = scmp_opcode(pred);
+            let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
+            let d = self.vreg(Class::Sgpr);
+            self.emit(opcode, &[], &[sa, sb], |_| {});
+            self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[Src::Imm(1), Src::Imm(0)], |_| {});
+            return Ok(Lowered::Bool(d));
+        }
+        if wide {
+            let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+            let m = self.vreg(self.mask_class());
+            self.emit(vcmp64_opcode(pred), &[Dst::R(m)], &[Src::VPair(al, ah), Src::VPair(bl, bh)], |i| i.e64 = true);
+            return Ok(Lowered::Mask(m));
+        }
+        let m = self.vcmp(vcmp32_opcode(pred), a, b)?;
+        Ok(Lowered::Mask(m))
+    }
+
+    fn select(&mut self, ty: &Type, cond: &Operand, t: &Operand, f: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let (c, a, b) = (self.lowered(cond), self.lowered(t), self.lowered(f));
+        self.select_lowered(ty, c, a, b, divergent)
+    }
+
+    fn select_lowered(&mut self, ty: &Type, c: Lowered, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        if let (Lowered::Agg(xs), Lowered::Agg(ys)) = (&a, &b) {
+            let elem = ty.element().clone();
+            let mut parts = Vec::new();
+            for (x, y) in xs.clone().into_iter().zip(ys.clone()) {
+                parts.push(self.select_lowered(&elem, c.clone(), x, y, divergent)?);
+            }
+            return Ok(Lowered::Agg(parts));
+        }
+        let bits = ty.bits();
+        if *ty == Type::I1 {
+            // Booleans: (c & a) | (~c & b) on masks, or SCC select on bools.
+            if divergent {
+                let (mc, ma, mb) = (self.to_mask(&c)?, self.to_mask(&a)?, self.to_mask(&b)?);
+                let (and, andn2, or) = if self.wave64() {
+                    (Opcode::s_and_b64, Opcode::s_andn2_b64, Opcode::s_or_b64)
+                } else {
+                    (Opcode::s_and_b32, Opcode::s_andn2_b32, Opcode::s_or_b32)
+                };
+                let (x, y, d) = (self.vreg(self.mask_class()), self.vreg(self.mask_class()), self.vreg(self.mask_class()));
+                self.emit(and, &[Dst::R(x)], &[Src::R(ma), Src::R(mc)], |_| {});
+                self.emit(andn2, &[Dst::R(y)], &[Src::R(mb), Src::R(mc)], |_| {});
+                self.emit(or, &[Dst::R(d)], &[Src::R(x), Src::R(y)], |_| {});
+                return Ok(Lowered::Mask(d));
+            }
+        }
+        if !divergent && bits <= 32 {
+            let cb = self.to_bool(&c)?;
+            let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
+            let d = self.vreg(Class::Sgpr);
+            self.emit(Opcode::s_cmp_lg_u32, &[], &[Src::R(cb), Src::Imm(0)], |_| {});
+            self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[sa, sb], |_| {});
+            return Ok(if *ty == Type::I1 { Lowered::Bool(d) } else { Lowered::S(d) });
+        }
+        if !divergent && bits == 64 {
+            let cb = self.to_bool(&c)?;
+            let (pa, pb) = (self.to_s64(&a)?, self.to_s64(&b)?);
+            let d = self.vreg(Class::SgprPair);
+            self.emit(Opcode::s_cmp_lg_u32, &[], &[Src::R(cb), Src::Imm(0)], |_| {});
+            self.emit(Opcode::s_cselect_b64, &[Dst::R(d)], &[Src::R(pa), Src::R(pb)], |_| {});
+            return Ok(Lowered::S64(d));
+        }
+        let m = self.to_mask(&c)?;
+        if bits == 64 {
+            let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+            let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+            self.emit(Opcode::v_cndmask_b32, &[Dst::R(lo)], &[Src::R(bl), Src::R(al), Src::R(m)], |i| i.e64 = true);
+            self.emit(Opcode::v_cndmask_b32, &[Dst::R(hi)], &[Src::R(bh), Src::R(ah), Src::R(m)], |i| i.e64 = true);
+            return Ok(Lowered::V64(lo, hi));
+        }
+        let d = self.vreg(Class::Vgpr);
+        let (sb, sa) = (self.cndmask_src(&b)?, self.cndmask_src(&a)?);
+        self.emit(Opcode::v_cndmask_b32, &[Dst::R(d)], &[sb, sa, Src::R(m)], |i| i.e64 = true);
+        Ok(Lowered::V(d))
+    }
+
+    /// v_cndmask_b32_e64 sources: VGPRs or inline constants (the mask already uses
+    /// the one scalar source gfx9 allows).
+    fn cndmask_src(&mut self, l: &Lowered) -> Result<Src, Diagnostic> {
+        Ok(match *l {
+            Lowered::Imm(bits, _) if matches!(isa::Operand::imm32(bits as u32), isa::Operand::Const(_)) => Src::Imm(bits as u32),
+            _ => Src::R(self.to_v(l)?),
+        })
+    }
+
+    fn cast(&mut self, op: CastOp, from: &Type, arg: &Operand, to: &Type, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let a = self.lowered(arg);
+        let unsupported = || format!("'{}' from {from} to {to} is not supported by the code generator yet", op.mnemonic());
+        Ok(match (op, from, to) {
+            (CastOp::Bitcast, _, _) if from.bits() == 32 && to.bits() == 32 && from.is_scalar() && to.is_scalar() => a,
+            (CastOp::SiToFp | CastOp::UiToFp, Type::I32, Type::F32) => {
+                let d = self.vreg(Class::Vgpr);
+                let opcode = if op == CastOp::SiToFp { Opcode::v_cvt_f32_i32 } else { Opcode::v_cvt_f32_u32 };
+                self.valu(opcode, d, &[a], false)?;
+                Lowered::V(d)
+            }
+            (CastOp::FpToSi | CastOp::FpToUi, Type::F32, Type::I32) => {
+                let d = self.vreg(Class::Vgpr);
+                let opcode = if op == CastOp::FpToSi { Opcode::v_cvt_i32_f32 } else { Opcode::v_cvt_u32_f32 };
+                self.valu(opcode, d, &[a], false)?;
+                Lowered::V(d)
+            }
+            (CastOp::FpTrunc, Type::F64, Type::F32) => {
+                let (lo, hi) = self.to_v64(&a)?;
+                let d = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_cvt_f32_f64, &[Dst::R(d)], &[Src::VPair(lo, hi)], |_| {});
+                Lowered::V(d)
+            }
+            (CastOp::Trunc, Type::I64, Type::I32) => match a {
+                Lowered::S64(p) => {
+                    let s = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_mov_b32, &[Dst::R(s)], &[Src::Half(p, 0)], |_| {});
+                    Lowered::S(s)
+                }
+                Lowered::V64(lo, _) => Lowered::V(lo),
+                Lowered::Imm(bits, _) => Lowered::Imm(bits & 0xffff_ffff, 32),
+                _ => return Err(self.error("internal: trunc operand")),
+            },
+            (CastOp::ZExt | CastOp::SExt, Type::I32, Type::I64) => {
+                if let Lowered::Imm(bits, _) = a {
+                    let v = if op == CastOp::SExt { bits as u32 as i32 as i64 as u64 } else { bits & 0xffff_ffff };
+                    return Ok(Lowered::Imm(v, 64));
+                }
+                if divergent || matches!(a, Lowered::V(_)) {
+                    let lo = self.to_v(&a)?;
+                    let hi = self.vreg(Class::Vgpr);
+                    if op == CastOp::SExt {
+                        self.emit(Opcode::v_ashrrev_i32, &[Dst::R(hi)], &[Src::Imm(31), Src::R(lo)], |_| {});
+                    } else {
+                        self.emit(Opcode::v_mov_b32, &[Dst::R(hi)], &[Src::Imm(0)], |_| {});
+                    }
+                    Lowered::V64(lo, hi)
+                } else {
+                    let lo = self.to_s(&a)?;
+                    let hi = self.vreg(Class::Sgpr);
+                    if op == CastOp::SExt {
+                        self.emit(Opcode::s_ashr_i32, &[Dst::R(hi)], &[Src::R(lo), Src::Imm(31)], |_| {});
+                    } else {
+                        self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Imm(0)], |_| {});
+                    }
+                    Lowered::S64(self.make_pair(lo, hi))
+                }
+            }
+            (CastOp::ZExt | CastOp::SExt, Type::I1, Type::I32) => {
+                let one = if op == CastOp::SExt { u32::MAX } else { 1 };
+                match a {
+                    Lowered::Bool(b) if !divergent => {
+                        if op == CastOp::ZExt {
+                            Lowered::S(b)
+                        } else {
+                            let d = self.vreg(Class::Sgpr);
+                            self.emit(Opcode::s_sub_u32, &[Dst::R(d)], &[Src::Imm(0), Src::R(b)], |_| {});
+                            Lowered::S(d)
+                        }
+                    }
+                    _ => {
+                        let m = self.to_mask(&a)?;
+                        let d = self.vreg(Class::Vgpr);
+                        self.emit(Opcode::v_cndmask_b32, &[Dst::R(d)], &[Src::Imm(0), Src::Imm(one), Src::R(m)], |i| i.e64 = true);
+                        Lowered::V(d)
+                    }
+                }
+            }
+            (CastOp::PtrToInt, _, _) | (CastOp::IntToPtr, _, _) => a,
+            _ => return Err(self.error(unsupported())),
+        })
+    }
+
+    fn ptradd(&mut self, ptr: &Operand, offset: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let (p, o) = (self.lowered(ptr), self.lowered(offset));
+        let space = match self.func.operand_type(ptr) {
+            Type::Ptr(s) => *s,
+            _ => unreachable!("verified"),
+        };
+        let offset_is_64 = self.func.operand_type(offset).bits() == 64;
+        if space.pointer_bits() == 32 {
+            let o32 = match o {
+                Lowered::S64(pair) => {
+                    let s = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_mov_b32, &[Dst::R(s)], &[Src::Half(pair, 0)], |_| {});
+                    Lowered::S(s)
+                }
+                Lowered::V64(lo, _) => Lowered::V(lo),
+                Lowered::Imm(bits, _) => Lowered::Imm(bits & 0xffff_ffff, 32),
+                other => other,
+            };
+            return self.binary32(BinOp::Add, p, o32, divergent);
+        }
+        // 64-bit pointer + sign-extended (or 64-bit) offset.
+        let o64 = if offset_is_64 {
+            o
+        } else {
+            match o {
+                Lowered::Imm(bits, _) => Lowered::Imm(bits as u32 as i32 as i64 as u64, 64),
+                Lowered::S(s) => {
+                    let hi = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_ashr_i32, &[Dst::R(hi)], &[Src::R(s), Src::Imm(31)], |_| {});
+                    Lowered::S64(self.make_pair(s, hi))
+                }
+                Lowered::V(v) => {
+                    let hi = self.vreg(Class::Vgpr);
+                    self.emit(Opcode::v_ashrrev_i32, &[Dst::R(hi)], &[Src::Imm(31), Src::R(v)], |_| {});
+                    Lowered::V64(v, hi)
+                }
+                _ => return Err(self.error("internal: ptradd offset")),
+            }
+        };
+        if let Lowered::Imm(0, _) = o64 {
+            return Ok(p);
+        }
+        self.binary64(BinOp::Add, p, o64, divergent)
+    }
+
+    fn load(&mut self, ty: &Type, ptr: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let p = self.lowered(ptr);
+        let space = match self.func.operand_type(ptr) {
+            Type::Ptr(s) => *s,
+            _ => unreachable!("verified"),
+        };
+        if let Type::Vector(elem, n) = ty {
+            let mut parts = Vec::new();
+            for i in 0..u32::from(*n) {
+                let part_ptr = self.offset_pointer(&p, space, i * elem.size())?;
+                parts.push(self.load_scalar(elem, part_ptr, space, divergent)?);
+            }
+            return Ok(Lowered::Agg(parts));
+        }
+        self.load_scalar(ty, p, space, divergent)
+    }
+
+    fn offset_pointer(&mut self, p: &Lowered, space: AddrSpace, offset: u32) -> Result<Lowered, Diagnostic> {
+        if offset == 0 {
+            return Ok(p.clone());
+        }
+        let divergent = matches!(p, Lowered::V(_) | Lowered::V64(..));
+        if space.pointer_bits() == 32 {
+            self.binary32(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset), 32), divergent)
+        } else {
+            self.binary64(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset), 64), divergent)
+        }
+    }
+
+    fn load_scalar(&mut self, ty: &Type, p: Lowered, space: AddrSpace, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let bits = ty.bits();
+        if bits != 32 && bits != 64 {
+            return Err(self.error(format!("loads of {ty} are not supported by the code generator yet")));
+        }
+        let dwords = (bits / 32) as u8;
+        match space {
+            AddrSpace::Local => {
+                let addr = self.to_v(&p)?;
+                let op = if dwords == 1 { Opcode::ds_read_b32 } else { Opcode::ds_read_b64 };
+                if dwords == 1 {
+                    let d = self.vreg(Class::Vgpr);
+                    self.emit(op, &[Dst::R(d)], &[Src::R(addr)], |_| {});
+                    Ok(Lowered::V(d))
+                } else {
+                    let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                    self.emit(op, &[Dst::VPair(lo, hi)], &[Src::R(addr)], |_| {});
+                    Ok(Lowered::V64(lo, hi))
+                }
+            }
+            AddrSpace::Constant if !divergent && matches!(p, Lowered::S64(_) | Lowered::Imm(..)) && !self.in_partial_exec() => {
+                // Uniform address in constant memory: a scalar load.
+                let base = self.to_s64(&p)?;
+                if dwords == 1 {
+                    let d = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_load_dword, &[Dst::R(d)], &[Src::R(base), Src::Off], |_| {});
+                    Ok(Lowered::S(d))
+                } else {
+                    let d = self.vreg(Class::SgprPair);
+                    self.emit(Opcode::s_load_dwordx2, &[Dst::R(d)], &[Src::R(base), Src::Off], |_| {});
+                    Ok(Lowered::S64(d))
+                }
+            }
+            AddrSpace::Global | AddrSpace::Constant | AddrSpace::Flat => {
+                let op = match (space, dwords) {
+                    (AddrSpace::Flat, 1) => Opcode::flat_load_dword,
+                    (AddrSpace::Flat, _) => Opcode::flat_load_dwordx2,
+                    (_, 1) => Opcode::global_load_dword,
+                    _ => Opcode::global_load_dwordx2,
+                };
+                let addr = self.vmem_address(&p, space)?;
+                let mut uses = addr;
+                let dst = if dwords == 1 {
+                    let d = self.vreg(Class::Vgpr);
+                    (vec![Dst::R(d)], Lowered::V(d))
+                } else {
+                    let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                    (vec![Dst::VPair(lo, hi)], Lowered::V64(lo, hi))
+                };
+                if space == AddrSpace::Flat {
+                    uses.truncate(1);
+                }
+                self.emit(op, &dst.0, &uses, |_| {});
+                Ok(dst.1)
+            }
+            AddrSpace::Private => Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
+        }
+    }
+
+    /// Address operands of a global/flat access: (vaddr, saddr).
+    fn vmem_address(&mut self, p: &Lowered, space: AddrSpace) -> Result<Vec<Src>, Diagnostic> {
+        match *p {
+            Lowered::S64(base) if space != AddrSpace::Flat => {
+                // SGPR base with a zero VGPR offset.
+                let zero = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_mov_b32, &[Dst::R(zero)], &[Src::Imm(0)], |_| {});
+                Ok(vec![Src::R(zero), Src::R(base)])
+            }
+            _ => {
+                let (lo, hi) = self.to_v64(p)?;
+                Ok(vec![Src::VPair(lo, hi), Src::Off])
+            }
+        }
+    }
+
+    fn in_partial_exec(&self) -> bool {
+        self.blocks[self.cur].partial_exec
+    }
+
+    fn store(&mut self, ty: &Type, value: &Operand, ptr: &Operand) -> Result<(), Diagnostic> {
+        let (v, p) = (self.lowered(value), self.lowered(ptr));
+        let space = match self.func.operand_type(ptr) {
+            Type::Ptr(s) => *s,
+            _ => unreachable!("verified"),
+        };
+        if let Type::Vector(elem, _) = ty {
+            let Lowered::Agg(parts) = v else { return Err(self.error("internal: vector store")) };
+            for (i, part) in parts.into_iter().enumerate() {
+                let part_ptr = self.offset_pointer(&p, space, i as u32 * elem.size())?;
+                self.store_scalar(elem, part, part_ptr, space)?;
+            }
+            return Ok(());
+        }
+        self.store_scalar(ty, v, p, space)
+    }
+
+    fn store_scalar(&mut self, ty: &Type, v: Lowered, p: Lowered, space: AddrSpace) -> Result<(), Diagnostic> {
+        let bits = ty.bits();
+        if bits != 32 && bits != 64 {
+            return Err(self.error(format!("stores of {ty} are not supported by the code generator yet")));
+        }
+        let data = if bits == 32 {
+            Src::R(self.to_v(&v)?)
+        } else {
+            let (lo, hi) = self.to_v64(&v)?;
+            Src::VPair(lo, hi)
+        };
+        match space {
+            AddrSpace::Local => {
+                let addr = self.to_v(&p)?;
+                let op = if bits == 32 { Opcode::ds_write_b32 } else { Opcode::ds_write_b64 };
+                self.emit(op, &[], &[Src::R(addr), data], |_| {});
+            }
+            AddrSpace::Global | AddrSpace::Flat => {
+                let addr = self.vmem_address(&p, space)?;
+                let op = match (space, bits) {
+                    (AddrSpace::Flat, 32) => Opcode::flat_store_dword,
+                    (AddrSpace::Flat, _) => Opcode::flat_store_dwordx2,
+                    (_, 32) => Opcode::global_store_dword,
+                    _ => Opcode::global_store_dwordx2,
+                };
+                let uses = if space == AddrSpace::Flat { vec![addr[0], data] } else { vec![addr[0], data, addr[1]] };
+                self.emit(op, &[], &uses, |_| {});
+            }
+            _ => return Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
+        }
+        Ok(())
+    }
+
+    fn builtin(&mut self, kind: Builtin, dim: u8) -> Result<Lowered, Diagnostic> {
+        match kind {
+            Builtin::WorkitemId => {
+                let tid = self.tid.expect("entry defines the work-item ids");
+                let d = self.vreg(Class::Vgpr);
+                if dim == 0 {
+                    self.emit(Opcode::v_and_b32, &[Dst::R(d)], &[Src::Imm(0x3ff), Src::R(tid)], |_| {});
+                } else {
+                    self.emit(Opcode::v_bfe_u32, &[Dst::R(d)], &[Src::R(tid), Src::Imm(10 * u32::from(dim)), Src::Imm(10)], |_| {});
+                }
+                Ok(Lowered::V(d))
+            }
+            Builtin::WorkgroupId => Ok(Lowered::S(self.workgroup_id[dim as usize].expect("entry defines the work-group ids"))),
+            Builtin::WorkgroupSize | Builtin::GridSize => {
+                // From the dispatch packet: workgroup_size_x/y/z are u16 at 4/6/8,
+                // grid_size_x/y/z are u32 at 12/16/20.
+                let packet = self.dispatch_ptr.expect("entry defines the dispatch pointer");
+                let d = self.vreg(Class::Sgpr);
+                if kind == Builtin::GridSize {
+                    self.emit(Opcode::s_load_dword, &[Dst::R(d)], &[Src::R(packet), Src::Off], |i| i.offset = 12 + 4 * i32::from(dim));
+                    return Ok(Lowered::S(d));
+                }
+                let word = self.vreg(Class::Sgpr);
+                let dword_offset = if dim == 2 { 8 } else { 4 };
+                self.emit(Opcode::s_load_dword, &[Dst::R(word)], &[Src::R(packet), Src::Off], |i| i.offset = dword_offset);
+                if dim == 1 {
+                    self.emit(Opcode::s_lshr_b32, &[Dst::R(d)], &[Src::R(word), Src::Imm(16)], |_| {});
+                } else {
+                    self.emit(Opcode::s_and_b32, &[Dst::R(d)], &[Src::R(word), Src::Imm(0xffff)], |_| {});
+                }
+                Ok(Lowered::S(d))
+            }
+        }
+    }
+
+    // ---- kernel entry ------------------------------------------------------
+
+    fn entry(&mut self, layout: &KernargLayout, state: &InitialState) -> Result<(), Diagnostic> {
+        let mut ops = Vec::new();
+        let mut def_fixed = |vc: &mut VCode, class: Class, preg: ra::PReg| {
+            let v = vc.new_vreg(class);
+            ops.push(ra::Operand::reg_fixed_def(v, preg));
+            v
+        };
+        let mut pair_halves = Vec::new();
+        for slot in &state.user_sgprs {
+            match slot.input {
+                SgprInput::KernargSegmentPtr | SgprInput::DispatchPtr => {
+                    let lo = def_fixed(&mut self.vc, Class::Sgpr, sgpr_preg(slot.first));
+                    let hi = def_fixed(&mut self.vc, Class::Sgpr, sgpr_preg(slot.first + 1));
+                    pair_halves.push((slot.input, lo, hi));
+                }
+                _ => {}
+            }
+        }
+        for slot in &state.system_sgprs {
+            let dim = match slot.input {
+                SgprInput::WorkgroupIdX => 0,
+                SgprInput::WorkgroupIdY => 1,
+                SgprInput::WorkgroupIdZ => 2,
+                _ => continue,
+            };
+            self.workgroup_id[dim] = Some(def_fixed(&mut self.vc, Class::Sgpr, sgpr_preg(slot.first)));
+        }
+        if state.workitem_ids.dims > 0 {
+            self.tid = Some(def_fixed(&mut self.vc, Class::Vgpr, vgpr_preg(0)));
+        }
+        self.push(MInst { kind: MKind::Entry, ops });
+        for (input, lo, hi) in pair_halves {
+            let pair = self.make_pair(lo, hi);
+            match input {
+                SgprInput::KernargSegmentPtr => self.kernarg_ptr = Some(pair),
+                _ => self.dispatch_ptr = Some(pair),
+            }
+        }
+        // Kernel arguments: scalar loads from the kernarg segment.
+        for (param, arg) in self.func.params.iter().zip(&layout.explicit) {
+            let l = self.kernarg_load(&arg.ty, arg.offset)?;
+            self.set(param.value, l);
+        }
+        Ok(())
+    }
+
+    fn kernarg_load(&mut self, ty: &Type, offset: u32) -> Result<Lowered, Diagnostic> {
+        let base = self.kernarg_ptr.expect("kernels with parameters have the kernarg pointer");
+        match ty {
+            Type::Struct(fields) => {
+                let offsets = ty.field_offsets();
+                let mut parts = Vec::new();
+                for (f, o) in fields.iter().zip(offsets) {
+                    parts.push(self.kernarg_load(f, offset + o)?);
+                }
+                Ok(Lowered::Agg(parts))
+            }
+            Type::Vector(elem, n) => {
+                let mut parts = Vec::new();
+                for i in 0..u32::from(*n) {
+                    parts.push(self.kernarg_load(elem, offset + i * elem.size())?);
+                }
+                Ok(Lowered::Agg(parts))
+            }
+            _ => match ty.bits() {
+                32 => {
+                    let d = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_load_dword, &[Dst::R(d)], &[Src::R(base), Src::Off], |i| i.offset = offset as i32);
+                    Ok(Lowered::S(d))
+                }
+                64 => {
+                    let d = self.vreg(Class::SgprPair);
+                    self.emit(Opcode::s_load_dwordx2, &[Dst::R(d)], &[Src::R(base), Src::Off], |i| i.offset = offset as i32);
+                    Ok(Lowered::S64(d))
+                }
+                8 | 16 => {
+                    // Load the containing dword and extract (offset is naturally aligned).
+                    let word = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_load_dword, &[Dst::R(word)], &[Src::R(base), Src::Off], |i| i.offset = (offset & !3) as i32);
+                    let d = self.vreg(Class::Sgpr);
+                    let shift = (offset & 3) * 8;
+                    let width = ty.bits();
+                    self.emit(Opcode::s_bfe_u32, &[Dst::R(d)], &[Src::R(word), Src::Imm((width << 16) | shift)], |_| {});
+                    Ok(Lowered::S(d))
+                }
+                _ => Err(self.error(format!("kernel arguments of type {ty} are not supported by the code generator yet"))),
+            },
+        }
+    }
+}
+
+fn const_lowered(c: &Const) -> Lowered {
+    Lowered::Imm(c.bits, c.ty.bits())
+}
+
+fn fold_binary(op: BinOp, ty: &Type, x: u64, y: u64) -> Option<u64> {
+    if *ty != Type::I32 {
+        return None;
+    }
+    let (a, b) = (x as u32, y as u32);
+    let r = match op {
+        BinOp::Add => a.wrapping_add(b),
+        BinOp::Sub => a.wrapping_sub(b),
+        BinOp::Mul => a.wrapping_mul(b),
+        BinOp::And => a & b,
+        BinOp::Or => a | b,
+        BinOp::Xor => a ^ b,
+        BinOp::Shl => a.wrapping_shl(b),
+        BinOp::LShr => a.wrapping_shr(b),
+        _ => return None,
+    };
+    Some(u64::from(r))
+}
+
+fn scmp_opcode(pred: IntPred) -> Opcode {
+    match pred {
+        IntPred::Eq => Opcode::s_cmp_eq_u32,
+        IntPred::Ne => Opcode::s_cmp_lg_u32,
+        IntPred::Slt => Opcode::s_cmp_lt_i32,
+        IntPred::Sle => Opcode::s_cmp_le_i32,
+        IntPred::Sgt => Opcode::s_cmp_gt_i32,
+        IntPred::Sge => Opcode::s_cmp_ge_i32,
+        IntPred::Ult => Opcode::s_cmp_lt_u32,
+        IntPred::Ule => Opcode::s_cmp_le_u32,
+        IntPred::Ugt => Opcode::s_cmp_gt_u32,
+        IntPred::Uge => Opcode::s_cmp_ge_u32,
+    }
+}
+
+fn vcmp32_opcode(pred: IntPred) -> Opcode {
+    match pred {
+        IntPred::Eq => Opcode::v_cmp_eq_u32,
+        IntPred::Ne => Opcode::v_cmp_ne_u32,
+        IntPred::Slt => Opcode::v_cmp_lt_i32,
+        IntPred::Sle => Opcode::v_cmp_le_i32,
+        IntPred::Sgt => Opcode::v_cmp_gt_i32,
+        IntPred::Sge => Opcode::v_cmp_ge_i32,
+        IntPred::Ult => Opcode::v_cmp_lt_u32,
+        IntPred::Ule => Opcode::v_cmp_le_u32,
+        IntPred::Ugt => Opcode::v_cmp_gt_u32,
+        IntPred::Uge => Opcode::v_cmp_ge_u32,
+    }
+}
+
+fn vcmp64_opcode(pred: IntPred) -> Opcode {
+    match pred {
+        IntPred::Eq => Opcode::v_cmp_eq_u64,
+        IntPred::Ne => Opcode::v_cmp_ne_u64,
+        IntPred::Slt => Opcode::v_cmp_lt_i64,
+        IntPred::Sle => Opcode::v_cmp_le_i64,
+        IntPred::Sgt => Opcode::v_cmp_gt_i64,
+        IntPred::Sge => Opcode::v_cmp_ge_i64,
+        IntPred::Ult => Opcode::v_cmp_lt_u64,
+        IntPred::Ule => Opcode::v_cmp_le_u64,
+        IntPred::Ugt => Opcode::v_cmp_gt_u64,
+        IntPred::Uge => Opcode::v_cmp_ge_u64,
+    }
+}
+
+/// LLVM's f32 compare mnemonics: `n*` are the unordered negations.
+fn fcmp_opcode(pred: FloatPred) -> Opcode {
+    match pred {
+        FloatPred::Oeq => Opcode::v_cmp_eq_f32,
+        FloatPred::One => Opcode::v_cmp_lg_f32,
+        FloatPred::Olt => Opcode::v_cmp_lt_f32,
+        FloatPred::Ole => Opcode::v_cmp_le_f32,
+        FloatPred::Ogt => Opcode::v_cmp_gt_f32,
+        FloatPred::Oge => Opcode::v_cmp_ge_f32,
+        FloatPred::Ord => Opcode::v_cmp_o_f32,
+        FloatPred::Uno => Opcode::v_cmp_u_f32,
+        FloatPred::Ueq => Opcode::v_cmp_nlg_f32,
+        FloatPred::Une => Opcode::v_cmp_neq_f32,
+        FloatPred::Ult => Opcode::v_cmp_nge_f32,
+        FloatPred::Ule => Opcode::v_cmp_ngt_f32,
+        FloatPred::Ugt => Opcode::v_cmp_nle_f32,
+        FloatPred::Uge => Opcode::v_cmp_nlt_f32,
+    }
+}
+
+/// Which kernel inputs a function uses (so that only those are enabled).
+fn kernel_inputs(func: &Function) -> KernelInputs {
+    let mut inputs = KernelInputs::default();
+    inputs.kernarg_segment_ptr = !func.params.is_empty();
+    for block in &func.blocks {
+        for inst in &block.insts {
+            if let Op::Builtin { kind, dim } = inst.op {
+                match kind {
+                    Builtin::WorkitemId => inputs.workitem_id_dims = inputs.workitem_id_dims.max(dim + 1),
+                    Builtin::WorkgroupId => match dim {
+                        0 => inputs.workgroup_id_x = true,
+                        1 => inputs.workgroup_id_y = true,
+                        _ => inputs.workgroup_id_z = true,
+                    },
+                    Builtin::WorkgroupSize | Builtin::GridSize => inputs.dispatch_ptr = true,
+                }
+            }
+        }
+    }
+    inputs
+}
+
+/// Selects instructions for one kernel.
+pub fn select(
+    module: &Module,
+    func: &Function,
+    uniformity: &Uniformity,
+    structure: &Structure,
+    target: Target,
+    code_object_version: u32,
+) -> Result<Selected, Diagnostic> {
+    if func.kind != FuncKind::Kernel {
+        return Err(err(func, None, "device functions are not supported by the code generator yet (calls: issue 8)".into()));
+    }
+    let inputs = kernel_inputs(func);
+    let state = kernel::initial_state(target, &inputs);
+    let arg_types: Vec<Type> = func.params.iter().map(|p| func.value_type(p.value).clone()).collect();
+    let layout = kernarg::layout(&arg_types, code_object_version);
+    let mut isel = Isel {
+        module,
+        func,
+        uni: uniformity,
+        structure,
+        target,
+        vc: VCode::default(),
+        values: vec![None; func.values.len()],
+        blocks: Vec::new(),
+        cur: 0,
+        mblock: vec![usize::MAX; func.blocks.len()],
+        kernarg_ptr: None,
+        dispatch_ptr: None,
+        workgroup_id: [None; 3],
+        tid: None,
+        lds_size: 0,
+        lds_offsets: HashMap::new(),
+        inst_ref: None,
+    };
+    super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state)?;
+    let lds_size = isel.lds_size;
+    let vcode = finish(isel.blocks, isel.vc);
+    Ok(Selected { vcode, inputs, state, kernarg: layout, lds_size })
+}
+
+/// The interface the control-flow lowering (lower_cf.rs) uses to drive selection.
+pub(super) struct IselHandle<'i, 'a> {
+    isel: &'i mut Isel<'a>,
+}
+
+fn isel_handle<'i, 'a>(isel: &'i mut Isel<'a>) -> IselHandle<'i, 'a> {
+    IselHandle { isel }
+}
+
+impl<'a> IselHandle<'_, 'a> {
+    pub fn func(&self) -> &'a Function {
+        self.isel.func
+    }
+    pub fn structure(&self) -> &'a Structure {
+        self.isel.structure
+    }
+    pub fn uniformity(&self) -> &'a Uniformity {
+        self.isel.uni
+    }
+    pub fn wave64(&self) -> bool {
+        self.isel.wave64()
+    }
+    pub fn mask_class(&self) -> Class {
+        self.isel.mask_class()
+    }
+    pub fn new_block(&mut self, name: String, partial_exec: bool) -> usize {
+        self.isel.blocks.push(BlockBuild { name, insts: Vec::new(), succs: Vec::new(), succ_args: Vec::new(), params: Vec::new(), partial_exec });
+        self.isel.blocks.len() - 1
+    }
+    pub fn switch_to(&mut self, block: usize) {
+        self.isel.cur = block;
+    }
+    pub fn current(&self) -> usize {
+        self.isel.cur
+    }
+    pub fn set_mblock(&mut self, mir_block: usize, mblock: usize) {
+        self.isel.mblock[mir_block] = mblock;
+    }
+    pub fn mblock(&self, mir_block: usize) -> usize {
+        self.isel.mblock[mir_block]
+    }
+    pub fn vreg(&mut self, class: Class) -> ra::VReg {
+        self.isel.vreg(class)
+    }
+    pub fn entry(&mut self, layout: &KernargLayout, state: &InitialState) -> Result<(), Diagnostic> {
+        self.isel.entry(layout, state)
+    }
+    pub fn instruction(&mut self, inst: &'a Inst) -> Result<(), Diagnostic> {
+        self.isel.instruction(inst)
+    }
+    /// Block parameter of a machine block, recorded as the lowering of a MIR value.
+    pub fn add_param(&mut self, block: usize, class: Class) -> ra::VReg {
+        let v = self.isel.vreg(class);
+        self.isel.blocks[block].params.push(v);
+        v
+    }
+    /// The lowering of a MIR block parameter: a fresh machine block parameter of
+    /// the right class(es) per 32-bit piece.
+    pub fn define_block_param(&mut self, block: usize, value: Value) -> Result<(), Diagnostic> {
+        let ty = self.isel.func.value_type(value).clone();
+        let divergent = self.isel.uni.is_divergent(value);
+        let l = self.fresh_lowered(block, &ty, divergent)?;
+        self.isel.set(value, l);
+        Ok(())
+    }
+    fn fresh_lowered(&mut self, block: usize, ty: &Type, divergent: bool) -> Result<Lowered, Diagnostic> {
+        Ok(match ty {
+            Type::Vector(elem, n) => {
+                let mut parts = Vec::new();
+                for _ in 0..*n {
+                    parts.push(self.fresh_lowered(block, elem, divergent)?);
+                }
+                Lowered::Agg(parts)
+            }
+            Type::Struct(fields) => {
+                let mut parts = Vec::new();
+                for f in fields {
+                    parts.push(self.fresh_lowered(block, f, divergent)?);
+                }
+                Lowered::Agg(parts)
+            }
+            Type::I1 if divergent => Lowered::Mask(self.add_param(block, self.isel.mask_class())),
+            Type::I1 => Lowered::Bool(self.add_param(block, Class::Sgpr)),
+            t if t.bits() == 64 && divergent => {
+                let lo = self.add_param(block, Class::Vgpr);
+                let hi = self.add_param(block, Class::Vgpr);
+                Lowered::V64(lo, hi)
+            }
+            t if t.bits() == 64 => Lowered::S64(self.add_param(block, Class::SgprPair)),
+            _ if divergent || ty.is_float() => Lowered::V(self.add_param(block, Class::Vgpr)),
+            _ => Lowered::S(self.add_param(block, Class::Sgpr)),
+        })
+    }
+
+    /// The machine registers that carry `operand` into a parameter lowered as
+    /// `like` (materialising constants and converting classes).
+    pub fn args_for(&mut self, operand: &Operand, like: Value) -> Result<Vec<ra::VReg>, Diagnostic> {
+        let src = self.isel.lowered(operand);
+        let dst = self.isel.values[like.0 as usize].clone().expect("block parameters are defined before branches are lowered");
+        self.conform(&src, &dst)
+    }
+
+    fn conform(&mut self, src: &Lowered, dst: &Lowered) -> Result<Vec<ra::VReg>, Diagnostic> {
+        let isel = &mut *self.isel;
+        Ok(match dst {
+            Lowered::Agg(ds) => {
+                let Lowered::Agg(ss) = src else { return Err(isel.error("internal: aggregate argument")) };
+                let mut out = Vec::new();
+                for (s, d) in ss.clone().iter().zip(ds.clone().iter()) {
+                    out.extend(self.conform(s, d)?);
+                }
+                out
+            }
+            Lowered::V(_) => vec![isel.to_v(src)?],
+            Lowered::S(_) => vec![isel.to_s(src)?],
+            Lowered::Bool(_) => vec![isel.to_bool(src)?],
+            Lowered::Mask(_) => vec![isel.to_mask(src)?],
+            Lowered::S64(_) => vec![isel.to_s64(src)?],
+            Lowered::V64(..) => {
+                let (lo, hi) = isel.to_v64(src)?;
+                vec![lo, hi]
+            }
+            Lowered::Imm(..) => return Err(isel.error("internal: constant parameter")),
+        })
+    }
+
+    /// The registers a MIR value is lowered to, flattened (for accumulators).
+    pub fn value_regs(&mut self, value: Value) -> Vec<ra::VReg> {
+        fn flatten(l: &Lowered, out: &mut Vec<ra::VReg>) {
+            match l {
+                Lowered::S(v) | Lowered::S64(v) | Lowered::V(v) | Lowered::Bool(v) | Lowered::Mask(v) => out.push(*v),
+                Lowered::V64(a, b) => out.extend([*a, *b]),
+                Lowered::Agg(parts) => parts.iter().for_each(|p| flatten(p, out)),
+                Lowered::Imm(..) => {}
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(l) = &self.isel.values[value.0 as usize] {
+            flatten(l, &mut out);
+        }
+        out
+    }
+
+    /// Replaces the registers of a lowered value (same shape), e.g. with
+    /// accumulators after a divergent loop.
+    pub fn replace_value_regs(&mut self, value: Value, regs: &[ra::VReg]) {
+        fn rebuild(l: &Lowered, regs: &mut std::slice::Iter<ra::VReg>) -> Lowered {
+            match l {
+                Lowered::S(_) => Lowered::S(*regs.next().unwrap()),
+                Lowered::S64(_) => Lowered::S64(*regs.next().unwrap()),
+                Lowered::V(_) => Lowered::V(*regs.next().unwrap()),
+                Lowered::Bool(_) => Lowered::Bool(*regs.next().unwrap()),
+                Lowered::Mask(_) => Lowered::Mask(*regs.next().unwrap()),
+                Lowered::V64(..) => Lowered::V64(*regs.next().unwrap(), *regs.next().unwrap()),
+                Lowered::Agg(parts) => Lowered::Agg(parts.iter().map(|p| rebuild(p, regs)).collect()),
+                Lowered::Imm(b, w) => Lowered::Imm(*b, *w),
+            }
+        }
+        if let Some(l) = self.isel.values[value.0 as usize].clone() {
+            let mut it = regs.iter();
+            self.isel.values[value.0 as usize] = Some(rebuild(&l, &mut it));
+        }
+    }
+
+    /// Lowers a value so that every lane holds it in a register (for accumulators
+    /// of values that were constants).
+    pub fn operand_regs_like_value(&mut self, operand: &Operand, like: Value) -> Result<Vec<ra::VReg>, Diagnostic> {
+        self.args_for(operand, like)
+    }
+
+    pub fn class_of(&self, v: ra::VReg) -> Class {
+        self.isel.vc.class(v)
+    }
+
+    pub fn push(&mut self, kind: MKind, ops: Vec<ra::Operand>) {
+        self.isel.push(MInst { kind, ops });
+    }
+
+    pub fn copy(&mut self, dst: ra::VReg, src: ra::VReg) {
+        self.isel.copy(dst, src);
+    }
+
+    /// The uniform boolean for a branch condition.
+    pub fn branch_bool(&mut self, cond: &Operand) -> Result<ra::VReg, Diagnostic> {
+        let l = self.isel.lowered(cond);
+        self.isel.to_bool(&l)
+    }
+
+    /// The lane mask for a divergent branch condition.
+    pub fn branch_mask(&mut self, cond: &Operand) -> Result<ra::VReg, Diagnostic> {
+        let l = self.isel.lowered(cond);
+        self.isel.to_mask(&l)
+    }
+
+    /// Ends the current block with a terminator and its successors (machine block
+    /// indices) and per-successor arguments.
+    pub fn terminate(&mut self, branch: Branch, ops: Vec<ra::Operand>, succs: Vec<usize>, args: Vec<Vec<ra::VReg>>) {
+        let cur = self.isel.cur;
+        self.isel.push(MInst { kind: MKind::Branch(branch), ops });
+        self.isel.blocks[cur].succs = succs;
+        self.isel.blocks[cur].succ_args = args;
+    }
+
+    pub fn set_inst_ref(&mut self, inst: Option<&'a Inst>) {
+        self.isel.inst_ref = inst;
+    }
+
+    pub fn block_call_args(&mut self, call: &BlockCall) -> Result<Vec<ra::VReg>, Diagnostic> {
+        let target = &self.isel.func.blocks[call.block.0 as usize];
+        let mut out = Vec::new();
+        for (param, arg) in target.params.iter().zip(&call.args) {
+            out.extend(self.args_for(arg, *param)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Builds the final VCode: instructions in block order, predecessor lists, and
+/// split critical edges (regalloc2 needs them split).
+fn finish(mut blocks: Vec<BlockBuild>, mut vc: VCode) -> VCode {
+    // Split critical edges: an edge from a block with several successors to a
+    // block with several predecessors gets a block of its own holding the jump.
+    let mut pred_count = vec![0usize; blocks.len()];
+    for b in &blocks {
+        for &s in &b.succs {
+            pred_count[s] += 1;
+        }
+    }
+    let original = blocks.len();
+    for b in 0..original {
+        if blocks[b].succs.len() < 2 {
+            continue;
+        }
+        for k in 0..blocks[b].succs.len() {
+            let s = blocks[b].succs[k];
+            if pred_count[s] < 2 {
+                continue;
+            }
+            let args = std::mem::take(&mut blocks[b].succ_args[k]);
+            let name = format!("{}.to.{}", blocks[b].name, blocks[s].name);
+            let partial = blocks[b].partial_exec;
+            let split = BlockBuild {
+                name,
+                insts: vec![MInst { kind: MKind::Branch(Branch::Jump), ops: Vec::new() }],
+                succs: vec![s],
+                succ_args: vec![args],
+                params: Vec::new(),
+                partial_exec: partial,
+            };
+            blocks.push(split);
+            blocks[b].succs[k] = blocks.len() - 1;
+        }
+    }
+    let mut preds: Vec<Vec<ra::Block>> = vec![Vec::new(); blocks.len()];
+    for (i, b) in blocks.iter().enumerate() {
+        for &s in &b.succs {
+            preds[s].push(ra::Block::new(i));
+        }
+    }
+    for (i, b) in blocks.into_iter().enumerate() {
+        let start = vc.insts.len();
+        vc.insts.extend(b.insts);
+        vc.blocks.push(MBlock {
+            insts: start..vc.insts.len(),
+            succs: b.succs.iter().map(|&s| ra::Block::new(s)).collect(),
+            preds: std::mem::take(&mut preds[i]),
+            params: b.params,
+            succ_args: b.succ_args,
+            partial_exec: b.partial_exec,
+            name: b.name,
+        });
+    }
+    vc
+}
+

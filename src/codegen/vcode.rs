@@ -1,0 +1,290 @@
+//! VCode: machine instructions over virtual registers, in a machine CFG, and the
+//! one place where amdgpu-cg talks to regalloc2 (the `regalloc2::Function` impl).
+//!
+//! Register classes (docs/regalloc.md explains the partition):
+//!
+//! | class | regalloc2 class | physical registers | holds |
+//! | --- | --- | --- | --- |
+//! | [`Class::Sgpr`] | Int | s0..s63 (one register each) | uniform 32-bit values, wave32 lane masks |
+//! | [`Class::SgprPair`] | Vector | s[64:65]..s[100:101] (aligned pairs) | uniform 64-bit values, wave64 lane masks |
+//! | [`Class::Vgpr`] | Float | v0..v63 | divergent 32-bit values (64-bit ones as two) |
+//!
+//! regalloc2 has three classes of at most 64 registers and no tuples, so an SGPR
+//! pair is one allocation unit in a class of its own, and a divergent 64-bit value
+//! is two VGPR values that meet in a reserved "window" pair only inside the
+//! expansion of an instruction that needs a register pair.
+
+use regalloc2 as ra;
+
+use crate::isa;
+
+/// A virtual register's class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    Sgpr,
+    SgprPair,
+    Vgpr,
+}
+
+impl Class {
+    pub fn ra(self) -> ra::RegClass {
+        match self {
+            Class::Sgpr => ra::RegClass::Int,
+            Class::SgprPair => ra::RegClass::Vector,
+            Class::Vgpr => ra::RegClass::Float,
+        }
+    }
+}
+
+/// First SGPR of the pair class (s64) and number of pair units (s64..s101).
+pub const SGPR_PAIR_BASE: u16 = 64;
+pub const SGPR_PAIR_UNITS: u16 = 19;
+
+/// The physical register (first of the tuple) a regalloc2 `PReg` stands for.
+pub fn preg_to_phys(preg: ra::PReg) -> isa::Reg {
+    match preg.class() {
+        ra::RegClass::Int => isa::Reg::s(preg.hw_enc() as u16, 1),
+        ra::RegClass::Vector => isa::Reg::s(SGPR_PAIR_BASE + 2 * preg.hw_enc() as u16, 2),
+        ra::RegClass::Float => isa::Reg::v(preg.hw_enc() as u16, 1),
+    }
+}
+
+/// The regalloc2 `PReg` for SGPR n (Int class).
+pub fn sgpr_preg(n: u16) -> ra::PReg {
+    ra::PReg::new(n as usize, ra::RegClass::Int)
+}
+
+/// The regalloc2 `PReg` for VGPR n (Float class).
+pub fn vgpr_preg(n: u16) -> ra::PReg {
+    ra::PReg::new(n as usize, ra::RegClass::Float)
+}
+
+/// Where an allocated operand goes in a machine instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// `inst.defs[i]`
+    Def(u8),
+    /// `inst.uses[i]`
+    Use(u8),
+}
+
+/// How a regalloc operand (by index in [`MInst::ops`]) fills a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// The whole allocation (a 32-bit register or an SGPR pair).
+    Whole(u8),
+    /// One half (0 = low) of an SGPR pair allocation.
+    Half(u8, u8),
+    /// Two VGPR allocations (low, high) that the instruction needs as an aligned
+    /// pair: copied into window `w` before (uses) or out of it after (defs).
+    VPair { lo: u8, hi: u8, window: u8 },
+}
+
+/// A machine instruction over virtual registers.
+#[derive(Clone, Debug)]
+pub struct MInst {
+    pub kind: MKind,
+    /// What regalloc2 sees.
+    pub ops: Vec<ra::Operand>,
+}
+
+/// The kinds of VCode instructions.
+#[derive(Clone, Debug)]
+pub enum MKind {
+    /// One hardware instruction; register slots are filled from the allocation.
+    Real { inst: isa::Inst, fills: Vec<(Slot, Fill)> },
+    /// `ops[0] = ops[1]` (same class).
+    Copy,
+    /// Defines `ops[0]` with arbitrary contents (a merge accumulator's start).
+    ImplicitDef,
+    /// `ops[0] = ops[2]` in the selected lanes, `ops[1]` elsewhere; `ops[0]`
+    /// reuses `ops[1]`'s register, so unselected (even inactive) lanes keep their
+    /// contents. The selected lanes are the active ones, or with `masked` those of
+    /// the lane mask `ops[3]` (its complement with `invert`). `vector`: a VGPR
+    /// value; otherwise a lane mask merged bitwise. Implements per-lane merges at
+    /// divergent joins and loop exits.
+    LaneMerge { vector: bool, masked: bool, invert: bool },
+    /// Makes an SGPR pair from two SGPRs: `ops[0] = {ops[1], ops[2]}`.
+    MakePair,
+    /// Sets EXEC from a lane mask: the kinds of EXEC updates control flow needs.
+    Exec(ExecOp),
+    /// The function's entry: defines the hardware inputs (fixed registers).
+    Entry,
+    /// End of a block: jump / conditional branches; arguments for the successors'
+    /// block parameters are in `args`.
+    Branch(Branch),
+}
+
+/// EXEC updates (all on the lane-mask register of the wave size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecOp {
+    /// `ops[0] = exec` (save).
+    Save,
+    /// `exec = ops[0]` (restore).
+    Set,
+    /// `exec = ops[0] & ops[1]`.
+    And,
+    /// `exec = ops[0] & ~ops[1]`.
+    AndNot,
+    /// `exec &= ops[0]`.
+    AndSelf,
+    /// `exec &= ~ops[0]`.
+    AndNotSelf,
+}
+
+/// Terminators. Uniform conditions are SGPR booleans (0 or 1).
+#[derive(Clone, Debug)]
+pub enum Branch {
+    /// `s_branch` to successor 0 (or fall through).
+    Jump,
+    /// Successor 0 if the uniform boolean `ops[0]` is non-zero, else successor 1.
+    IfUniform,
+    /// Successor 0 if EXEC is zero, else successor 1 (`s_cbranch_execz`).
+    IfExecZero,
+    /// `s_endpgm` (kernels) — also the function end.
+    EndProgram,
+}
+
+/// A machine block.
+#[derive(Clone, Debug, Default)]
+pub struct MBlock {
+    pub insts: std::ops::Range<usize>,
+    pub succs: Vec<ra::Block>,
+    pub preds: Vec<ra::Block>,
+    pub params: Vec<ra::VReg>,
+    /// Arguments for each successor's parameters.
+    pub succ_args: Vec<Vec<ra::VReg>>,
+    /// Some lanes may be inactive here: regalloc moves must run with all lanes on.
+    pub partial_exec: bool,
+    /// Name for printing (the MIR block, or a role like `else.3`).
+    pub name: String,
+}
+
+/// A function in VCode form.
+#[derive(Clone, Debug, Default)]
+pub struct VCode {
+    pub insts: Vec<MInst>,
+    pub blocks: Vec<MBlock>,
+    pub vreg_classes: Vec<Class>,
+}
+
+impl VCode {
+    /// A new virtual register of `class`.
+    pub fn new_vreg(&mut self, class: Class) -> ra::VReg {
+        self.vreg_classes.push(class);
+        ra::VReg::new(self.vreg_classes.len() - 1, class.ra())
+    }
+
+    /// The class of a virtual register.
+    pub fn class(&self, v: ra::VReg) -> Class {
+        self.vreg_classes[v.vreg()]
+    }
+}
+
+impl ra::Function for VCode {
+    fn num_insts(&self) -> usize {
+        self.insts.len()
+    }
+
+    fn num_blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    fn entry_block(&self) -> ra::Block {
+        ra::Block::new(0)
+    }
+
+    fn block_insns(&self, block: ra::Block) -> ra::InstRange {
+        let range = &self.blocks[block.index()].insts;
+        ra::InstRange::new(ra::Inst::new(range.start), ra::Inst::new(range.end))
+    }
+
+    fn block_succs(&self, block: ra::Block) -> &[ra::Block] {
+        &self.blocks[block.index()].succs
+    }
+
+    fn block_preds(&self, block: ra::Block) -> &[ra::Block] {
+        &self.blocks[block.index()].preds
+    }
+
+    fn block_params(&self, block: ra::Block) -> &[ra::VReg] {
+        &self.blocks[block.index()].params
+    }
+
+    fn is_ret(&self, insn: ra::Inst) -> bool {
+        matches!(self.insts[insn.index()].kind, MKind::Branch(Branch::EndProgram))
+    }
+
+    fn is_branch(&self, insn: ra::Inst) -> bool {
+        matches!(self.insts[insn.index()].kind, MKind::Branch(ref b) if !matches!(b, Branch::EndProgram))
+    }
+
+    fn branch_blockparams(&self, block: ra::Block, _insn: ra::Inst, succ_idx: usize) -> &[ra::VReg] {
+        &self.blocks[block.index()].succ_args[succ_idx]
+    }
+
+    fn inst_operands(&self, insn: ra::Inst) -> &[ra::Operand] {
+        &self.insts[insn.index()].ops
+    }
+
+    fn inst_clobbers(&self, _insn: ra::Inst) -> ra::PRegSet {
+        ra::PRegSet::empty()
+    }
+
+    fn num_vregs(&self) -> usize {
+        self.vreg_classes.len()
+    }
+
+    fn spillslot_size(&self, regclass: ra::RegClass) -> usize {
+        match regclass {
+            ra::RegClass::Vector => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Prints VCode for `--print-after isel`: one line per instruction, virtual
+/// registers as `%s3` / `%S4` (pair) / `%v5`.
+pub fn print(vcode: &VCode, target: isa::Target) -> String {
+    use std::fmt::Write;
+    let name = |v: ra::VReg| {
+        let prefix = match vcode.class(v) {
+            Class::Sgpr => "s",
+            Class::SgprPair => "S",
+            Class::Vgpr => "v",
+        };
+        format!("%{prefix}{}", v.vreg())
+    };
+    let operands = |ops: &[ra::Operand]| {
+        ops.iter()
+            .map(|o| {
+                let kind = if o.kind() == ra::OperandKind::Def { "def " } else { "" };
+                let fixed = match o.constraint() {
+                    ra::OperandConstraint::FixedReg(p) => format!("@{}", preg_to_phys(p).name(target.gpu)),
+                    ra::OperandConstraint::Reuse(i) => format!("(reuses {i})"),
+                    _ => String::new(),
+                };
+                format!("{kind}{}{fixed}", name(o.vreg()))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = String::new();
+    for (b, block) in vcode.blocks.iter().enumerate() {
+        let params: Vec<String> = block.params.iter().map(|p| name(*p)).collect();
+        let _ = writeln!(out, "block{b} {}({}){}:", block.name, params.join(", "), if block.partial_exec { " [partial exec]" } else { "" });
+        for i in block.insts.clone() {
+            let m = &vcode.insts[i];
+            let what = match &m.kind {
+                MKind::Real { inst, .. } => isa::print::mnemonic(inst, target.gpu),
+                other => format!("{other:?}").split([' ', '(']).next().unwrap_or("").to_string(),
+            };
+            let _ = writeln!(out, "  {what} {}", operands(&m.ops));
+        }
+        for (s, args) in block.succs.iter().zip(&block.succ_args) {
+            let args: Vec<String> = args.iter().map(|a| name(*a)).collect();
+            let _ = writeln!(out, "  -> block{}({})", s.index(), args.join(", "));
+        }
+    }
+    out
+}

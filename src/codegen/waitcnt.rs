@@ -1,0 +1,116 @@
+//! s_waitcnt insertion: a register written by a memory instruction may only be
+//! read (or overwritten) after the counter that instruction increments has
+//! dropped far enough.
+//!
+//! Within a block the pass tracks outstanding loads per counter in issue order and
+//! waits for exactly as many as needed before the first instruction that touches
+//! a pending register (vmcnt and LDS-only lgkmcnt complete in order; scalar loads
+//! may complete out of order, so any pending one forces lgkmcnt(0)). Barriers wait
+//! for everything (other waves may read what this one wrote). At the end of a
+//! block every pending load is waited for, so blocks start clean: simple and
+//! correct, at the price of a few waits that cross-block tracking could avoid.
+
+use super::expand::{Emitted, Expanded};
+use crate::isa::{self, opcodes::Counters, waitcnt::Waitcnt, Generation, Opcode, Target};
+
+/// Registers an operand covers, as (first hardware code, count).
+fn span(op: &isa::Operand) -> Option<(u16, u16)> {
+    match op {
+        isa::Operand::Reg(r) if r.base.is_scalar() || r.base.is_vgpr() || r.base.is_agpr() => Some((r.base.0, u16::from(r.size))),
+        _ => None,
+    }
+}
+
+fn overlaps(a: (u16, u16), b: (u16, u16)) -> bool {
+    a.0 < b.0 + b.1 && b.0 < a.0 + a.1
+}
+
+#[derive(Clone, Default)]
+struct Pending {
+    /// Outstanding vmcnt operations: registers they write.
+    vm: Vec<Vec<(u16, u16)>>,
+    /// Outstanding lgkmcnt operations: registers they write, and whether scalar (SMEM).
+    lgkm: Vec<(Vec<(u16, u16)>, bool)>,
+    /// gfx11: outstanding stores (vscnt).
+    vs: usize,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.vm.is_empty() && self.lgkm.is_empty() && self.vs == 0
+    }
+}
+
+fn waitcnt_inst(w: Waitcnt, gen: Generation) -> Emitted {
+    Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt, w.encode(gen)), target: None }
+}
+
+/// Inserts the waits into every block.
+pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
+    let gen = target.gpu.generation();
+    for (_, block) in &mut code.blocks {
+        let mut out = Vec::with_capacity(block.len() + 4);
+        let mut pending = Pending::default();
+        let first_branch = block
+            .iter()
+            .position(|e| e.target.is_some() || e.inst.op == Opcode::s_endpgm)
+            .unwrap_or(block.len());
+        for (index, e) in block.drain(..).enumerate() {
+            if index == first_branch && e.inst.op != Opcode::s_endpgm && !(pending.vm.is_empty() && pending.lgkm.is_empty()) {
+                out.push(waitcnt_inst(Waitcnt { vm: Some(0), exp: None, lgkm: Some(0) }, gen));
+                pending.vm.clear();
+                pending.lgkm.clear();
+            }
+            let touched: Vec<(u16, u16)> = e.inst.defs.iter().chain(&e.inst.uses).filter_map(span).collect();
+            let mut need = Waitcnt::default();
+            if e.inst.op == Opcode::s_barrier {
+                need = Waitcnt { vm: Some(0), exp: None, lgkm: Some(0) };
+                if gen == Generation::Gfx11 && pending.vs > 0 {
+                    let mut w = isa::Inst::new(Opcode::s_waitcnt_vscnt, vec![isa::Operand::Reg(isa::Reg::new(isa::PhysReg::null(gen).unwrap(), 1))], vec![]);
+                    w.imm = 0;
+                    out.push(Emitted { inst: w, target: None });
+                    pending.vs = 0;
+                }
+            } else {
+                if let Some(pos) = pending.vm.iter().rposition(|regs| regs.iter().any(|r| touched.iter().any(|t| overlaps(*r, *t)))) {
+                    need.vm = Some((pending.vm.len() - 1 - pos) as u8);
+                }
+                if let Some(pos) = pending.lgkm.iter().rposition(|(regs, _)| regs.iter().any(|r| touched.iter().any(|t| overlaps(*r, *t)))) {
+                    let any_scalar = pending.lgkm.iter().any(|(_, s)| *s);
+                    need.lgkm = Some(if any_scalar { 0 } else { (pending.lgkm.len() - 1 - pos) as u8 });
+                }
+            }
+            if need.vm.is_some() || need.lgkm.is_some() {
+                let (max_vm, _, max_lgkm) = isa::waitcnt::max(gen);
+                need.vm = need.vm.map(|v| v.min(max_vm));
+                need.lgkm = need.lgkm.map(|v| v.min(max_lgkm));
+                out.push(waitcnt_inst(need, gen));
+                if let Some(v) = need.vm {
+                    let keep = v as usize;
+                    let drop = pending.vm.len().saturating_sub(keep);
+                    pending.vm.drain(..drop);
+                }
+                if let Some(l) = need.lgkm {
+                    let keep = l as usize;
+                    let drop = pending.lgkm.len().saturating_sub(keep);
+                    pending.lgkm.drain(..drop);
+                }
+            }
+            let counters = e.inst.counters(target.gpu);
+            let written: Vec<(u16, u16)> = e.inst.defs.iter().filter_map(span).collect();
+            let scalar = e.inst.op.info().format(target.gpu) == isa::opcodes::Format::Smem;
+            if counters.contains(Counters::VM) {
+                pending.vm.push(written.clone());
+            }
+            if counters.contains(Counters::LGKM) {
+                pending.lgkm.push((written.clone(), scalar));
+            }
+            if counters.contains(Counters::VS) {
+                pending.vs += 1;
+            }
+            out.push(e);
+        }
+        let _ = pending.is_empty();
+        *block = out;
+    }
+}
