@@ -386,9 +386,8 @@ impl<'a> Isel<'a> {
         let vop3 = !native.has_e64_form();
         let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
         let mut order: Vec<Lowered> = srcs.to_vec();
-        let is_scalarish = |l: &Lowered| matches!(l, Lowered::S(_) | Lowered::Bool(_));
-        let is_literal = |l: &Lowered| matches!(l, Lowered::Imm(bits, _) if isa::Operand::imm32(*bits as u32) != isa::Operand::Const(0) && matches!(isa::Operand::imm32(*bits as u32), isa::Operand::Literal(_)));
-        if !vop3 && order.len() == 2 && commutative && !is_scalarish(&order[0]) && !is_literal(&order[0]) && (is_scalarish(&order[1]) || is_literal(&order[1])) {
+        let is_vgpr = |l: &Lowered| matches!(l, Lowered::V(_));
+        if !vop3 && order.len() == 2 && commutative && is_vgpr(&order[0]) && !is_vgpr(&order[1]) {
             order.swap(0, 1);
         }
         let mut srcs_out = Vec::new();
@@ -398,6 +397,7 @@ impl<'a> Isel<'a> {
         for (i, l) in order.iter().enumerate() {
             let needs_vgpr_slot = !vop3 && i >= 1;
             let src = match *l {
+                _ if needs_vgpr_slot => Src::R(self.to_v(l)?),
                 Lowered::S(s) | Lowered::Bool(s) if !needs_vgpr_slot && (scalar_budget > 0 || scalar_seen == Some(s)) => {
                     if scalar_seen != Some(s) {
                         scalar_budget -= 1;
@@ -1684,6 +1684,65 @@ impl<'a> IselHandle<'_, 'a> {
             flatten(l, &mut out);
         }
         out
+    }
+
+    /// Register classes of a divergent value of type `ty`, one per 32-bit piece
+    /// (lane masks for booleans).
+    pub fn divergent_classes(&self, ty: &Type) -> Vec<Class> {
+        match ty {
+            Type::Vector(elem, n) => (0..*n).flat_map(|_| self.divergent_classes(elem)).collect(),
+            Type::Struct(fields) => fields.iter().flat_map(|f| self.divergent_classes(f)).collect(),
+            Type::I1 => vec![self.isel.mask_class()],
+            t if t.bits() == 64 => vec![Class::Vgpr, Class::Vgpr],
+            _ => vec![Class::Vgpr],
+        }
+    }
+
+    /// The value in divergent form (see [`Self::divergent_classes`]).
+    pub fn divergent_regs(&mut self, value: Value) -> Result<Vec<ra::VReg>, Diagnostic> {
+        let ty = self.isel.func.value_type(value).clone();
+        let l = self.isel.values[value.0 as usize].clone().expect("defined before use");
+        self.divergent_regs_of(&l, &ty)
+    }
+
+    fn divergent_regs_of(&mut self, l: &Lowered, ty: &Type) -> Result<Vec<ra::VReg>, Diagnostic> {
+        Ok(match ty {
+            Type::Vector(..) | Type::Struct(..) => {
+                let Lowered::Agg(parts) = l else { return Err(self.isel.error("internal: aggregate value")) };
+                let types: Vec<Type> = match ty {
+                    Type::Vector(elem, n) => vec![(**elem).clone(); usize::from(*n)],
+                    Type::Struct(fields) => fields.clone(),
+                    _ => unreachable!(),
+                };
+                let mut out = Vec::new();
+                for (p, t) in parts.clone().iter().zip(&types) {
+                    out.extend(self.divergent_regs_of(p, t)?);
+                }
+                out
+            }
+            Type::I1 => vec![self.isel.to_mask(l)?],
+            t if t.bits() == 64 => {
+                let (lo, hi) = self.isel.to_v64(l)?;
+                vec![lo, hi]
+            }
+            _ => vec![self.isel.to_v(l)?],
+        })
+    }
+
+    /// Makes a value's lowering the divergent form held in `regs`.
+    pub fn set_divergent_value(&mut self, value: Value, regs: &[ra::VReg]) {
+        fn build(ty: &Type, regs: &mut std::slice::Iter<ra::VReg>) -> Lowered {
+            match ty {
+                Type::Vector(elem, n) => Lowered::Agg((0..*n).map(|_| build(elem, regs)).collect()),
+                Type::Struct(fields) => Lowered::Agg(fields.iter().map(|f| build(f, regs)).collect()),
+                Type::I1 => Lowered::Mask(*regs.next().unwrap()),
+                t if t.bits() == 64 => Lowered::V64(*regs.next().unwrap(), *regs.next().unwrap()),
+                _ => Lowered::V(*regs.next().unwrap()),
+            }
+        }
+        let ty = self.isel.func.value_type(value).clone();
+        let mut it = regs.iter();
+        self.isel.values[value.0 as usize] = Some(build(&ty, &mut it));
     }
 
     /// Replaces the registers of a lowered value (same shape), e.g. with

@@ -56,6 +56,10 @@ struct DivergentLoop {
     restore_block: usize,
     restore_params: Vec<ra::VReg>,
     header_acc_params: Vec<ra::VReg>,
+    /// Tracked values and their accumulators after the loop: they replace the
+    /// values from the exit block on (the exit dominates every use after the
+    /// loop; blocks of the loop keep the per-iteration values).
+    after_loop: Vec<(Value, Vec<ra::VReg>)>,
 }
 
 /// Lowers a whole function (kernel) through `h`.
@@ -88,6 +92,9 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         }
         let param_regs = classes.len();
         let tracked_values = values_used_after(func, &l.blocks);
+        for &v in &tracked_values {
+            classes.extend(h.divergent_classes(func.value_type(v)));
+        }
         let restore_block = h.new_block(format!("{}.restore", func.blocks[exit].name), uni.partial_exec[exit]);
         loops.insert(li, DivergentLoop {
             saved: None,
@@ -98,6 +105,7 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             restore_block,
             restore_params: Vec::new(),
             header_acc_params: Vec::new(),
+            after_loop: Vec::new(),
         });
     }
     let mut regions: HashMap<usize, IfRegion> = HashMap::new();
@@ -121,6 +129,13 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         if b == 0 {
             h.entry(layout, state)?;
         }
+        for (li, l) in structure.loops.iter().enumerate() {
+            if l.divergent && l.exit == Some(b) {
+                for (v, regs) in std::mem::take(&mut ctx.loops.get_mut(&li).unwrap().after_loop) {
+                    h.set_divergent_value(v, &regs);
+                }
+            }
+        }
         // Loop header: tracked values are (re)defined per iteration; the accumulators
         // enter as header parameters.
         if let Some(li) = structure.loops.iter().position(|l| l.header == b && l.divergent) {
@@ -130,8 +145,6 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             for c in &classes {
                 params.push(h.add_param(mb, *c));
             }
-            // Classes of tracked values are known only once they are selected; their
-            // accumulators are added to the header lazily (see `track_classes`).
             let dl = ctx.loops.get_mut(&li).unwrap();
             dl.header_acc_params = params.clone();
             dl.current = params;
@@ -388,25 +401,13 @@ impl Ctx {
         mask: Option<ra::VReg>,
         invert: bool,
     ) -> Result<Vec<ra::VReg>, Diagnostic> {
-        let dl = self.loops.get_mut(&li).unwrap();
         let mut values = exit_args.to_vec();
-        let tracked = dl.tracked_values.clone();
+        let tracked = self.loops[&li].tracked_values.clone();
         for v in tracked {
-            values.extend(h.value_regs(v));
+            values.extend(h.divergent_regs(v)?);
         }
         let dl = self.loops.get_mut(&li).unwrap();
-        // Tracked values get accumulators on first sight (their classes are known
-        // only once selected); they start undefined at the loop entry.
-        while dl.classes.len() < values.len() {
-            let c = h.class_of(values[dl.classes.len()]);
-            dl.classes.push(c);
-        }
-        if dl.current.len() < values.len() {
-            return Err(crate::mir::Diagnostic::new(
-                "values computed inside a loop with divergent exits and used after it are not supported yet",
-                h.func().blocks[h.structure().loops[li].header].span,
-            ));
-        }
+        debug_assert_eq!(dl.current.len(), values.len(), "accumulators match the exit values");
         let accs = dl.current.clone();
         let merged = lane_merge_all(h, &accs, &values, mask, invert);
         let dl = self.loops.get_mut(&li).unwrap();
@@ -427,8 +428,8 @@ impl Ctx {
             let (param_regs, rest) = params.split_at(dl.param_regs);
             let mut offset = 0;
             for v in dl.tracked_values.clone() {
-                let n = h.value_regs(v).len();
-                h.replace_value_regs(v, &rest[offset..offset + n]);
+                let n = h.divergent_classes(h.func().value_type(v)).len();
+                dl.after_loop.push((v, rest[offset..offset + n].to_vec()));
                 offset += n;
             }
             h.terminate(Branch::Jump, Vec::new(), vec![h.mblock(exit)], vec![param_regs.to_vec()]);
