@@ -512,6 +512,7 @@ impl<'a> Isel<'a> {
 
     fn binary(&mut self, op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+        let divergent = divergent || in_vector_registers(&a) || in_vector_registers(&b);
         if let (Lowered::Imm(x, _), Lowered::Imm(y, _)) = (&a, &b) {
             if let Some(folded) = fold_binary(op, ty, *x, *y) {
                 return Ok(Lowered::Imm(folded, ty.bits()));
@@ -820,6 +821,7 @@ impl<'a> Isel<'a> {
 
     fn unary(&mut self, op: UnOp, ty: &Type, arg: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let a = self.lowered(arg);
+        let divergent = divergent || in_vector_registers(&a);
         match (op, ty) {
             (UnOp::Not, Type::I1) => {
                 if divergent {
@@ -884,6 +886,7 @@ impl<'a> Isel<'a> {
 
     fn icmp(&mut self, pred: IntPred, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+        let divergent = divergent || in_vector_registers(&a) || in_vector_registers(&b);
         let wide = ty.bits() == 64;
         if !matches!(ty, Type::I32) && !(wide && (matches!(ty, Type::I64 | Type::Ptr(_)))) {
             if !matches!(ty, Type::Ptr(_)) {
@@ -910,6 +913,7 @@ impl<'a> Isel<'a> {
 
     fn select(&mut self, ty: &Type, cond: &Operand, t: &Operand, f: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let (c, a, b) = (self.lowered(cond), self.lowered(t), self.lowered(f));
+        let divergent = divergent || in_vector_registers(&c) || in_vector_registers(&a) || in_vector_registers(&b);
         self.select_lowered(ty, c, a, b, divergent)
     }
 
@@ -980,6 +984,7 @@ impl<'a> Isel<'a> {
 
     fn cast(&mut self, op: CastOp, from: &Type, arg: &Operand, to: &Type, divergent: bool) -> Result<Lowered, Diagnostic> {
         let a = self.lowered(arg);
+        let divergent = divergent || in_vector_registers(&a);
         let unsupported = || format!("'{}' from {from} to {to} is not supported by the code generator yet", op.mnemonic());
         Ok(match (op, from, to) {
             (CastOp::Bitcast, _, _) if from.bits() == 32 && to.bits() == 32 && from.is_scalar() && to.is_scalar() => a,
@@ -1063,6 +1068,7 @@ impl<'a> Isel<'a> {
 
     fn ptradd(&mut self, ptr: &Operand, offset: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let (p, o) = (self.lowered(ptr), self.lowered(offset));
+        let divergent = divergent || in_vector_registers(&p) || in_vector_registers(&o);
         let space = match self.func.operand_type(ptr) {
             Type::Ptr(s) => *s,
             _ => unreachable!("verified"),
@@ -1389,6 +1395,17 @@ impl<'a> Isel<'a> {
                 _ => Err(self.error(format!("kernel arguments of type {ty} are not supported by the code generator yet"))),
             },
         }
+    }
+}
+
+/// True if the value lives in VGPRs or is a lane mask: operations on it must use
+/// the vector unit even when the result is uniform (a uniform value computed by
+/// a vector-only instruction, such as a float conversion, stays in a VGPR).
+fn in_vector_registers(l: &Lowered) -> bool {
+    match l {
+        Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) => true,
+        Lowered::Agg(parts) => parts.iter().any(in_vector_registers),
+        _ => false,
     }
 }
 
