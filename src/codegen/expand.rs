@@ -418,3 +418,28 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     });
     Ok(Expanded { blocks, vgprs, sgprs, uses_vcc })
 }
+
+/// The post-allocation checker: every register operand of the expanded code is
+/// a tuple that exists on the target, with the alignment the target requires
+/// (even VGPR pairs on gfx90a/gfx942, aligned SGPR tuples everywhere). Runs after
+/// every compilation; a failure is an internal error, never a miscompile.
+pub fn check_registers(code: &Expanded, target: Target, func_name: &str) -> Result<(), Diagnostic> {
+    for (block, insts) in &code.blocks {
+        for e in insts {
+            for o in e.inst.defs.iter().chain(&e.inst.uses) {
+                if let isa::Operand::Reg(r) = o {
+                    if let Err(why) = r.check(target.gpu) {
+                        return Err(Diagnostic::new(
+                            format!(
+                                "internal error in @{func_name}, block '{block}': '{}': {why}",
+                                isa::print(&e.inst, target)
+                            ),
+                            crate::mir::Span::NONE,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

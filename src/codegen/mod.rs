@@ -126,6 +126,7 @@ pub fn compile_kernel(
         d.span = func.span;
         d
     })?;
+    expand::check_registers(&expanded, t, &func.name)?;
     lap(report, "expand");
     print_expanded(options, report, "expand", func, &expanded, t);
     waitcnt::insert_waitcnts(&mut expanded, t);
