@@ -106,11 +106,24 @@ impl Placement {
             let end = (0..64).rev().find(|&i| taken[i]).map_or(0, |i| i as u16 + 1);
             (map, end)
         };
-        let (sgpr, sgpr_singles_end) = dense(&used[0], &pinned[0]);
+        // Input pairs stay where the hardware put them; single SGPRs avoid them.
+        let mut sgpr_pinned = pinned[0];
+        for &(_, first) in &vcode.pinned_pairs {
+            sgpr_pinned[first as usize] = true;
+            sgpr_pinned[first as usize + 1] = true;
+        }
+        let (sgpr, sgpr_singles_end) = dense(&used[0], &sgpr_pinned);
         let (vgpr, vgpr_end) = dense(&used[1], &pinned[1]);
-        let (pair_units, pair_count) = dense(&used[2], &pinned[2]);
+        let mut pair_used = used[2];
+        for &(unit, _) in &vcode.pinned_pairs {
+            pair_used[unit as usize] = false;
+        }
+        let (pair_units, pair_count) = dense(&pair_used, &[false; 64]);
         let pair_base = sgpr_singles_end.div_ceil(2) * 2;
-        let pair: Vec<u16> = pair_units.iter().map(|&u| if u == u16::MAX { u } else { pair_base + 2 * u }).collect();
+        let mut pair: Vec<u16> = pair_units.iter().map(|&u| if u == u16::MAX { u } else { pair_base + 2 * u }).collect();
+        for &(unit, first) in &vcode.pinned_pairs {
+            pair[unit as usize] = first;
+        }
         let sgpr_end = pair_base + 2 * pair_count;
         let temps = sgpr_end.div_ceil(2) * 2;
         Placement { vgpr, sgpr, pair, temps, vgpr_end, sgpr_end: sgpr_end.max(sgpr_singles_end) }
@@ -200,6 +213,7 @@ impl Ctx<'_> {
                     let r = match *fill {
                         Fill::Whole(i) => reg(i),
                         Fill::Half(i, h) => Self::half_of(reg(i), h),
+                        Fill::Address { .. } => isa::Reg::v(0, 1),
                         Fill::VPair { lo, hi, window } => {
                             let w = self.window(window);
                             if matches!(slot, Slot::Use(_)) {
@@ -211,6 +225,19 @@ impl Ctx<'_> {
                             }
                             w
                         }
+                    };
+                    let r = match *fill {
+                        Fill::Address { base, offset, window } => {
+                            let w = self.window(window);
+                            let carry = isa::Reg::s(self.place.temps + 4, self.mask_size());
+                            self.push(isa::Inst::new(
+                                Opcode::v_mad_i64_i32,
+                                vec![isa::Operand::Reg(w), isa::Operand::Reg(carry)],
+                                vec![isa::Operand::Reg(reg(offset)), isa::Operand::imm32(1), isa::Operand::Reg(reg(base))],
+                            ));
+                            w
+                        }
+                        _ => r,
                     };
                     match *slot {
                         Slot::Def(i) => inst.defs[i as usize] = isa::Operand::Reg(r),
@@ -362,7 +389,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         ));
     }
     let place = Placement::new(vcode, out);
-    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. }))));
+    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::Address { .. }))));
     let window_base = place.vgpr_end.div_ceil(2) * 2;
     let temps = place.temps;
     let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, code: Vec::new() };
@@ -382,7 +409,8 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
                         let next = if b + 1 < vcode.blocks.len() { Some(b + 1) } else { None };
                         ctx.branch(b, kind, &allocs, next);
                     } else {
-                        if matches!(m.kind, MKind::LaneMerge { vector: false, .. }) {
+                        let uses_address = matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::Address { .. })));
+                        if matches!(m.kind, MKind::LaneMerge { vector: false, .. }) || uses_address {
                             uses_reserved = true;
                         }
                         ctx.inst(inst.index())?;
@@ -401,7 +429,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         .iter()
         .flat_map(|m| match &m.kind {
             MKind::Real { fills, .. } => fills.iter().filter_map(|(_, f)| match f {
-                Fill::VPair { window, .. } => Some(u32::from(*window) + 1),
+                Fill::VPair { window, .. } | Fill::Address { window, .. } => Some(u32::from(*window) + 1),
                 _ => None,
             }).max(),
             _ => None,

@@ -21,7 +21,7 @@ use crate::abi::kernarg::{self, KernargLayout};
 use crate::abi::kernel::{self, InitialState, KernelInputs, SgprInput};
 use crate::isa::{self, Opcode, Target, WaveSize};
 use crate::mir::{
-    AddrSpace, BinOp, BlockCall, Builtin, CastOp, Const, Diagnostic, FloatPred, FuncKind, Function, Inst, IntPred, Module, Op,
+    AddrSpace, BinOp, BlockCall, Builtin, CastOp, Const, Diagnostic, FloatPred, FuncKind, Function, Inst, IntPred, Op,
     Operand, Type, UnOp, Value,
 };
 
@@ -50,15 +50,21 @@ enum Lowered {
     Bool(ra::VReg),
     /// Divergent boolean: a lane mask.
     Mask(ra::VReg),
-    /// A constant not yet materialised (bits, width in bits).
-    Imm(u64, u32),
+    /// A constant not yet materialised (its bits).
+    Imm(u64),
     /// Vector elements or struct fields.
     Agg(Vec<Lowered>),
+    /// A 64-bit address not yet computed: `base` (SGPR pair) + sext(`offset`)
+    /// (a VGPR) + `imm`. Memory instructions fold it (one `v_mad_i64_i32` and the
+    /// instruction's immediate offset); anything else materialises it.
+    Addr { base: ra::VReg, offset: ra::VReg, imm: i32 },
 }
 
 /// A source operand of a machine instruction being built.
 #[derive(Clone, Copy, Debug)]
 enum Src {
+    /// A folded address (see [`Lowered::Addr`]); its immediate goes to `offset`.
+    Address(ra::VReg, ra::VReg),
     R(ra::VReg),
     Half(ra::VReg, u8),
     Imm(u32),
@@ -91,7 +97,6 @@ struct BlockBuild {
 }
 
 struct Isel<'a> {
-    module: &'a Module,
     func: &'a Function,
     uni: &'a Uniformity,
     structure: &'a Structure,
@@ -171,6 +176,12 @@ impl<'a> Isel<'a> {
                     window += 1;
                     isa::Operand::Off
                 }
+                Src::Address(base, offset) => {
+                    let (b, o) = (add_use(&mut ops, base), add_use(&mut ops, offset));
+                    fills.push((slot, Fill::Address { base: b, offset: o, window }));
+                    window += 1;
+                    isa::Operand::Off
+                }
                 Src::Imm(bits) => isa::Operand::imm32(bits),
                 Src::Fixed(r) => isa::Operand::Reg(r),
                 Src::Off => isa::Operand::Off,
@@ -209,10 +220,6 @@ impl<'a> Isel<'a> {
         self.push(MInst { kind: MKind::Real { inst, fills }, ops });
     }
 
-    fn copy(&mut self, dst: ra::VReg, src: ra::VReg) {
-        self.push(MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(dst), ra::Operand::reg_use(src)] });
-    }
-
     // ---- materialisation -------------------------------------------------
 
     /// The value as a 32-bit VGPR (copying/moving as needed).
@@ -224,7 +231,7 @@ impl<'a> Isel<'a> {
                 self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[Src::R(s)], |_| {});
                 v
             }
-            Lowered::Imm(bits, _) => {
+            Lowered::Imm(bits) => {
                 let v = self.vreg(Class::Vgpr);
                 self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[Src::Imm(bits as u32)], |_| {});
                 v
@@ -242,7 +249,7 @@ impl<'a> Isel<'a> {
     fn to_s(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
         Ok(match *l {
             Lowered::S(s) | Lowered::Bool(s) => s,
-            Lowered::Imm(bits, _) => {
+            Lowered::Imm(bits) => {
                 let s = self.vreg(Class::Sgpr);
                 self.emit(Opcode::s_mov_b32, &[Dst::R(s)], &[Src::Imm(bits as u32)], |_| {});
                 s
@@ -261,13 +268,25 @@ impl<'a> Isel<'a> {
     fn to_v64(&mut self, l: &Lowered) -> Result<(ra::VReg, ra::VReg), Diagnostic> {
         Ok(match *l {
             Lowered::V64(lo, hi) => (lo, hi),
+            Lowered::Addr { base, offset, imm } => {
+                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                self.emit(Opcode::v_mov_b32, &[Dst::VPair(lo, hi)], &[Src::Address(base, offset)], |_| {});
+                if imm == 0 {
+                    (lo, hi)
+                } else {
+                    let Lowered::V64(a, b) = self.binary64(BinOp::Add, Lowered::V64(lo, hi), Lowered::Imm(imm as i64 as u64), true)? else {
+                        unreachable!("a divergent 64-bit add")
+                    };
+                    (a, b)
+                }
+            }
             Lowered::S64(p) => {
                 let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
                 self.emit(Opcode::v_mov_b32, &[Dst::R(lo)], &[Src::Half(p, 0)], |_| {});
                 self.emit(Opcode::v_mov_b32, &[Dst::R(hi)], &[Src::Half(p, 1)], |_| {});
                 (lo, hi)
             }
-            Lowered::Imm(bits, _) => {
+            Lowered::Imm(bits) => {
                 let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
                 self.emit(Opcode::v_mov_b32, &[Dst::R(lo)], &[Src::Imm(bits as u32)], |_| {});
                 self.emit(Opcode::v_mov_b32, &[Dst::R(hi)], &[Src::Imm((bits >> 32) as u32)], |_| {});
@@ -281,7 +300,7 @@ impl<'a> Isel<'a> {
     fn to_s64(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
         Ok(match *l {
             Lowered::S64(p) => p,
-            Lowered::Imm(bits, _) => {
+            Lowered::Imm(bits) => {
                 let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
                 self.emit(Opcode::s_mov_b32, &[Dst::R(lo)], &[Src::Imm(bits as u32)], |_| {});
                 self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Imm((bits >> 32) as u32)], |_| {});
@@ -314,7 +333,7 @@ impl<'a> Isel<'a> {
                 self.bool_select(m, b, cmp, sel);
                 m
             }
-            Lowered::Imm(bits, _) => {
+            Lowered::Imm(bits) => {
                 let m = self.vreg(self.mask_class());
                 let op = if self.wave64() { Opcode::s_mov_b64 } else { Opcode::s_mov_b32 };
                 self.emit(op, &[Dst::R(m)], &[Src::Imm(if bits & 1 != 0 { u32::MAX } else { 0 })], |_| {});
@@ -347,7 +366,7 @@ impl<'a> Isel<'a> {
                 self.emit(Opcode::s_cselect_b32, &[Dst::R(b)], &[Src::Imm(1), Src::Imm(0)], |_| {});
                 b
             }
-            Lowered::Imm(bits, _) => {
+            Lowered::Imm(bits) => {
                 let b = self.vreg(Class::Sgpr);
                 self.emit(Opcode::s_mov_b32, &[Dst::R(b)], &[Src::Imm((bits & 1) as u32)], |_| {});
                 b
@@ -363,15 +382,11 @@ impl<'a> Isel<'a> {
         }
     }
 
-    fn divergent(&self, operand: &Operand) -> bool {
-        self.uni.operand_divergent(operand)
-    }
-
     fn src_of(&mut self, l: &Lowered) -> Result<Src, Diagnostic> {
         Ok(match *l {
             Lowered::S(s) | Lowered::Bool(s) => Src::R(s),
             Lowered::V(v) => Src::R(v),
-            Lowered::Imm(bits, _) => Src::Imm(bits as u32),
+            Lowered::Imm(bits) => Src::Imm(bits as u32),
             Lowered::Mask(_) => Src::R(self.to_v(l)?),
             _ => return Err(self.error("internal: expected a 32-bit operand")),
         })
@@ -405,8 +420,8 @@ impl<'a> Isel<'a> {
                     }
                     Src::R(s)
                 }
-                Lowered::Imm(bits, _) if matches!(isa::Operand::imm32(bits as u32), isa::Operand::Const(_)) => Src::Imm(bits as u32),
-                Lowered::Imm(bits, _) if !needs_vgpr_slot && literal_budget > 0 && scalar_budget > 0 => {
+                Lowered::Imm(bits) if matches!(isa::Operand::imm32(bits as u32), isa::Operand::Const(_)) => Src::Imm(bits as u32),
+                Lowered::Imm(bits) if !needs_vgpr_slot && literal_budget > 0 && scalar_budget > 0 => {
                     literal_budget -= 1;
                     scalar_budget -= 1;
                     Src::Imm(bits as u32)
@@ -482,7 +497,7 @@ impl<'a> Isel<'a> {
                 let offset = self.lds_size.div_ceil(*align) * *align;
                 self.lds_size = offset + size;
                 self.lds_offsets.insert(result.unwrap(), offset);
-                self.set(result.unwrap(), Lowered::Imm(u64::from(offset), 32));
+                self.set(result.unwrap(), Lowered::Imm(u64::from(offset)));
             }
             Op::Builtin { kind, dim } => {
                 let l = self.builtin(*kind, *dim)?;
@@ -513,9 +528,9 @@ impl<'a> Isel<'a> {
     fn binary(&mut self, op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let (a, b) = (self.lowered(lhs), self.lowered(rhs));
         let divergent = divergent || in_vector_registers(&a) || in_vector_registers(&b);
-        if let (Lowered::Imm(x, _), Lowered::Imm(y, _)) = (&a, &b) {
+        if let (Lowered::Imm(x), Lowered::Imm(y)) = (&a, &b) {
             if let Some(folded) = fold_binary(op, ty, *x, *y) {
-                return Ok(Lowered::Imm(folded, ty.bits()));
+                return Ok(Lowered::Imm(folded));
             }
         }
         match ty {
@@ -570,6 +585,18 @@ impl<'a> Isel<'a> {
     }
 
     fn binary32(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        // x * 2^k is x << k (a full-rate instruction instead of a quarter-rate one).
+        if op == BinOp::Mul {
+            for (x, c) in [(&a, &b), (&b, &a)] {
+                if let Lowered::Imm(bits) = c {
+                    let v = *bits as u32;
+                    if v.is_power_of_two() {
+                        let shift = Lowered::Imm(u64::from(v.trailing_zeros()));
+                        return self.binary32(BinOp::Shl, x.clone(), shift, divergent);
+                    }
+                }
+            }
+        }
         if matches!(op, BinOp::UDiv | BinOp::URem) {
             return self.udiv32(a, b, op == BinOp::URem);
         }
@@ -632,7 +659,7 @@ impl<'a> Isel<'a> {
 
     fn scalar_src(&mut self, l: &Lowered) -> Result<Src, Diagnostic> {
         Ok(match *l {
-            Lowered::Imm(bits, _) => Src::Imm(bits as u32),
+            Lowered::Imm(bits) => Src::Imm(bits as u32),
             _ => Src::R(self.to_s(l)?),
         })
     }
@@ -683,7 +710,7 @@ impl<'a> Isel<'a> {
     fn shift64(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
         // The amount is the low 6 bits of the i64 amount (modulo 64, as MIR says).
         let amount = match b {
-            Lowered::Imm(bits, _) => Lowered::Imm(bits & 63, 32),
+            Lowered::Imm(bits) => Lowered::Imm(bits & 63),
             Lowered::S64(p) => {
                 let s = self.vreg(Class::Sgpr);
                 self.emit(Opcode::s_and_b32, &[Dst::R(s)], &[Src::Half(p, 0), Src::Imm(63)], |_| {});
@@ -712,7 +739,7 @@ impl<'a> Isel<'a> {
             _ => Opcode::v_ashrrev_i64,
         };
         let amount = match amount {
-            Lowered::Imm(bits, _) => Src::Imm(bits as u32),
+            Lowered::Imm(bits) => Src::Imm(bits as u32),
             other => Src::R(self.to_v(&other)?),
         };
         self.emit(opcode, &[Dst::VPair(lo, hi)], &[amount, Src::VPair(al, ah)], |_| {});
@@ -842,7 +869,7 @@ impl<'a> Isel<'a> {
                 let d = self.vreg(Class::Vgpr);
                 match op {
                     UnOp::Not => self.valu(Opcode::v_not_b32, d, &[a], false)?,
-                    UnOp::Popcount => self.valu(Opcode::v_bcnt_u32_b32, d, &[a, Lowered::Imm(0, 32)], false)?,
+                    UnOp::Popcount => self.valu(Opcode::v_bcnt_u32_b32, d, &[a, Lowered::Imm(0)], false)?,
                     _ => {
                         // v_ffbh/v_ffbl give -1 for zero; MIR wants the width (32).
                         let raw = self.vreg(Class::Vgpr);
@@ -856,8 +883,8 @@ impl<'a> Isel<'a> {
             (UnOp::FNeg | UnOp::FAbs | UnOp::Floor | UnOp::Ceil | UnOp::Trunc, Type::F32) => {
                 let d = self.vreg(Class::Vgpr);
                 match op {
-                    UnOp::FNeg => self.valu(Opcode::v_xor_b32, d, &[Lowered::Imm(0x8000_0000, 32), a], true)?,
-                    UnOp::FAbs => self.valu(Opcode::v_and_b32, d, &[Lowered::Imm(0x7fff_ffff, 32), a], true)?,
+                    UnOp::FNeg => self.valu(Opcode::v_xor_b32, d, &[Lowered::Imm(0x8000_0000), a], true)?,
+                    UnOp::FAbs => self.valu(Opcode::v_and_b32, d, &[Lowered::Imm(0x7fff_ffff), a], true)?,
                     UnOp::Floor => self.valu(Opcode::v_floor_f32, d, &[a], false)?,
                     UnOp::Ceil => self.valu(Opcode::v_ceil_f32, d, &[a], false)?,
                     _ => self.valu(Opcode::v_trunc_f32, d, &[a], false)?,
@@ -977,7 +1004,7 @@ impl<'a> Isel<'a> {
     /// the one scalar source gfx9 allows).
     fn cndmask_src(&mut self, l: &Lowered) -> Result<Src, Diagnostic> {
         Ok(match *l {
-            Lowered::Imm(bits, _) if matches!(isa::Operand::imm32(bits as u32), isa::Operand::Const(_)) => Src::Imm(bits as u32),
+            Lowered::Imm(bits) if matches!(isa::Operand::imm32(bits as u32), isa::Operand::Const(_)) => Src::Imm(bits as u32),
             _ => Src::R(self.to_v(l)?),
         })
     }
@@ -1013,13 +1040,13 @@ impl<'a> Isel<'a> {
                     Lowered::S(s)
                 }
                 Lowered::V64(lo, _) => Lowered::V(lo),
-                Lowered::Imm(bits, _) => Lowered::Imm(bits & 0xffff_ffff, 32),
+                Lowered::Imm(bits) => Lowered::Imm(bits & 0xffff_ffff),
                 _ => return Err(self.error("internal: trunc operand")),
             },
             (CastOp::ZExt | CastOp::SExt, Type::I32, Type::I64) => {
-                if let Lowered::Imm(bits, _) = a {
+                if let Lowered::Imm(bits) = a {
                     let v = if op == CastOp::SExt { bits as u32 as i32 as i64 as u64 } else { bits & 0xffff_ffff };
-                    return Ok(Lowered::Imm(v, 64));
+                    return Ok(Lowered::Imm(v));
                 }
                 if divergent || matches!(a, Lowered::V(_)) {
                     let lo = self.to_v(&a)?;
@@ -1082,17 +1109,34 @@ impl<'a> Isel<'a> {
                     Lowered::S(s)
                 }
                 Lowered::V64(lo, _) => Lowered::V(lo),
-                Lowered::Imm(bits, _) => Lowered::Imm(bits & 0xffff_ffff, 32),
+                Lowered::Imm(bits) => Lowered::Imm(bits & 0xffff_ffff),
                 other => other,
             };
             return self.binary32(BinOp::Add, p, o32, divergent);
+        }
+        // Address folding for global memory: uniform base + divergent i32 offset
+        // stays symbolic; constant offsets go to the instruction's immediate.
+        if space == AddrSpace::Global || space == AddrSpace::Constant {
+            match (&p, &o) {
+                (Lowered::S64(base), Lowered::V(off)) if !offset_is_64 => {
+                    return Ok(Lowered::Addr { base: *base, offset: *off, imm: 0 });
+                }
+                (Lowered::Addr { base, offset, imm }, Lowered::Imm(bits)) => {
+                    let add = if offset_is_64 { *bits as i64 } else { *bits as u32 as i32 as i64 };
+                    let sum = i64::from(*imm) + add;
+                    if (-2048..=2047).contains(&sum) {
+                        return Ok(Lowered::Addr { base: *base, offset: *offset, imm: sum as i32 });
+                    }
+                }
+                _ => {}
+            }
         }
         // 64-bit pointer + sign-extended (or 64-bit) offset.
         let o64 = if offset_is_64 {
             o
         } else {
             match o {
-                Lowered::Imm(bits, _) => Lowered::Imm(bits as u32 as i32 as i64 as u64, 64),
+                Lowered::Imm(bits) => Lowered::Imm(bits as u32 as i32 as i64 as u64),
                 Lowered::S(s) => {
                     let hi = self.vreg(Class::Sgpr);
                     self.emit(Opcode::s_ashr_i32, &[Dst::R(hi)], &[Src::R(s), Src::Imm(31)], |_| {});
@@ -1106,7 +1150,7 @@ impl<'a> Isel<'a> {
                 _ => return Err(self.error("internal: ptradd offset")),
             }
         };
-        if let Lowered::Imm(0, _) = o64 {
+        if let Lowered::Imm(0) = o64 {
             return Ok(p);
         }
         self.binary64(BinOp::Add, p, o64, divergent)
@@ -1135,9 +1179,9 @@ impl<'a> Isel<'a> {
         }
         let divergent = matches!(p, Lowered::V(_) | Lowered::V64(..));
         if space.pointer_bits() == 32 {
-            self.binary32(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset), 32), divergent)
+            self.binary32(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset)), divergent)
         } else {
-            self.binary64(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset), 64), divergent)
+            self.binary64(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset)), divergent)
         }
     }
 
@@ -1181,7 +1225,7 @@ impl<'a> Isel<'a> {
                     (_, 1) => Opcode::global_load_dword,
                     _ => Opcode::global_load_dwordx2,
                 };
-                let addr = self.vmem_address(&p, space)?;
+                let (addr, imm) = self.vmem_address(&p, space)?;
                 let mut uses = addr;
                 let dst = if dwords == 1 {
                     let d = self.vreg(Class::Vgpr);
@@ -1193,7 +1237,7 @@ impl<'a> Isel<'a> {
                 if space == AddrSpace::Flat {
                     uses.truncate(1);
                 }
-                self.emit(op, &dst.0, &uses, |_| {});
+                self.emit(op, &dst.0, &uses, |i| i.offset = imm);
                 Ok(dst.1)
             }
             AddrSpace::Private => Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
@@ -1201,7 +1245,14 @@ impl<'a> Isel<'a> {
     }
 
     /// Address operands of a global/flat access: (vaddr, saddr).
-    fn vmem_address(&mut self, p: &Lowered, space: AddrSpace) -> Result<Vec<Src>, Diagnostic> {
+    fn vmem_address(&mut self, p: &Lowered, space: AddrSpace) -> Result<(Vec<Src>, i32), Diagnostic> {
+        if let (Lowered::Addr { base, offset, imm }, true) = (p, space != AddrSpace::Flat) {
+            return Ok((vec![Src::Address(*base, *offset), Src::Off], *imm));
+        }
+        Ok((self.vmem_address_plain(p, space)?, 0))
+    }
+
+    fn vmem_address_plain(&mut self, p: &Lowered, space: AddrSpace) -> Result<Vec<Src>, Diagnostic> {
         match *p {
             Lowered::S64(base) if space != AddrSpace::Flat => {
                 // SGPR base with a zero VGPR offset.
@@ -1255,7 +1306,7 @@ impl<'a> Isel<'a> {
                 self.emit(op, &[], &[Src::R(addr), data], |_| {});
             }
             AddrSpace::Global | AddrSpace::Flat => {
-                let addr = self.vmem_address(&p, space)?;
+                let (addr, imm) = self.vmem_address(&p, space)?;
                 let op = match (space, bits) {
                     (AddrSpace::Flat, 32) => Opcode::flat_store_dword,
                     (AddrSpace::Flat, _) => Opcode::flat_store_dwordx2,
@@ -1263,7 +1314,7 @@ impl<'a> Isel<'a> {
                     _ => Opcode::global_store_dwordx2,
                 };
                 let uses = if space == AddrSpace::Flat { vec![addr[0], data] } else { vec![addr[0], data, addr[1]] };
-                self.emit(op, &[], &uses, |_| {});
+                self.emit(op, &[], &uses, |i| i.offset = imm);
             }
             _ => return Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
         }
@@ -1314,16 +1365,16 @@ impl<'a> Isel<'a> {
             ops.push(ra::Operand::reg_fixed_def(v, preg));
             v
         };
-        let mut pair_halves = Vec::new();
+        let mut pairs = Vec::new();
         for slot in &state.user_sgprs {
-            match slot.input {
-                SgprInput::KernargSegmentPtr | SgprInput::DispatchPtr => {
-                    let lo = def_fixed(&mut self.vc, Class::Sgpr, sgpr_preg(slot.first));
-                    let hi = def_fixed(&mut self.vc, Class::Sgpr, sgpr_preg(slot.first + 1));
-                    pair_halves.push((slot.input, lo, hi));
-                }
-                _ => {}
-            }
+            let unit = match slot.input {
+                SgprInput::KernargSegmentPtr => SGPR_PAIR_INPUT_UNITS[0],
+                SgprInput::DispatchPtr => SGPR_PAIR_INPUT_UNITS[1],
+                _ => continue,
+            };
+            let pair = def_fixed(&mut self.vc, Class::SgprPair, ra::PReg::new(unit as usize, ra::RegClass::Vector));
+            self.vc.pinned_pairs.push((unit, slot.first));
+            pairs.push((slot.input, pair));
         }
         for slot in &state.system_sgprs {
             let dim = match slot.input {
@@ -1338,8 +1389,7 @@ impl<'a> Isel<'a> {
             self.tid = Some(def_fixed(&mut self.vc, Class::Vgpr, vgpr_preg(0)));
         }
         self.push(MInst { kind: MKind::Entry, ops });
-        for (input, lo, hi) in pair_halves {
-            let pair = self.make_pair(lo, hi);
+        for (input, pair) in pairs {
             match input {
                 SgprInput::KernargSegmentPtr => self.kernarg_ptr = Some(pair),
                 _ => self.dispatch_ptr = Some(pair),
@@ -1403,14 +1453,14 @@ impl<'a> Isel<'a> {
 /// a vector-only instruction, such as a float conversion, stays in a VGPR).
 fn in_vector_registers(l: &Lowered) -> bool {
     match l {
-        Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) => true,
+        Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) | Lowered::Addr { .. } => true,
         Lowered::Agg(parts) => parts.iter().any(in_vector_registers),
         _ => false,
     }
 }
 
 fn const_lowered(c: &Const) -> Lowered {
-    Lowered::Imm(c.bits, c.ty.bits())
+    Lowered::Imm(c.bits)
 }
 
 fn fold_binary(op: BinOp, ty: &Type, x: u64, y: u64) -> Option<u64> {
@@ -1521,7 +1571,6 @@ fn kernel_inputs(func: &Function) -> KernelInputs {
 
 /// Selects instructions for one kernel.
 pub fn select(
-    module: &Module,
     func: &Function,
     uniformity: &Uniformity,
     structure: &Structure,
@@ -1536,7 +1585,6 @@ pub fn select(
     let arg_types: Vec<Type> = func.params.iter().map(|p| func.value_type(p.value).clone()).collect();
     let layout = kernarg::layout(&arg_types, code_object_version);
     let mut isel = Isel {
-        module,
         func,
         uni: uniformity,
         structure,
@@ -1578,9 +1626,6 @@ impl<'a> IselHandle<'_, 'a> {
     }
     pub fn uniformity(&self) -> &'a Uniformity {
         self.isel.uni
-    }
-    pub fn wave64(&self) -> bool {
-        self.isel.wave64()
     }
     pub fn mask_class(&self) -> Class {
         self.isel.mask_class()
@@ -1682,7 +1727,7 @@ impl<'a> IselHandle<'_, 'a> {
                 let (lo, hi) = isel.to_v64(src)?;
                 vec![lo, hi]
             }
-            Lowered::Imm(..) => return Err(isel.error("internal: constant parameter")),
+            Lowered::Imm(..) | Lowered::Addr { .. } => return Err(isel.error("internal: parameters are registers")),
         })
     }
 
@@ -1693,7 +1738,9 @@ impl<'a> IselHandle<'_, 'a> {
                 Lowered::S(v) | Lowered::S64(v) | Lowered::V(v) | Lowered::Bool(v) | Lowered::Mask(v) => out.push(*v),
                 Lowered::V64(a, b) => out.extend([*a, *b]),
                 Lowered::Agg(parts) => parts.iter().for_each(|p| flatten(p, out)),
-                Lowered::Imm(..) => {}
+                // Only parameters are flattened, and they are never constants or
+                // folded addresses.
+                Lowered::Imm(..) | Lowered::Addr { .. } => {}
             }
         }
         let mut out = Vec::new();
@@ -1762,43 +1809,12 @@ impl<'a> IselHandle<'_, 'a> {
         self.isel.values[value.0 as usize] = Some(build(&ty, &mut it));
     }
 
-    /// Replaces the registers of a lowered value (same shape), e.g. with
-    /// accumulators after a divergent loop.
-    pub fn replace_value_regs(&mut self, value: Value, regs: &[ra::VReg]) {
-        fn rebuild(l: &Lowered, regs: &mut std::slice::Iter<ra::VReg>) -> Lowered {
-            match l {
-                Lowered::S(_) => Lowered::S(*regs.next().unwrap()),
-                Lowered::S64(_) => Lowered::S64(*regs.next().unwrap()),
-                Lowered::V(_) => Lowered::V(*regs.next().unwrap()),
-                Lowered::Bool(_) => Lowered::Bool(*regs.next().unwrap()),
-                Lowered::Mask(_) => Lowered::Mask(*regs.next().unwrap()),
-                Lowered::V64(..) => Lowered::V64(*regs.next().unwrap(), *regs.next().unwrap()),
-                Lowered::Agg(parts) => Lowered::Agg(parts.iter().map(|p| rebuild(p, regs)).collect()),
-                Lowered::Imm(b, w) => Lowered::Imm(*b, *w),
-            }
-        }
-        if let Some(l) = self.isel.values[value.0 as usize].clone() {
-            let mut it = regs.iter();
-            self.isel.values[value.0 as usize] = Some(rebuild(&l, &mut it));
-        }
-    }
-
-    /// Lowers a value so that every lane holds it in a register (for accumulators
-    /// of values that were constants).
-    pub fn operand_regs_like_value(&mut self, operand: &Operand, like: Value) -> Result<Vec<ra::VReg>, Diagnostic> {
-        self.args_for(operand, like)
-    }
-
     pub fn class_of(&self, v: ra::VReg) -> Class {
         self.isel.vc.class(v)
     }
 
     pub fn push(&mut self, kind: MKind, ops: Vec<ra::Operand>) {
         self.isel.push(MInst { kind, ops });
-    }
-
-    pub fn copy(&mut self, dst: ra::VReg, src: ra::VReg) {
-        self.isel.copy(dst, src);
     }
 
     /// The uniform boolean for a branch condition.

@@ -31,16 +31,12 @@ use crate::mir::{BlockCall, Diagnostic, Operand, Terminator, Value};
 
 /// Per if-region (keyed by its branch block): the state the later stages need.
 struct IfRegion {
-    saved: ra::VReg,
-    mask: ra::VReg,
     /// Accumulators as they enter the then-side and after the then stage.
     accs_then: Vec<ra::VReg>,
     else_block: Option<usize>,
     /// Accumulators entering the else stage (parameters of the else block).
     accs_else: Vec<ra::VReg>,
     restore_block: usize,
-    /// Accumulator parameters of the restore block.
-    accs_restore: Vec<ra::VReg>,
 }
 
 struct DivergentLoop {
@@ -356,13 +352,10 @@ impl Ctx {
         // (or `accs` when there is no then-side).
         let accs_else_side = if else_block.is_some() { accs_else.clone() } else { accs.clone() };
         self.regions.insert(b, IfRegion {
-            saved,
-            mask,
             accs_then: accs,
             else_block,
             accs_else: accs_else_side,
             restore_block: restore,
-            accs_restore,
         });
         h.switch_to(h.mblock(b));
         Ok(())

@@ -81,7 +81,6 @@ fn wants(options: &Options, pass: &str) -> bool {
 
 /// Compiles one kernel through every pass.
 pub fn compile_kernel(
-    module: &Module,
     func: &Function,
     target: &CodeObjectTarget,
     version: CodeObjectVersion,
@@ -111,7 +110,7 @@ pub fn compile_kernel(
     if wants(options, "structure") {
         report.printed.push_str(&format!("; after structure: @{}\n;   loops: {:?}\n;   branches: {:?}\n", func.name, structure.loops, structure.branches));
     }
-    let selected = isel::select(module, func, &uniformity, &structure, t, version.number())?;
+    let selected = isel::select(func, &uniformity, &structure, t, version.number())?;
     lap(report, "isel");
     if wants(options, "isel") {
         report.printed.push_str(&format!("; after isel: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
@@ -218,7 +217,7 @@ pub fn compile_module(
                 func.span,
             ));
         }
-        kernels.push(compile_kernel(module, func, target, version, options, report)?);
+        kernels.push(compile_kernel(func, target, version, options, report)?);
     }
     let mut functions = Vec::new();
     for k in &kernels {

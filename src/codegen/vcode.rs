@@ -38,7 +38,12 @@ impl Class {
 
 /// First SGPR of the pair class (s64) and number of pair units (s64..s101).
 pub const SGPR_PAIR_BASE: u16 = 64;
-pub const SGPR_PAIR_UNITS: u16 = 19;
+/// Pair units regalloc2 may allocate freely.
+pub const SGPR_PAIR_UNITS: u16 = 17;
+/// Pair units reserved for kernel inputs that arrive as SGPR pairs (kernarg and
+/// dispatch pointers): defined with fixed constraints, placed where the hardware
+/// puts them.
+pub const SGPR_PAIR_INPUT_UNITS: [u16; 2] = [17, 18];
 
 /// The physical register (first of the tuple) a regalloc2 `PReg` stands for.
 pub fn preg_to_phys(preg: ra::PReg) -> isa::Reg {
@@ -78,6 +83,10 @@ pub enum Fill {
     /// Two VGPR allocations (low, high) that the instruction needs as an aligned
     /// pair: copied into window `w` before (uses) or out of it after (defs).
     VPair { lo: u8, hi: u8, window: u8 },
+    /// A 64-bit address `base + sext(offset)` (base: an SGPR pair allocation,
+    /// offset: a VGPR allocation) computed into window `w` by one
+    /// `v_mad_i64_i32 w, tmp, offset, 1, base` right before the instruction.
+    Address { base: u8, offset: u8, window: u8 },
 }
 
 /// A machine instruction over virtual registers.
@@ -166,6 +175,8 @@ pub struct VCode {
     pub insts: Vec<MInst>,
     pub blocks: Vec<MBlock>,
     pub vreg_classes: Vec<Class>,
+    /// Input pair units and the first SGPR of the hardware pair each stands for.
+    pub pinned_pairs: Vec<(u16, u16)>,
 }
 
 impl VCode {
