@@ -14,37 +14,37 @@ pub struct Encoded {
 
 /// Encodes the blocks in order, resolving branch targets.
 pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encoded, Diagnostic> {
+    let threaded = thread_jumps(code);
+    let code = &threaded;
     let fail = |e: isa::EncodeError, inst: &isa::Inst| {
         Diagnostic::new(
             format!("internal error: cannot encode '{}' in @{func_name}: {e}", isa::print(inst, target)),
             crate::mir::Span::NONE,
         )
     };
-    // Block start offsets (every instruction's size is known before offsets are).
-    let mut offsets = Vec::with_capacity(code.blocks.len());
+    // Block start offsets by VCode block index (every instruction's size is
+    // known before offsets are).
+    let mut offsets = vec![0usize; code.blocks.iter().map(|(b, _, _)| b + 1).max().unwrap_or(0)];
     let mut offset = 0usize;
-    for (_, insts) in &code.blocks {
-        offsets.push(offset);
+    for (b, _, insts) in &code.blocks {
+        offsets[*b] = offset;
         for e in insts {
             offset += isa::encoded_len(&e.inst, target).map_err(|err| fail(err, &e.inst))?;
         }
     }
-    let labels: Vec<bool> = {
-        let mut used = vec![false; code.blocks.len()];
-        for (_, insts) in &code.blocks {
-            for e in insts {
-                if let Some(t) = e.target {
-                    used[t] = true;
-                }
+    let mut labels = vec![false; offsets.len()];
+    for (_, _, insts) in &code.blocks {
+        for e in insts {
+            if let Some(t) = e.target {
+                labels[t] = true;
             }
         }
-        used
-    };
+    }
     let label = |b: usize| format!(".L{func_name}_{b}");
     let mut bytes = Vec::with_capacity(offset);
     let mut asm = String::new();
     let mut instructions = 0;
-    for (b, (name, insts)) in code.blocks.iter().enumerate() {
+    for &(b, ref name, ref insts) in &code.blocks {
         if labels[b] || b == 0 {
             asm.push_str(&format!("{}:{}; {name}\n", label(b), " ".repeat(4)));
         } else {
@@ -69,4 +69,50 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
         }
     }
     Ok(Encoded { code: bytes, asm, instructions })
+}
+
+/// Branch threading: a block that holds nothing but a jump (typically the block
+/// splitting a critical edge, left empty by register allocation) is skipped by
+/// every branch to it, and dropped when no block falls through into it.
+fn thread_jumps(code: &Expanded) -> Expanded {
+    use crate::isa::Opcode;
+    let n = code.blocks.iter().map(|(b, _, _)| b + 1).max().unwrap_or(0);
+    // Where a branch to each block really goes.
+    let mut forward: Vec<usize> = (0..n).collect();
+    for (position, (b, _, insts)) in code.blocks.iter().enumerate() {
+        match insts.as_slice() {
+            [only] if only.inst.op == Opcode::s_branch => forward[*b] = only.target.expect("s_branch has a target"),
+            [] => {
+                if let Some((next, _, _)) = code.blocks.get(position + 1) {
+                    forward[*b] = *next;
+                }
+            }
+            _ => {}
+        }
+    }
+    let resolve = |mut b: usize| {
+        for _ in 0..n {
+            if forward[b] == b {
+                break;
+            }
+            b = forward[b];
+        }
+        b
+    };
+    let ends_without_fallthrough = |insts: &[super::expand::Emitted]| {
+        insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm))
+    };
+    let mut out = Vec::with_capacity(code.blocks.len());
+    for (position, (b, name, insts)) in code.blocks.iter().enumerate() {
+        let fallen_into = position == 0 || !ends_without_fallthrough(&code.blocks[position - 1].2);
+        if resolve(*b) != *b && !fallen_into && *b != 0 {
+            continue;
+        }
+        let insts = insts
+            .iter()
+            .map(|e| super::expand::Emitted { inst: e.inst.clone(), target: e.target.map(resolve) })
+            .collect();
+        out.push((*b, name.clone(), insts));
+    }
+    Expanded { blocks: out, vgprs: code.vgprs, sgprs: code.sgprs, uses_vcc: code.uses_vcc }
 }

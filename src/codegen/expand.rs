@@ -28,7 +28,9 @@ pub struct Emitted {
 /// A function after expansion: instructions per block in layout order.
 #[derive(Clone, Debug)]
 pub struct Expanded {
-    pub blocks: Vec<(String, Vec<Emitted>)>,
+    /// Blocks in layout order: (VCode block index, name, instructions). Branch
+    /// targets name VCode block indices.
+    pub blocks: Vec<(usize, String, Vec<Emitted>)>,
     /// VGPRs used (highest + 1), SGPRs used (highest + 1), VCC written.
     pub vgprs: u32,
     pub sgprs: u32,
@@ -395,7 +397,9 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, code: Vec::new() };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
-    for (b, block) in vcode.blocks.iter().enumerate() {
+    let layout = vcode.layout();
+    for (position, &b) in layout.iter().enumerate() {
+        let block = &vcode.blocks[b];
         let start = ctx.code.len();
         let mut edits = out.block_insts_and_edits(vcode, ra::Block::new(b));
         let _ = &mut edits;
@@ -406,7 +410,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
                     let m = &vcode.insts[inst.index()];
                     if let MKind::Branch(kind) = &m.kind {
                         let allocs = out.inst_allocs(inst).to_vec();
-                        let next = if b + 1 < vcode.blocks.len() { Some(b + 1) } else { None };
+                        let next = layout.get(position + 1).copied();
                         ctx.branch(b, kind, &allocs, next);
                     } else {
                         let uses_address = matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::Address { .. })));
@@ -422,7 +426,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         if code.iter().any(|e| e.inst.defs.iter().chain(&e.inst.uses).any(|o| matches!(o, isa::Operand::Reg(r) if r.base.0 >= temps && r.base.0 < temps + 8))) {
             uses_reserved = true;
         }
-        blocks.push((block.name.clone(), code));
+        blocks.push((b, block.name.clone(), code));
     }
     let windows_used = vcode
         .insts
@@ -441,7 +445,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     if uses_reserved {
         sgprs = sgprs.max(u32::from(temps) + 8);
     }
-    let uses_vcc = blocks.iter().flat_map(|(_, c)| c).any(|e| {
+    let uses_vcc = blocks.iter().flat_map(|(_, _, c)| c).any(|e| {
         e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))
     });
     Ok(Expanded { blocks, vgprs, sgprs, uses_vcc })
@@ -452,7 +456,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
 /// (even VGPR pairs on gfx90a/gfx942, aligned SGPR tuples everywhere). Runs after
 /// every compilation; a failure is an internal error, never a miscompile.
 pub fn check_registers(code: &Expanded, target: Target, func_name: &str) -> Result<(), Diagnostic> {
-    for (block, insts) in &code.blocks {
+    for (_, block, insts) in &code.blocks {
         for e in insts {
             for o in e.inst.defs.iter().chain(&e.inst.uses) {
                 if let isa::Operand::Reg(r) = o {

@@ -115,7 +115,7 @@ pub fn avoid_hazards(code: &mut Expanded, target: Target) {
     if target.gpu.generation() != Generation::Gfx9 {
         return;
     }
-    for (_, block) in &mut code.blocks {
+    for (_, _, block) in &mut code.blocks {
         let mut out: Vec<Emitted> = Vec::with_capacity(block.len());
         for e in block.drain(..) {
             // Look back over the previous instructions, counting wait states.

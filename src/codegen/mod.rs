@@ -175,7 +175,7 @@ fn print_expanded(options: &Options, report: &mut Report, pass: &str, func: &Fun
         return;
     }
     report.printed.push_str(&format!("; after {pass}: @{}\n", func.name));
-    for (name, insts) in &code.blocks {
+    for (_, name, insts) in &code.blocks {
         report.printed.push_str(&format!("{name}:\n"));
         for e in insts {
             match e.target {

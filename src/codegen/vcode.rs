@@ -180,6 +180,36 @@ pub struct VCode {
 }
 
 impl VCode {
+    /// Block order for emission: greedy fall-through chains (each block is
+    /// followed by its fall-through successor when that one is not placed yet),
+    /// starting with the entry block and then in creation order.
+    pub fn layout(&self) -> Vec<usize> {
+        let n = self.blocks.len();
+        let mut placed = vec![false; n];
+        let mut order = Vec::with_capacity(n);
+        for start in 0..n {
+            let mut b = start;
+            while !placed[b] {
+                placed[b] = true;
+                order.push(b);
+                let block = &self.blocks[b];
+                let last = &self.insts[block.insts.end - 1];
+                let next = match &last.kind {
+                    MKind::Branch(Branch::Jump) => block.succs.first(),
+                    MKind::Branch(Branch::IfUniform | Branch::IfExecZero) => block.succs.get(1),
+                    _ => None,
+                };
+                match next {
+                    Some(s) if !placed[s.index()] => b = s.index(),
+                    _ => break,
+                }
+            }
+        }
+        order
+    }
+}
+
+impl VCode {
     /// A new virtual register of `class`.
     pub fn new_vreg(&mut self, class: Class) -> ra::VReg {
         self.vreg_classes.push(class);

@@ -48,7 +48,7 @@ fn waitcnt_inst(w: Waitcnt, gen: Generation) -> Emitted {
 /// Inserts the waits into every block.
 pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
     let gen = target.gpu.generation();
-    for (_, block) in &mut code.blocks {
+    for (_, _, block) in &mut code.blocks {
         let mut out = Vec::with_capacity(block.len() + 4);
         let mut pending = Pending::default();
         let first_branch = block
