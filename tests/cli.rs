@@ -1,0 +1,117 @@
+//! The command line as a user meets it: exit codes, diagnostics with
+//! file:line:column, no partial output files, and every subcommand.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn exe() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_amdgpu-cg"))
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("amdgpu-cg-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn compiles_an_example_to_a_code_object_and_inspects_it() {
+    let out = scratch("saxpy.hsaco");
+    let o = exe().arg(example("saxpy.mir")).arg("-o").arg(&out).args(["--mcpu", "gfx942", "--stats"]).output().unwrap();
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("saxpy (amdgcn-amd-amdhsa--gfx942):") && err.contains("VGPRs"), "{err}");
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    let o = exe().arg("inspect").arg(&out).output().unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("saxpy") && stdout.contains("gfx942"), "{stdout}");
+}
+
+#[test]
+fn malformed_input_gives_file_line_column_and_exit_1() {
+    let bad = scratch("bad.mir");
+    std::fs::write(&bad, "kernel @k(%x: i32) {\nentry:\n  %y = add i32 %x, %nope\n  ret\n}\n").unwrap();
+    for args in [vec!["check"], vec![]] {
+        let out = scratch("bad.hsaco");
+        let o = exe().args(&args).arg(&bad).arg("-o").arg(&out).output();
+        let o = match args.is_empty() {
+            true => o.unwrap(),
+            false => exe().args(&args).arg(&bad).output().unwrap(),
+        };
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("bad.mir:3:20: error: use of undefined value '%nope'"), "{err}");
+        assert!(err.contains("^^^^^"), "no snippet: {err}");
+        assert!(!out.exists(), "no output file for bad input");
+    }
+}
+
+#[test]
+fn unsupported_input_writes_no_output_file() {
+    let out = scratch("call_many.hsaco");
+    let o = exe().arg(example("call_many.mir")).arg("-o").arg(&out).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("call_many.mir:6:1: error:") && err.contains("not supported"), "{err}");
+    assert!(!out.exists());
+    // No temporary file left behind either.
+    let leftovers: Vec<_> = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    for (args, message) in [
+        (vec!["--mcpu", "gfx803"], "unknown GPU (supported: gfx90a, gfx942, gfx1100)"),
+        (vec!["--target", "x86_64-unknown-linux-gnu"], "amdgcn-amd-amdhsa only"),
+        (vec!["--code-object-version", "7"], "code object version"),
+        (vec!["--print-after", "nonsense"], "unknown pass"),
+        (vec!["--mcpu", "gfx1100:xnack-"], "xnack"),
+    ] {
+        let o = exe().arg(example("saxpy.mir")).args(&args).args(["-o", "/dev/null"]).output().unwrap();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn listing_mir_and_pass_printing() {
+    let o = exe().arg(example("vector_add.mir")).args(["-S", "--mcpu", "gfx1100", "--print-after", "isel", "--time-passes"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains(".amdgcn_target \"amdgcn-amd-amdhsa--gfx1100\"") && out.contains("global_load_b32"), "{out}");
+    assert!(err.contains("; after isel: @vector_add") && err.contains("time vector_add: regalloc"), "{err}");
+    let o = exe().arg(example("vector_add.mir")).args(["--emit", "mir"]).output().unwrap();
+    let (out, _) = text(&o);
+    assert!(out.starts_with("kernel @vector_add("), "{out}");
+}
+
+#[test]
+fn run_with_a_json_launch_file() {
+    let launch = scratch("launch.json");
+    std::fs::write(
+        &launch,
+        r#"{"grid":8,"block":4,"buffers":{"x":{"type":"f32","iota":true,"len":8},"y":{"type":"f32","fill":1,"len":8}},"args":{"n":8,"a":3,"x":"@x","y":"@y"},"print":["y"]}"#,
+    )
+    .unwrap();
+    let o = exe().arg("run").arg(example("saxpy.mir")).arg("--launch").arg(&launch).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // y[i] = 3 * i + 1
+    assert!(out.contains("y: f32[8] = [1, 4, 7, 10, 13, 16, 19, 22]") || out.contains("y: f32[8] = [1.0, 4.0, 7.0, 10.0, 13.0, 16.0, 19.0, 22.0]"), "{out}");
+}
