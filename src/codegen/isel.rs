@@ -21,7 +21,7 @@ use crate::abi::kernarg::{self, KernargLayout};
 use crate::abi::kernel::{self, InitialState, KernelInputs, SgprInput};
 use crate::isa::{self, Opcode, Target, WaveSize};
 use crate::mir::{
-    AddrSpace, BinOp, BlockCall, Builtin, CastOp, Const, Diagnostic, FloatPred, FuncKind, Function, Inst, IntPred, Op,
+    AddrSpace, AtomicOp, BinOp, BlockCall, Builtin, CastOp, Const, Diagnostic, FloatPred, FuncKind, Function, Inst, IntPred, Op,
     Operand, Type, UnOp, Value,
 };
 
@@ -519,7 +519,14 @@ impl<'a> Isel<'a> {
             }
             Op::StackSlot { .. } => return Err(self.error("stack slots are not supported by the code generator yet (scratch frames: issue 8)")),
             Op::Call { .. } => return Err(self.error("calls are not supported by the code generator yet (issue 8)")),
-            Op::AtomicRmw { .. } | Op::CmpXchg { .. } => return Err(self.error("atomics are not supported by the code generator yet")),
+            Op::AtomicRmw { op, ty, ptr, value } => {
+                let l = self.atomic(Some(*op), ty, ptr, value, None)?;
+                self.set(result.unwrap(), l);
+            }
+            Op::CmpXchg { ty, ptr, expected, new } => {
+                let l = self.atomic(None, ty, ptr, new, Some(expected))?;
+                self.set(result.unwrap(), l);
+            }
         }
         let _ = func;
         Ok(())
@@ -880,6 +887,7 @@ impl<'a> Isel<'a> {
                 }
                 Ok(Lowered::V(d))
             }
+            (UnOp::Sqrt, Type::F32) => self.sqrt32(a),
             (UnOp::FNeg | UnOp::FAbs | UnOp::Floor | UnOp::Ceil | UnOp::Trunc, Type::F32) => {
                 let d = self.vreg(Class::Vgpr);
                 match op {
@@ -893,6 +901,43 @@ impl<'a> Isel<'a> {
             }
             _ => Err(self.error(format!("'{}' on {ty} is not supported by the code generator yet", op.mnemonic()))),
         }
+    }
+
+    /// Correctly rounded f32 square root. `v_sqrt_f32` is within 1 ulp; the
+    /// neighbours s-1ulp and s+1ulp are tested with exact fma residuals
+    /// (x - s'*s) and the right one chosen. Inputs below 2^-96 are scaled by 2^32
+    /// first (result scaled by 2^-16) so the residuals stay exact; ±0 and +inf
+    /// are returned as they are (v_cmp_class), NaN and negatives give NaN.
+    fn sqrt32(&mut self, a: Lowered) -> Result<Lowered, Diagnostic> {
+        let x = self.to_v(&a)?;
+        let v = |s: &mut Self| s.vreg(Class::Vgpr);
+        let tiny = self.vcmp(Opcode::v_cmp_gt_f32, Lowered::Imm(u64::from(0x1f80_0000u32)), Lowered::V(x))?; // 2^-96 > x
+        let up = v(self);
+        self.emit(Opcode::v_mul_f32, &[Dst::R(up)], &[Src::Imm(0x4f80_0000), Src::R(x)], |_| {}); // x * 2^32
+        let sx = v(self);
+        self.emit(Opcode::v_cndmask_b32, &[Dst::R(sx)], &[Src::R(x), Src::R(up), Src::R(tiny)], |i| i.e64 = true);
+        let (s0, down, next) = (v(self), v(self), v(self));
+        self.emit(Opcode::v_sqrt_f32, &[Dst::R(s0)], &[Src::R(sx)], |_| {});
+        self.emit(Opcode::v_add_u32, &[Dst::R(down)], &[Src::Imm(u32::MAX), Src::R(s0)], |_| {}); // s - 1 ulp
+        self.emit(Opcode::v_add_u32, &[Dst::R(next)], &[Src::Imm(1), Src::R(s0)], |_| {}); // s + 1 ulp
+        let (rd, rn) = (v(self), v(self));
+        let neg0 = |i: &mut isa::Inst| i.mods.neg = 1;
+        self.emit(Opcode::v_fma_f32, &[Dst::R(rd)], &[Src::R(down), Src::R(s0), Src::R(sx)], neg0);
+        self.emit(Opcode::v_fma_f32, &[Dst::R(rn)], &[Src::R(next), Src::R(s0), Src::R(sx)], neg0);
+        let le = self.vcmp(Opcode::v_cmp_le_f32, Lowered::V(rd), Lowered::Imm(0))?;
+        let s1 = v(self);
+        self.emit(Opcode::v_cndmask_b32, &[Dst::R(s1)], &[Src::R(s0), Src::R(down), Src::R(le)], |i| i.e64 = true);
+        let gt = self.vcmp(Opcode::v_cmp_gt_f32, Lowered::V(rn), Lowered::Imm(0))?;
+        let s2 = v(self);
+        self.emit(Opcode::v_cndmask_b32, &[Dst::R(s2)], &[Src::R(s1), Src::R(next), Src::R(gt)], |i| i.e64 = true);
+        let (scaled, s3) = (v(self), v(self));
+        self.emit(Opcode::v_mul_f32, &[Dst::R(scaled)], &[Src::Imm(0x3780_0000), Src::R(s2)], |_| {}); // * 2^-16
+        self.emit(Opcode::v_cndmask_b32, &[Dst::R(s3)], &[Src::R(s2), Src::R(scaled), Src::R(tiny)], |i| i.e64 = true);
+        // ±0 and +inf: the input itself (class bits -0, +0, +inf).
+        let special = self.vcmp(Opcode::v_cmp_class_f32, Lowered::V(sx), Lowered::Imm(0x260))?;
+        let r = v(self);
+        self.emit(Opcode::v_cndmask_b32, &[Dst::R(r)], &[Src::R(s3), Src::R(sx), Src::R(special)], |i| i.e64 = true);
+        Ok(Lowered::V(r))
     }
 
     /// A VALU compare into a lane mask.
@@ -1319,6 +1364,73 @@ impl<'a> Isel<'a> {
             _ => return Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
         }
         Ok(())
+    }
+
+    /// Returning atomics (`op: None` is compare-and-swap of `value` against
+    /// `expected`). The result is the memory's old value, per lane.
+    fn atomic(&mut self, op: Option<AtomicOp>, ty: &Type, ptr: &Operand, value: &Operand, expected: Option<&Operand>) -> Result<Lowered, Diagnostic> {
+        if *ty != Type::I32 {
+            return Err(self.error(format!("atomics on {ty} are not supported by the code generator yet")));
+        }
+        let p = self.lowered(ptr);
+        let data = self.lowered(value);
+        let data = self.to_v(&data)?;
+        let space = match self.func.operand_type(ptr) {
+            Type::Ptr(s) => *s,
+            _ => unreachable!("verified"),
+        };
+        let old = self.vreg(Class::Vgpr);
+        match space {
+            AddrSpace::Local => {
+                let opcode = match op {
+                    Some(AtomicOp::Add) => Opcode::ds_add_rtn_u32,
+                    Some(AtomicOp::Sub) => Opcode::ds_sub_rtn_u32,
+                    Some(AtomicOp::SMin) => Opcode::ds_min_rtn_i32,
+                    Some(AtomicOp::SMax) => Opcode::ds_max_rtn_i32,
+                    Some(AtomicOp::UMin) => Opcode::ds_min_rtn_u32,
+                    Some(AtomicOp::UMax) => Opcode::ds_max_rtn_u32,
+                    Some(AtomicOp::And) => Opcode::ds_and_rtn_b32,
+                    Some(AtomicOp::Or) => Opcode::ds_or_rtn_b32,
+                    Some(AtomicOp::Xor) => Opcode::ds_xor_rtn_b32,
+                    Some(AtomicOp::Xchg) => Opcode::ds_wrxchg_rtn_b32,
+                    None => return Err(self.error("cmpxchg on local memory is not supported by the code generator yet")),
+                };
+                let addr = self.to_v(&p)?;
+                self.emit(opcode, &[Dst::R(old)], &[Src::R(addr), Src::R(data)], |_| {});
+            }
+            AddrSpace::Global => {
+                let opcode = match op {
+                    Some(AtomicOp::Add) => Opcode::global_atomic_add,
+                    Some(AtomicOp::Sub) => Opcode::global_atomic_sub,
+                    Some(AtomicOp::SMin) => Opcode::global_atomic_smin,
+                    Some(AtomicOp::SMax) => Opcode::global_atomic_smax,
+                    Some(AtomicOp::UMin) => Opcode::global_atomic_umin,
+                    Some(AtomicOp::UMax) => Opcode::global_atomic_umax,
+                    Some(AtomicOp::And) => Opcode::global_atomic_and,
+                    Some(AtomicOp::Or) => Opcode::global_atomic_or,
+                    Some(AtomicOp::Xor) => Opcode::global_atomic_xor,
+                    Some(AtomicOp::Xchg) => Opcode::global_atomic_swap,
+                    None => Opcode::global_atomic_cmpswap,
+                };
+                // Compare-and-swap takes {new, expected} as one register pair.
+                let data = match expected {
+                    Some(e) => {
+                        let e = self.lowered(e);
+                        let e = self.to_v(&e)?;
+                        Src::VPair(data, e)
+                    }
+                    None => Src::R(data),
+                };
+                let (addr, imm) = self.vmem_address(&p, space)?;
+                let gpu = self.target.gpu;
+                self.emit(opcode, &[Dst::R(old)], &[addr[0], data, addr[1]], |i| {
+                    i.offset = imm;
+                    i.cache = isa::Cache::atomic_return(gpu);
+                });
+            }
+            other => return Err(self.error(format!("atomics on {} memory are not supported", other.keyword()))),
+        }
+        Ok(Lowered::V(old))
     }
 
     fn builtin(&mut self, kind: Builtin, dim: u8) -> Result<Lowered, Diagnostic> {
