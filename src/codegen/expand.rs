@@ -86,9 +86,11 @@ impl Placement {
         // The work-item ids arrive in v0 even when nothing else uses it.
         pinned[1][0] = true;
         used[1][0] = true;
-        let dense = |used: &[bool; 64], pinned: &[bool; 64]| -> (Vec<u16>, u16) {
+        // `reserved`: hardware numbers nothing may be renumbered onto (the SGPRs of
+        // pinned input pairs, which regalloc2 sees in another class).
+        let dense = |used: &[bool; 64], pinned: &[bool; 64], reserved: &[bool; 64]| -> (Vec<u16>, u16) {
             let mut map = vec![u16::MAX; 64];
-            let mut taken = [false; 64];
+            let mut taken = *reserved;
             for i in 0..64 {
                 if pinned[i] {
                     map[i] = i as u16;
@@ -109,18 +111,18 @@ impl Placement {
             (map, end)
         };
         // Input pairs stay where the hardware put them; single SGPRs avoid them.
-        let mut sgpr_pinned = pinned[0];
+        let mut pair_sgprs = [false; 64];
         for &(_, first) in &vcode.pinned_pairs {
-            sgpr_pinned[first as usize] = true;
-            sgpr_pinned[first as usize + 1] = true;
+            pair_sgprs[first as usize] = true;
+            pair_sgprs[first as usize + 1] = true;
         }
-        let (sgpr, sgpr_singles_end) = dense(&used[0], &sgpr_pinned);
-        let (vgpr, vgpr_end) = dense(&used[1], &pinned[1]);
+        let (sgpr, sgpr_singles_end) = dense(&used[0], &pinned[0], &pair_sgprs);
+        let (vgpr, vgpr_end) = dense(&used[1], &pinned[1], &[false; 64]);
         let mut pair_used = used[2];
         for &(unit, _) in &vcode.pinned_pairs {
             pair_used[unit as usize] = false;
         }
-        let (pair_units, pair_count) = dense(&pair_used, &[false; 64]);
+        let (pair_units, pair_count) = dense(&pair_used, &[false; 64], &[false; 64]);
         let pair_base = sgpr_singles_end.div_ceil(2) * 2;
         let mut pair: Vec<u16> = pair_units.iter().map(|&u| if u == u16::MAX { u } else { pair_base + 2 * u }).collect();
         for &(unit, first) in &vcode.pinned_pairs {

@@ -1,0 +1,120 @@
+//! amdgpu-cg against LLVM 22 on the same kernels, in one run: for every example
+//! and target, the code we generate (instructions, VGPRs, SGPRs) next to what
+//! `llc-22 -O2` produces from the OpenCL twin in benches/data/, and the backend
+//! compile time of both as a ratio.
+//!
+//! `cargo bench --bench vs_llvm`. LLVM's time is `llc-22` on the LLVM IR clang
+//! produced (the backend only, like ours), median of 5 runs, and includes
+//! process start-up; ours is the median of 50 in-process compilations.
+//! Under `cargo test` (no `--bench` argument) it does nothing.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use amdgpu_cg::codegen::{self, Options, Report};
+use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
+use amdgpu_cg::isa::{self, Gpu, Target};
+use amdgpu_cg::mir;
+
+const EXAMPLES: [&str; 5] = ["vector_add", "saxpy", "lds_reduction", "matmul", "divergent_loop"];
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn count_instructions(code: &[u8], target: Target) -> usize {
+    let mut n = 0;
+    let mut rest = code;
+    while !rest.is_empty() {
+        match isa::decode(rest, target) {
+            Ok((inst, len)) => {
+                n += 1;
+                rest = &rest[len..];
+                if inst.op == isa::Opcode::s_endpgm {
+                    break;
+                }
+            }
+            Err(_) => {
+                n += 1;
+                rest = &rest[4.min(rest.len())..];
+            }
+        }
+    }
+    n
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-vs-llvm-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    println!("{:<16} {:<8} | {:>6} {:>5} {:>5} {:>9} | {:>6} {:>5} {:>5} {:>9} | {:>7}", "kernel", "target", "insts", "vgpr", "sgpr", "time", "insts", "vgpr", "sgpr", "llc time", "speedup");
+    for name in EXAMPLES {
+        let text = std::fs::read_to_string(root.join(format!("examples/{name}.mir"))).unwrap();
+        let module = mir::parse(&text).unwrap();
+        for gpu in Gpu::ALL {
+            let target = CodeObjectTarget::new(Target::new(gpu));
+            let mut times = Vec::new();
+            let mut stats = None;
+            for _ in 0..50 {
+                let start = Instant::now();
+                let (object, kernels) =
+                    codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+                let _ = codeobj::write_hsaco(&object).unwrap();
+                times.push(start.elapsed());
+                stats = Some(kernels[0].stats.clone());
+            }
+            let ours = stats.unwrap();
+            let our_time = median(times);
+
+            let ll = work.join(format!("{name}.{gpu}.ll"));
+            let cl = root.join(format!("benches/data/{name}.cl"));
+            let ok = Command::new("clang-22")
+                .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", &format!("-mcpu={gpu}"), "-nogpulib", "-O2", "-S", "-emit-llvm", "-o"])
+                .arg(&ll)
+                .arg(&cl)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            if !ok {
+                println!("{name:<16} {gpu:<8} | clang-22 not available");
+                continue;
+            }
+            let obj = work.join(format!("{name}.{gpu}.o"));
+            let mut llc_times = Vec::new();
+            for _ in 0..5 {
+                let start = Instant::now();
+                let status = Command::new("llc-22")
+                    .args(["-O2", "-mtriple=amdgcn-amd-amdhsa", &format!("-mcpu={gpu}"), "--amdhsa-code-object-version=5", "-filetype=obj", "-o"])
+                    .arg(&obj)
+                    .arg(&ll)
+                    .status()
+                    .unwrap();
+                llc_times.push(start.elapsed());
+                assert!(status.success());
+            }
+            let hsaco = work.join(format!("{name}.{gpu}.hsaco"));
+            assert!(Command::new("ld.lld-22").arg("-shared").arg(&obj).arg("-o").arg(&hsaco).status().unwrap().success());
+            let loaded = codeobj::read(&std::fs::read(&hsaco).unwrap()).unwrap();
+            let kernel = &loaded.kernels[0];
+            let meta = kernel.metadata.as_ref().unwrap();
+            let llc_time = median(llc_times);
+            println!(
+                "{name:<16} {gpu:<8} | {:>6} {:>5} {:>5} {:>7.1}us | {:>6} {:>5} {:>5} {:>7.1}ms | {:>6.0}x",
+                ours.instructions,
+                ours.vgprs,
+                ours.sgprs,
+                our_time.as_secs_f64() * 1e6,
+                count_instructions(&kernel.code, Target::new(gpu)),
+                meta.vgpr_count,
+                meta.sgpr_count,
+                llc_time.as_secs_f64() * 1e3,
+                llc_time.as_secs_f64() / our_time.as_secs_f64()
+            );
+        }
+    }
+}
