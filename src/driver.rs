@@ -220,10 +220,19 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     })
 }
 
-/// `amdgpu-cg abi`: the assignment of a signature as a table or JSON.
+/// `amdgpu-cg abi`: the assignment of a signature as a table or JSON
+/// (docs/abi.md). A signature that does not parse is shown with a caret under
+/// the problem.
 pub fn abi_report(signature: &str, target: &CodeObjectTarget, convention: &str, json: bool) -> Result<String, CliError> {
-    let _ = (signature, target, convention, json);
-    Err(CliError::input("error: the ABI report is not available yet"))
+    use crate::abi::{assign, Convention, Signature};
+    let conv = Convention::from_name(convention)
+        .ok_or_else(|| CliError::usage(format!("unknown calling convention '{convention}' (amdgpu-cg or llvm)")))?;
+    let sig = Signature::parse(signature).map_err(|e| {
+        let column = signature[..e.offset.min(signature.len())].chars().count();
+        CliError::input(format!("error: signature: {}\n  {signature}\n  {}^\n", e.message, " ".repeat(column)))
+    })?;
+    let assignment = assign(&sig, conv, target.target).map_err(|e| CliError::input(format!("error: {e}")))?;
+    Ok(if json { format!("{}\n", assignment.to_json()) } else { assignment.to_string() })
 }
 
 /// `amdgpu-cg inspect`: a readable summary of a code object.

@@ -115,3 +115,40 @@ fn run_with_a_json_launch_file() {
     // y[i] = 3 * i + 1
     assert!(out.contains("y: f32[8] = [1, 4, 7, 10, 13, 16, 19, 22]") || out.contains("y: f32[8] = [1.0, 4.0, 7.0, 10.0, 13.0, 16.0, 19.0, 22.0]"), "{out}");
 }
+
+#[test]
+fn inspect_reads_an_object_llvm_built() {
+    let Some(clang) = amdgpu_cg::isa::llvm_tools::require("clang-22") else { return };
+    let out = scratch("llvm_vector_add.hsaco");
+    let cl = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/vector_add.cl");
+    let status = Command::new(clang)
+        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2", "-o"])
+        .arg(&out)
+        .arg(&cl)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = exe().arg("inspect").arg(&out).output().unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("vector_add") && stdout.contains("gfx90a"), "{stdout}");
+}
+
+#[test]
+fn abi_table_json_and_errors() {
+    let sig = "fn(i32, f64, inreg i64, {i32, f32, i64}) -> f32";
+    let o = exe().args(["abi", sig, "--mcpu", "gfx942", "--conv", "llvm", "--json"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // LLVM 22 on gfx942 (flat scratch): the first VGPR argument is v0, inreg SGPRs start at s0.
+    assert_eq!(json["args"][0]["pieces"][0]["reg"], "v0");
+    assert_eq!(json["args"][2]["pieces"][0]["reg"], "s0");
+    assert_eq!(json["ret"][0]["reg"], "v0");
+    let o = exe().args(["abi", "fn(i32, q64)"]).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("unknown type 'q64'") && err.contains("        ^"), "{err}");
+    let o = exe().args(["abi", sig, "--conv", "fastcall"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
