@@ -74,7 +74,7 @@ fn main() {
             let ll = work.join(format!("{name}.{gpu}.ll"));
             let cl = root.join(format!("benches/data/{name}.cl"));
             let ok = Command::new("clang-22")
-                .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", &format!("-mcpu={gpu}"), "-nogpulib", "-O2", "-S", "-emit-llvm", "-o"])
+                .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", &format!("-mcpu={gpu}"), "-nogpulib", "-O2", "-w", "-S", "-emit-llvm", "-o"])
                 .arg(&ll)
                 .arg(&cl)
                 .status()
@@ -92,6 +92,7 @@ fn main() {
                     .args(["-O2", "-mtriple=amdgcn-amd-amdhsa", &format!("-mcpu={gpu}"), "--amdhsa-code-object-version=5", "-filetype=obj", "-o"])
                     .arg(&obj)
                     .arg(&ll)
+                    .stderr(std::process::Stdio::null())
                     .status()
                     .unwrap();
                 llc_times.push(start.elapsed());

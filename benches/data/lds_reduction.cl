@@ -1,13 +1,14 @@
 // Twin of examples/lds_reduction.mir.
+#include "prelude.h"
 __kernel void reduce_sum(__global const float *in, __global float *out) {
     __local float tile[256];
-    int lid = get_local_id(0), size = get_local_size(0);
-    int i = get_group_id(0) * size + lid;
+    int lid = LOCAL_ID_X(), size = LOCAL_SIZE_X();
+    int i = GROUP_ID_X() * size + lid;
     tile[lid] = in[i];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    BARRIER();
     for (int stride = size >> 1; stride != 0; stride >>= 1) {
         if ((uint)lid < (uint)stride) tile[lid] += tile[lid + stride];
-        barrier(CLK_LOCAL_MEM_FENCE);
+        BARRIER();
     }
-    if (lid == 0) out[get_group_id(0)] = tile[0];
+    if (lid == 0) out[GROUP_ID_X()] = tile[0];
 }

@@ -1,5 +1,6 @@
 // Twin of examples/saxpy.mir.
+#include "prelude.h"
 __kernel void saxpy(int n, float a, __global const float *x, __global float *y) {
-    int i = get_group_id(0) * get_local_size(0) + get_local_id(0);
-    if (i < n) y[i] = fma(a, x[i], y[i]);
+    int i = GROUP_ID_X() * LOCAL_SIZE_X() + LOCAL_ID_X();
+    if (i < n) y[i] = __builtin_fmaf(a, x[i], y[i]);
 }
