@@ -253,51 +253,17 @@ impl KernelArg {
 /// explicit size rounded up to 8. v5/v6: the 256-byte implicit block; v4: global
 /// offsets, hostcall buffer, default queue, completion action, multigrid sync (56 bytes).
 pub fn hidden_args(version: CodeObjectVersion, explicit_end: u32) -> (Vec<KernelArg>, u32) {
-    use HiddenArg::*;
+    // The layout belongs to the ABI crate: take the hidden block of a kernel
+    // without explicit arguments and move it to this kernel's explicit end.
+    let layout = amdgpu_abi::kernarg::layout(&[], version.number());
     let base = explicit_end.div_ceil(8) * 8;
-    let (list, block): (&[(HiddenArg, u32, u32)], u32) = match version {
-        CodeObjectVersion::V4 => (
-            &[
-                (GlobalOffsetX, 0, 8),
-                (GlobalOffsetY, 8, 8),
-                (GlobalOffsetZ, 16, 8),
-                (HostcallBuffer, 24, 8),
-                (DefaultQueue, 32, 8),
-                (CompletionAction, 40, 8),
-                (MultigridSyncArg, 48, 8),
-            ],
-            56,
-        ),
-        CodeObjectVersion::V5 | CodeObjectVersion::V6 => (
-            &[
-                (BlockCountX, 0, 4),
-                (BlockCountY, 4, 4),
-                (BlockCountZ, 8, 4),
-                (GroupSizeX, 12, 2),
-                (GroupSizeY, 14, 2),
-                (GroupSizeZ, 16, 2),
-                (RemainderX, 18, 2),
-                (RemainderY, 20, 2),
-                (RemainderZ, 22, 2),
-                (GlobalOffsetX, 40, 8),
-                (GlobalOffsetY, 48, 8),
-                (GlobalOffsetZ, 56, 8),
-                (GridDims, 64, 2),
-                (HostcallBuffer, 80, 8),
-                (MultigridSyncArg, 88, 8),
-                (HeapV1, 96, 8),
-                (DefaultQueue, 104, 8),
-                (CompletionAction, 112, 8),
-                (QueuePtr, 200, 8),
-            ],
-            256,
-        ),
-    };
-    let args = list
-        .iter()
-        .map(|&(k, off, size)| KernelArg::hidden(k, base + off, size))
+    let shift = |offset: u32| offset - layout.hidden_offset + base;
+    let args = layout
+        .hidden_emitted_by_default()
+        .into_iter()
+        .filter_map(|h| HiddenArg::from_name(h.name).map(|k| KernelArg::hidden(k, shift(h.offset), h.size)))
         .collect();
-    (args, base + block)
+    (args, shift(layout.size))
 }
 
 /// One entry of `amdhsa.kernels`.
