@@ -11,8 +11,17 @@ use amdgpu_cg::isa::{llvm_tools, Gpu, Target, WaveSize};
 use amdgpu_cg::mir;
 use object::{Object, ObjectSection, ObjectSymbol};
 
-/// Examples the code generator supports (call_many needs calls: issue 8).
-const EXAMPLES: [&str; 5] = ["vector_add", "saxpy", "lds_reduction", "matmul", "divergent_loop"];
+/// Examples the code generator supports (call_many needs calls: issue 8), and
+/// the register-pressure kernels that make it spill.
+const EXAMPLES: [&str; 7] = [
+    "examples/vector_add",
+    "examples/saxpy",
+    "examples/lds_reduction",
+    "examples/matmul",
+    "examples/divergent_loop",
+    "tests/data/codegen/pressure_vgpr",
+    "tests/data/codegen/pressure_sgpr",
+];
 
 fn targets() -> Vec<(CodeObjectTarget, Vec<&'static str>)> {
     let mut t: Vec<(CodeObjectTarget, Vec<&'static str>)> =
@@ -22,7 +31,7 @@ fn targets() -> Vec<(CodeObjectTarget, Vec<&'static str>)> {
 }
 
 fn compile(name: &str, target: &CodeObjectTarget) -> (Vec<u8>, codegen::CompiledKernel) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(format!("{name}.mir"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{name}.mir"));
     let module = mir::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
     let (object, mut kernels) =
         codegen::compile_module(&module, target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
@@ -94,7 +103,7 @@ fn objdump_shows_our_instructions() {
     for (target, attrs) in targets() {
         for name in EXAMPLES {
             let (hsaco, kernel) = compile(name, &target);
-            let path = dir.join(format!("{name}.hsaco"));
+            let path = dir.join(format!("{}.hsaco", kernel.name));
             std::fs::write(&path, &hsaco).unwrap();
             let mattr: Vec<String> = attrs.iter().map(|a| a.replace("-mattr=", "--mattr=")).collect();
             let out = Command::new(&objdump)

@@ -35,6 +35,16 @@ pub struct Expanded {
     pub vgprs: u32,
     pub sgprs: u32,
     pub uses_vcc: bool,
+    /// Bytes of scratch per work-item (VGPR spill slots).
+    pub scratch_bytes: u32,
+}
+
+/// True if regalloc2 moved a VGPR value to a spill slot (which needs scratch).
+pub fn spills_vgprs(out: &ra::Output) -> bool {
+    out.edits.iter().any(|(_, ra::Edit::Move { from, to })| {
+        [from, to].iter().any(|a| a.as_reg().is_some_and(|p| p.class() == ra::RegClass::Float))
+            && (from.as_stack().is_some() || to.as_stack().is_some())
+    })
 }
 
 /// Where each allocated register ends up: regalloc2 spreads values over its
@@ -116,6 +126,13 @@ impl Placement {
             pair_sgprs[first as usize] = true;
             pair_sgprs[first as usize + 1] = true;
         }
+        // The scratch V# and wave offset stay where they arrived, for spill code.
+        if let Some(Scratch::Buffer { rsrc, wave_offset }) = vcode.scratch {
+            for r in rsrc..rsrc + 4 {
+                pair_sgprs[r as usize] = true;
+            }
+            pair_sgprs[wave_offset as usize] = true;
+        }
         let (sgpr, sgpr_singles_end) = dense(&used[0], &pinned[0], &pair_sgprs);
         let (vgpr, vgpr_end) = dense(&used[1], &pinned[1], &[false; 64]);
         let mut pair_used = used[2];
@@ -149,6 +166,8 @@ struct Ctx<'a> {
     out: &'a ra::Output,
     target: Target,
     window_base: u16,
+    /// VGPR whose lanes hold spilled SGPRs (above the windows).
+    spill_vgpr: u16,
     code: Vec<Emitted>,
 }
 
@@ -328,21 +347,73 @@ impl Ctx<'_> {
     }
 
     fn edit(&mut self, edit: &ra::Edit, partial_exec: bool) -> Result<(), Diagnostic> {
-        let ra::Edit::Move { from, to } = edit;
-        let (Some(f), Some(t)) = (from.as_reg(), to.as_reg()) else {
-            return Err(Diagnostic::new(
-                "register pressure needs spilling, which the code generator does not support yet",
-                crate::mir::Span::NONE,
-            ));
-        };
-        let (f, t) = (self.place.reg(f), self.place.reg(t));
-        if f == t {
+        let ra::Edit::Move { from, to } = *edit;
+        match (from.as_reg(), to.as_reg(), from.as_stack(), to.as_stack()) {
+            (Some(f), Some(t), _, _) => {
+                let (f, t) = (self.place.reg(f), self.place.reg(t));
+                if f == t {
+                    return Ok(());
+                }
+                if partial_exec && t.base.is_vgpr() {
+                    self.whole_wave(|c| c.mov(t, f));
+                } else {
+                    self.mov(t, f);
+                }
+                Ok(())
+            }
+            (Some(f), None, None, Some(slot)) => self.spill(self.place.reg(f), slot.index() as u32, true, partial_exec),
+            (None, Some(t), Some(slot), None) => self.spill(self.place.reg(t), slot.index() as u32, false, partial_exec),
+            _ => Err(Diagnostic::new("internal error: unexpected regalloc move", crate::mir::Span::NONE)),
+        }
+    }
+
+    /// Saves (`store`) or restores a register to or from spill slot `slot`: SGPRs
+    /// into lanes `slot..` of the spill VGPR (lane writes ignore EXEC), VGPRs to
+    /// scratch at `4 * slot` bytes per lane, with all lanes enabled where some may
+    /// be off (the inactive lanes hold other paths' values).
+    fn spill(&mut self, reg: isa::Reg, slot: u32, store: bool, partial_exec: bool) -> Result<(), Diagnostic> {
+        if !reg.base.is_vgpr() {
+            let lanes = if self.wave64() { 64 } else { 32 };
+            if slot + u32::from(reg.size) > lanes {
+                return Err(Diagnostic::new(
+                    format!("register pressure needs more than {lanes} SGPR spill slots, which is not supported yet"),
+                    crate::mir::Span::NONE,
+                ));
+            }
+            let v = isa::Reg::v(self.spill_vgpr, 1);
+            for k in 0..reg.size {
+                let s = isa::Reg::s(reg.base.0 + u16::from(k), 1);
+                let lane = isa::Operand::imm32(slot + u32::from(k));
+                let inst = if store {
+                    isa::Inst::new(Opcode::v_writelane_b32, vec![isa::Operand::Reg(v)], vec![isa::Operand::Reg(s), lane])
+                } else {
+                    isa::Inst::new(Opcode::v_readlane_b32, vec![isa::Operand::Reg(s)], vec![isa::Operand::Reg(v), lane])
+                };
+                self.push(inst);
+            }
             return Ok(());
         }
-        if partial_exec && t.base.is_vgpr() {
-            self.whole_wave(|c| c.mov(t, f));
+        let offset = 4 * slot as i32;
+        let scratch = self.vcode.scratch.ok_or_else(|| Diagnostic::new("internal error: VGPR spill without scratch", crate::mir::Span::NONE))?;
+        let inst = match (scratch, store) {
+            (Scratch::Flat, true) => isa::Inst::new(Opcode::scratch_store_dword, vec![], vec![isa::Operand::Off, isa::Operand::Reg(reg), isa::Operand::Off]),
+            (Scratch::Flat, false) => isa::Inst::new(Opcode::scratch_load_dword, vec![isa::Operand::Reg(reg)], vec![isa::Operand::Off, isa::Operand::Off]),
+            (Scratch::Buffer { rsrc, wave_offset }, true) => isa::Inst::new(
+                Opcode::buffer_store_dword,
+                vec![],
+                vec![isa::Operand::Reg(reg), isa::Operand::Off, isa::Operand::Reg(isa::Reg::s(rsrc, 4)), isa::Operand::Reg(isa::Reg::s(wave_offset, 1))],
+            ),
+            (Scratch::Buffer { rsrc, wave_offset }, false) => isa::Inst::new(
+                Opcode::buffer_load_dword,
+                vec![isa::Operand::Reg(reg)],
+                vec![isa::Operand::Off, isa::Operand::Reg(isa::Reg::s(rsrc, 4)), isa::Operand::Reg(isa::Reg::s(wave_offset, 1))],
+            ),
+        };
+        let inst = isa::Inst { offset, ..inst };
+        if partial_exec {
+            self.whole_wave(|c| c.push(inst));
         } else {
-            self.mov(t, f);
+            self.push(inst);
         }
         Ok(())
     }
@@ -383,20 +454,31 @@ impl Ctx<'_> {
 
 /// Expands a function. Blocks are laid out in VCode order.
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
-    if out.num_spillslots > 0 {
-        return Err(Diagnostic::new(
-            format!(
-                "register pressure needs {} spill slots, and the code generator does not support spilling yet",
-                out.num_spillslots
-            ),
-            crate::mir::Span::NONE,
-        ));
-    }
     let place = Placement::new(vcode, out);
     let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::Address { .. }))));
     let window_base = place.vgpr_end.div_ceil(2) * 2;
     let temps = place.temps;
-    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, code: Vec::new() };
+    let windows_used = vcode
+        .insts
+        .iter()
+        .flat_map(|m| match &m.kind {
+            MKind::Real { fills, .. } => fills
+                .iter()
+                .filter_map(|(_, f)| match f {
+                    Fill::VPair { window, .. } | Fill::Address { window, .. } => Some(u16::from(*window) + 1),
+                    _ => None,
+                })
+                .max(),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let vgpr_top = if uses_windows { window_base + 2 * windows_used } else { place.vgpr_end };
+    let spills_sgprs = out.edits.iter().any(|(_, ra::Edit::Move { from, to })| {
+        [from, to].iter().any(|a| a.as_reg().is_some_and(|p| p.class() != ra::RegClass::Float)) && (from.as_stack().is_some() || to.as_stack().is_some())
+    });
+    let spill_vgpr = vgpr_top;
+    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, code: Vec::new() };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
     let layout = vcode.layout();
@@ -430,19 +512,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         }
         blocks.push((b, block.name.clone(), code));
     }
-    let windows_used = vcode
-        .insts
-        .iter()
-        .flat_map(|m| match &m.kind {
-            MKind::Real { fills, .. } => fills.iter().filter_map(|(_, f)| match f {
-                Fill::VPair { window, .. } | Fill::Address { window, .. } => Some(u32::from(*window) + 1),
-                _ => None,
-            }).max(),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
-    let vgprs = if uses_windows { u32::from(window_base) + 2 * windows_used } else { u32::from(place.vgpr_end) };
+    let vgprs = u32::from(vgpr_top) + u32::from(spills_sgprs);
     let mut sgprs = u32::from(place.sgpr_end);
     if uses_reserved {
         sgprs = sgprs.max(u32::from(temps) + 8);
@@ -450,7 +520,8 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     let uses_vcc = blocks.iter().flat_map(|(_, _, c)| c).any(|e| {
         e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))
     });
-    Ok(Expanded { blocks, vgprs, sgprs, uses_vcc })
+    let scratch_bytes = if spills_vgprs(out) { 4 * out.num_spillslots as u32 } else { 0 };
+    Ok(Expanded { blocks, vgprs, sgprs, uses_vcc, scratch_bytes })
 }
 
 /// The post-allocation checker: every register operand of the expanded code is

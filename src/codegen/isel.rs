@@ -1688,11 +1688,13 @@ pub fn select(
     structure: &Structure,
     target: Target,
     code_object_version: u32,
+    scratch: bool,
 ) -> Result<Selected, Diagnostic> {
     if func.kind != FuncKind::Kernel {
         return Err(err(func, None, "device functions are not supported by the code generator yet (calls: issue 8)".into()));
     }
-    let inputs = kernel_inputs(func);
+    let mut inputs = kernel_inputs(func);
+    inputs.uses_scratch = scratch;
     let state = kernel::initial_state(target, &inputs);
     let arg_types: Vec<Type> = func.params.iter().map(|p| func.value_type(p.value).clone()).collect();
     let layout = kernarg::layout(&arg_types, code_object_version);
@@ -1716,7 +1718,19 @@ pub fn select(
     };
     super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state)?;
     let lds_size = isel.lds_size;
-    let vcode = finish(isel.blocks, isel.vc);
+    let mut vcode = finish(isel.blocks, isel.vc);
+    if scratch {
+        vcode.scratch = Some(if target.gpu.has_architected_flat_scratch() {
+            Scratch::Flat
+        } else {
+            let rsrc = state.slot(SgprInput::PrivateSegmentBuffer).map(|s| s.first);
+            let offset = state.slot(SgprInput::PrivateSegmentWaveOffset).map(|s| s.first);
+            match (rsrc, offset) {
+                (Some(rsrc), Some(wave_offset)) => Scratch::Buffer { rsrc, wave_offset },
+                _ => return Err(err(func, None, "internal error: scratch inputs missing from the kernel's initial state".into())),
+            }
+        });
+    }
     Ok(Selected { vcode, inputs, state, kernarg: layout, lds_size })
 }
 

@@ -110,13 +110,23 @@ pub fn compile_kernel(
     if wants(options, "structure") {
         report.printed.push_str(&format!("; after structure: @{}\n;   loops: {:?}\n;   branches: {:?}\n", func.name, structure.loops, structure.branches));
     }
-    let selected = isel::select(func, &uniformity, &structure, t, version.number())?;
-    lap(report, "isel");
-    if wants(options, "isel") {
-        report.printed.push_str(&format!("; after isel: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
-    }
-    let allocation = regalloc::allocate(&selected.vcode, t, &func.name)?;
-    lap(report, "regalloc");
+    // Selection and allocation run again with scratch enabled when the first
+    // allocation spills VGPRs (scratch changes the kernel's input registers).
+    let mut scratch = false;
+    let (selected, allocation) = loop {
+        let selected = isel::select(func, &uniformity, &structure, t, version.number(), scratch)?;
+        lap(report, "isel");
+        if wants(options, "isel") {
+            report.printed.push_str(&format!("; after isel: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
+        }
+        let allocation = regalloc::allocate(&selected.vcode, t, &func.name)?;
+        lap(report, "regalloc");
+        if !scratch && expand::spills_vgprs(&allocation) {
+            scratch = true;
+            continue;
+        }
+        break (selected, allocation);
+    };
     if wants(options, "regalloc") {
         report.printed.push_str(&format!("; after regalloc: @{}: {} edits, {} spill slots\n", func.name, allocation.edits.len(), allocation.num_spillslots));
     }
@@ -154,6 +164,10 @@ pub fn compile_kernel(
         _ => crate::abi::descriptor::WorkitemIdDims::XYZ,
     };
     resources.workgroup_id = [selected.inputs.workgroup_id_x, selected.inputs.workgroup_id_y, selected.inputs.workgroup_id_z];
+    if scratch {
+        resources.uses_scratch = true;
+        resources.private_segment_fixed_size = expanded.scratch_bytes;
+    }
     let stats = KernelStats {
         name: func.name.clone(),
         instructions: encoded.instructions,
@@ -162,7 +176,7 @@ pub fn compile_kernel(
         sgprs: resources.num_sgpr,
         agprs: 0,
         spills: allocation.num_spillslots as u32,
-        scratch_bytes: 0,
+        scratch_bytes: expanded.scratch_bytes,
         lds_bytes: selected.lds_size,
         occupancy: occupancy(t, resources.num_vgpr, resources.num_sgpr),
     };

@@ -18,34 +18,68 @@ pub const ALLOCATABLE_SGPRS: usize = 56;
 /// Number of VGPRs regalloc2 may use (its class limit).
 pub const ALLOCATABLE_VGPRS: usize = 64;
 
-fn env(target: Target) -> ra::MachineEnv {
-    let _ = target;
-    let mut int = ra::PRegSet::empty();
-    for n in 0..ALLOCATABLE_SGPRS {
-        int.add(ra::PReg::new(n, ra::RegClass::Int));
-    }
-    let mut float = ra::PRegSet::empty();
-    for n in 0..ALLOCATABLE_VGPRS {
-        float.add(ra::PReg::new(n, ra::RegClass::Float));
-    }
-    let mut vector = ra::PRegSet::empty();
-    for n in 0..SGPR_PAIR_UNITS as usize {
-        vector.add(ra::PReg::new(n, ra::RegClass::Vector));
+/// Registers regalloc2 may use per class (Int, Float, Vector), lowest first.
+fn env(limits: [usize; 3]) -> ra::MachineEnv {
+    let mut sets = [ra::PRegSet::empty(), ra::PRegSet::empty(), ra::PRegSet::empty()];
+    for (class_index, class) in [ra::RegClass::Int, ra::RegClass::Float, ra::RegClass::Vector].into_iter().enumerate() {
+        for n in 0..limits[class_index] {
+            sets[class_index].add(ra::PReg::new(n, class));
+        }
     }
     ra::MachineEnv {
-        preferred_regs_by_class: [int, float, vector],
+        preferred_regs_by_class: sets,
         non_preferred_regs_by_class: [ra::PRegSet::empty(), ra::PRegSet::empty(), ra::PRegSet::empty()],
         scratch_by_class: [None, None, None],
         fixed_stack_slots: Vec::new(),
     }
 }
 
+/// The classes (Int, Float, Vector) whose values regalloc2 moved to spill slots.
+fn spilled_classes(out: &ra::Output) -> [bool; 3] {
+    let mut spilled = [false; 3];
+    for (_, ra::Edit::Move { from, to }) in &out.edits {
+        if from.as_stack().is_none() && to.as_stack().is_none() {
+            continue;
+        }
+        if let Some(p) = from.as_reg().or(to.as_reg()) {
+            spilled[match p.class() {
+                ra::RegClass::Int => 0,
+                ra::RegClass::Float => 1,
+                ra::RegClass::Vector => 2,
+            }] = true;
+        }
+    }
+    spilled
+}
+
 /// Runs regalloc2 on a function.
+///
+/// regalloc2 spreads live ranges over every register it may use (it starts its
+/// search at varying registers), so the number of registers a function ends up
+/// with is how many it was allowed, not how many it needed. Allocation therefore
+/// starts with a few registers per class and doubles the limit of each class that
+/// spilled, up to the class's full size; only then are spills accepted.
 pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Output, Diagnostic> {
+    let _ = target;
     let options = ra::RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions), algorithm: ra::Algorithm::Ion };
-    ra::run(vcode, &env(target), &options).map_err(|e| {
-        let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
-        d.context = Some(format!("in @{func_name}"));
-        d
-    })
+    let max = [ALLOCATABLE_SGPRS, ALLOCATABLE_VGPRS, SGPR_PAIR_UNITS as usize];
+    let mut limits = [8, 8, 4];
+    loop {
+        let out = ra::run(vcode, &env(limits), &options).map_err(|e| {
+            let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
+            d.context = Some(format!("in @{func_name}"));
+            d
+        })?;
+        let spilled = spilled_classes(&out);
+        let mut widened = false;
+        for c in 0..3 {
+            if spilled[c] && limits[c] < max[c] {
+                limits[c] = (limits[c] * 2).min(max[c]);
+                widened = true;
+            }
+        }
+        if !widened {
+            return Ok(out);
+        }
+    }
 }

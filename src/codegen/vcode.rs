@@ -177,6 +177,19 @@ pub struct VCode {
     pub vreg_classes: Vec<Class>,
     /// Input pair units and the first SGPR of the hardware pair each stands for.
     pub pinned_pairs: Vec<(u16, u16)>,
+    /// Scratch access for VGPR spills when the kernel was compiled with scratch:
+    /// on buffer-scratch targets the scratch V# and the wave's scratch offset
+    /// (kept out of register placement); on flat-scratch targets nothing.
+    pub scratch: Option<Scratch>,
+}
+
+/// How spilled VGPRs reach scratch memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scratch {
+    /// `scratch_store_dword off, v, off offset:N` (gfx942, gfx1100).
+    Flat,
+    /// `buffer_store_dword v, off, s[rsrc:rsrc+3], s_offset offset:N` (gfx90a).
+    Buffer { rsrc: u16, wave_offset: u16 },
 }
 
 impl VCode {

@@ -1,0 +1,46 @@
+//! Register pressure beyond what fits: the code generator spills (SGPRs into
+//! VGPR lanes, VGPRs to scratch) and the result still computes what the
+//! interpreter computes, on the simulator, for every target.
+
+use amdgpu_cg::codegen::{self, Options, Report};
+use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
+use amdgpu_cg::isa::{Gpu, Target, WaveSize};
+use amdgpu_cg::mir::{self, launch::LaunchSpec};
+
+fn targets() -> Vec<CodeObjectTarget> {
+    let mut t: Vec<CodeObjectTarget> = Gpu::ALL.iter().map(|&g| CodeObjectTarget::new(Target::new(g))).collect();
+    t.push(CodeObjectTarget::new(Target::with_wave(Gpu::Gfx1100, WaveSize::W64).unwrap()));
+    t
+}
+
+fn check(file: &str, spec: &LaunchSpec, expect_scratch: bool) {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let module = mir::parse(&text).unwrap();
+    mir::verify::verify(&module).unwrap();
+    let want = mir::launch::run(&module, spec).unwrap();
+    for target in targets() {
+        let (object, kernels) =
+            codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
+                .unwrap_or_else(|d| panic!("{file} on {}: {d}", target.isa_name()));
+        let stats = &kernels[0].stats;
+        assert!(stats.spills > 0, "{file} on {}: the test must make the allocator spill", target.isa_name());
+        assert_eq!(stats.scratch_bytes > 0, expect_scratch, "{file} on {}", target.isa_name());
+        let hsaco = codeobj::write_hsaco(&object).unwrap();
+        let (got, _) = amdgpu_cg::sim::run_launch(&hsaco, spec).unwrap_or_else(|e| panic!("{file} on {}: simulator: {e}", target.isa_name()));
+        let out = got.iter().position(|b| b.name == "out").unwrap();
+        let w = want.buffers.iter().position(|b| b.name == "out").unwrap();
+        assert_eq!(got[out].elements(), want.buffers[w].elements(), "{file} on {}", target.isa_name());
+    }
+}
+
+#[test]
+fn vgpr_spills_to_scratch() {
+    let spec = LaunchSpec::from_flags("128", "64", &["in=f32:iota:10240".into(), "out=f32:zero:128".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
+    check("pressure_vgpr.mir", &spec, true);
+}
+
+#[test]
+fn sgpr_spills_to_vgpr_lanes() {
+    let spec = LaunchSpec::from_flags("64", "64", &["c=i32:iota:70".into(), "out=i32:zero:64".into()], &["c=@c".into(), "out=@out".into()], &[]).unwrap();
+    check("pressure_sgpr.mir", &spec, false);
+}
