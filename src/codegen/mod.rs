@@ -119,6 +119,9 @@ pub fn compile_kernel(
         if wants(options, "isel") {
             report.printed.push_str(&format!("; after isel: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
         }
+        if cfg!(debug_assertions) {
+            vcode::verify(&selected.vcode).map_err(|why| Diagnostic::new(format!("internal error in @{}: invalid VCode after isel: {why}", func.name), func.span))?;
+        }
         let allocation = regalloc::allocate(&selected.vcode, t, &func.name)?;
         lap(report, "regalloc");
         if !scratch && expand::spills_vgprs(&allocation) {

@@ -342,3 +342,107 @@ pub fn print(vcode: &VCode, target: isa::Target) -> String {
     }
     out
 }
+
+/// The VCode verifier (run after selection in debug builds and tests): the
+/// machine CFG is consistent (successor and predecessor lists mirror each other,
+/// every block ends in exactly one terminator, branch arguments match the
+/// successor's parameters in number and class), every operand names a virtual
+/// register that exists, and every register fill of an instruction refers to one
+/// of its operands with a class that fits (halves of SGPR pairs, VGPRs in
+/// windows and addresses).
+pub fn verify(vcode: &VCode) -> Result<(), String> {
+    let n = vcode.blocks.len();
+    let exists = |v: ra::VReg| v.vreg() < vcode.vreg_classes.len() && vcode.class(v).ra() == v.class();
+    for (b, block) in vcode.blocks.iter().enumerate() {
+        let name = &block.name;
+        if block.insts.is_empty() {
+            return Err(format!("block {b} ({name}) is empty"));
+        }
+        for i in block.insts.clone() {
+            let m = &vcode.insts[i];
+            let last = i + 1 == block.insts.end;
+            let is_branch = matches!(m.kind, MKind::Branch(_));
+            if is_branch != last {
+                return Err(format!("block {b} ({name}): instruction {i} is {} terminator in the wrong place", if is_branch { "a" } else { "not a" }));
+            }
+            for o in &m.ops {
+                if !exists(o.vreg()) {
+                    return Err(format!("block {b} ({name}): instruction {i} uses an unknown or misclassed register {:?}", o.vreg()));
+                }
+            }
+            if let MKind::Real { fills, .. } = &m.kind {
+                for (_, fill) in fills {
+                    let class_of = |k: u8| m.ops.get(k as usize).map(|o| vcode.class(o.vreg()));
+                    let ok = match *fill {
+                        Fill::Whole(k) => class_of(k).is_some(),
+                        Fill::Half(k, h) => class_of(k) == Some(Class::SgprPair) && h < 2,
+                        Fill::VPair { lo, hi, .. } => class_of(lo) == Some(Class::Vgpr) && class_of(hi) == Some(Class::Vgpr),
+                        Fill::Address { base, offset, .. } => class_of(base) == Some(Class::SgprPair) && class_of(offset) == Some(Class::Vgpr),
+                    };
+                    if !ok {
+                        return Err(format!("block {b} ({name}): instruction {i} has a register fill {fill:?} that does not fit its operands"));
+                    }
+                }
+            }
+        }
+        if block.succs.len() != block.succ_args.len() {
+            return Err(format!("block {b} ({name}): {} successors but {} argument lists", block.succs.len(), block.succ_args.len()));
+        }
+        for (s, args) in block.succs.iter().zip(&block.succ_args) {
+            let target = vcode.blocks.get(s.index()).ok_or_else(|| format!("block {b} ({name}) branches to a missing block"))?;
+            if !target.preds.contains(&ra::Block::new(b)) {
+                return Err(format!("block {b} ({name}) is not a predecessor of its successor {} ({})", s.index(), target.name));
+            }
+            if args.len() != target.params.len() {
+                return Err(format!("block {b} ({name}) passes {} arguments to {} ({}) which takes {}", args.len(), s.index(), target.name, target.params.len()));
+            }
+            for (a, p) in args.iter().zip(&target.params) {
+                if !exists(*a) || vcode.class(*a) != vcode.class(*p) {
+                    return Err(format!("block {b} ({name}): argument {a:?} does not match parameter {p:?} of {}", target.name));
+                }
+            }
+        }
+        for p in &block.preds {
+            if p.index() >= n || !vcode.blocks[p.index()].succs.contains(&ra::Block::new(b)) {
+                return Err(format!("block {b} ({name}) lists a predecessor that does not branch to it"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_blocks(args: Vec<ra::VReg>, param_class: Class) -> VCode {
+        let mut vc = VCode::default();
+        let param = vc.new_vreg(param_class);
+        vc.insts.push(MInst { kind: MKind::Branch(Branch::Jump), ops: Vec::new() });
+        vc.insts.push(MInst { kind: MKind::Branch(Branch::EndProgram), ops: Vec::new() });
+        vc.blocks.push(MBlock { insts: 0..1, succs: vec![ra::Block::new(1)], succ_args: vec![args], name: "a".into(), ..Default::default() });
+        vc.blocks.push(MBlock { insts: 1..2, preds: vec![ra::Block::new(0)], params: vec![param], name: "b".into(), ..Default::default() });
+        vc
+    }
+
+    #[test]
+    fn verifier_accepts_consistent_and_rejects_broken_vcode() {
+        let mut ok = two_blocks(Vec::new(), Class::Vgpr);
+        let arg = ok.new_vreg(Class::Vgpr);
+        ok.blocks[0].succ_args[0] = vec![arg];
+        assert_eq!(verify(&ok), Ok(()));
+        // Missing argument.
+        assert!(verify(&two_blocks(Vec::new(), Class::Vgpr)).unwrap_err().contains("passes 0 arguments"));
+        // Argument of the wrong class.
+        let mut wrong = two_blocks(Vec::new(), Class::Sgpr);
+        let v = wrong.new_vreg(Class::Vgpr);
+        wrong.blocks[0].succ_args[0] = vec![v];
+        assert!(verify(&wrong).unwrap_err().contains("does not match parameter"));
+        // A terminator in the middle of a block.
+        let mut mid = ok.clone();
+        mid.insts.insert(0, MInst { kind: MKind::Branch(Branch::EndProgram), ops: Vec::new() });
+        mid.blocks[0].insts = 0..2;
+        mid.blocks[1].insts = 2..3;
+        assert!(verify(&mid).unwrap_err().contains("terminator in the wrong place"));
+    }
+}
