@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::inst::{Cache, Inst, Operand};
-use crate::opcodes::{Format, Kind, OpFlags};
+use crate::opcodes::{Format, Kind, OpFlags, Opcode};
 use crate::regs::inline_name;
 use crate::target::{Generation, Gpu, Target};
 use crate::waitcnt::Waitcnt;
@@ -105,6 +105,10 @@ pub fn print(inst: &Inst, target: Target) -> String {
         Format::Sopp => {
             if info.flags.contains(OpFlags::WAITCNT) {
                 let _ = write!(s, " {}", Waitcnt::print(inst.imm, gpu.generation()));
+            } else if inst.op == Opcode::s_waitcnt_depctr {
+                // LLVM prints the counter fields by name only for values that
+                // encode exactly; hex is what it prints (and reads) for the rest.
+                let _ = write!(s, " 0x{:x}", inst.imm);
             } else if info.flags.contains(OpFlags::IMM) {
                 let _ = write!(s, " {}", inst.imm);
             }

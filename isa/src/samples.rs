@@ -178,7 +178,7 @@ fn base(op: Opcode, t: Target, short: bool) -> Inst {
     let defs = info.defs(t.gpu).iter().enumerate().map(|(p, &k)| pick(k, p, fmt, short, t.wave)).collect();
     let uses = info.uses.iter().enumerate().map(|(p, &k)| pick(k, p + 3, fmt, short, t.wave)).collect();
     let mut i = Inst::new(op, defs, uses);
-    if info.name.starts_with("s_waitcnt_") {
+    if info.name.starts_with("s_waitcnt_") && !i.uses.is_empty() {
         // gfx11's separate counters take NULL as their register operand.
         if let Some(n) = PhysReg::null(t.gpu.generation()) {
             i.uses[0] = Operand::Reg(Reg::new(n, 1));
@@ -317,6 +317,10 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 for imm in [0u16, 5, 0xfffd, 0x7fff, 0x8000] {
                     out.push(Inst::sopp(op, imm));
                 }
+            } else if op == Opcode::s_waitcnt_depctr {
+                // va_vdst(0) with every other counter at its maximum: the value the
+                // code generator uses (LLVM prints it numerically).
+                out.push(Inst::sopp(op, 0x0fff));
             } else if info.flags.contains(OpFlags::IMM) {
                 for imm in [0u16, 1, 3] {
                     out.push(Inst::sopp(op, imm));

@@ -114,6 +114,8 @@ add("s_sleep", None, "SOPP", "SOPP", "|", "imm")
 add("s_setprio", None, "SOPP", "SOPP", "|", "imm")
 add("s_trap", None, "SOPP", "SOPP", "|", "imm")
 add("s_icache_inv", None, "SOPP", "SOPP", "|", "")
+# gfx10+: waits for outstanding ALU results (hazard avoidance on gfx11).
+add("s_waitcnt_depctr", None, "SOPP", "SOPP", "|", "imm")
 
 # ---------------- SMEM ----------------
 SMEM_SZ = [("dword", "b32", 1), ("dwordx2", "b64", 2), ("dwordx4", "b128", 4),

@@ -229,47 +229,10 @@ impl Ctx<'_> {
         let place = self.place.clone();
         let reg = |i: u8| place.reg(allocs[i as usize].as_reg().expect("every operand has a register constraint"));
         match &m.kind {
-            MKind::Real { inst, fills } => {
-                let mut inst = inst.clone();
-                let mut after = Vec::new();
-                for (slot, fill) in fills {
-                    let r = match *fill {
-                        Fill::Whole(i) => reg(i),
-                        Fill::Half(i, h) => Self::half_of(reg(i), h),
-                        Fill::Address { .. } => isa::Reg::v(0, 1),
-                        Fill::VPair { lo, hi, window } => {
-                            let w = self.window(window);
-                            if matches!(slot, Slot::Use(_)) {
-                                self.mov(Self::half_of(w, 0), reg(lo));
-                                self.mov(Self::half_of(w, 1), reg(hi));
-                            } else {
-                                after.push((reg(lo), Self::half_of(w, 0)));
-                                after.push((reg(hi), Self::half_of(w, 1)));
-                            }
-                            w
-                        }
-                    };
-                    let r = match *fill {
-                        Fill::Address { base, offset, window } => {
-                            let w = self.window(window);
-                            let carry = isa::Reg::s(self.place.temps + 4, self.mask_size());
-                            self.push(isa::Inst::new(
-                                Opcode::v_mad_i64_i32,
-                                vec![isa::Operand::Reg(w), isa::Operand::Reg(carry)],
-                                vec![isa::Operand::Reg(reg(offset)), isa::Operand::imm32(1), isa::Operand::Reg(reg(base))],
-                            ));
-                            w
-                        }
-                        _ => r,
-                    };
-                    match *slot {
-                        Slot::Def(i) => inst.defs[i as usize] = isa::Operand::Reg(r),
-                        Slot::Use(i) => inst.uses[i as usize] = isa::Operand::Reg(r),
-                    }
-                }
-                self.push(inst);
-                for (dst, src) in after {
-                    self.mov(dst, src);
+            MKind::Real { inst, fills } => self.real(inst, fills, &reg),
+            MKind::Seq(parts) => {
+                for (inst, fills) in parts {
+                    self.real(inst, fills, &reg);
                 }
             }
             MKind::Copy => {
@@ -345,6 +308,52 @@ impl Ctx<'_> {
         }
         Ok(())
     }
+
+    /// One hardware instruction with its registers filled in (and the window
+    /// copies or address computation its fills need).
+    fn real(&mut self, inst: &isa::Inst, fills: &[(Slot, Fill)], reg: &dyn Fn(u8) -> isa::Reg) {
+        let mut inst = inst.clone();
+        let mut after = Vec::new();
+        for (slot, fill) in fills {
+            let r = match *fill {
+                Fill::Whole(i) => reg(i),
+                Fill::Half(i, h) => Self::half_of(reg(i), h),
+                Fill::Address { .. } => isa::Reg::v(0, 1),
+                Fill::VPair { lo, hi, window } => {
+                    let w = self.window(window);
+                    if matches!(slot, Slot::Use(_)) {
+                        self.mov(Self::half_of(w, 0), reg(lo));
+                        self.mov(Self::half_of(w, 1), reg(hi));
+                    } else {
+                        after.push((reg(lo), Self::half_of(w, 0)));
+                        after.push((reg(hi), Self::half_of(w, 1)));
+                    }
+                    w
+                }
+            };
+            let r = match *fill {
+                Fill::Address { base, offset, window } => {
+                    let w = self.window(window);
+                    let carry = isa::Reg::s(self.place.temps + 4, self.mask_size());
+                    self.push(isa::Inst::new(
+                        Opcode::v_mad_i64_i32,
+                        vec![isa::Operand::Reg(w), isa::Operand::Reg(carry)],
+                        vec![isa::Operand::Reg(reg(offset)), isa::Operand::imm32(1), isa::Operand::Reg(reg(base))],
+                    ));
+                    w
+                }
+                _ => r,
+            };
+            match *slot {
+                Slot::Def(i) => inst.defs[i as usize] = isa::Operand::Reg(r),
+                Slot::Use(i) => inst.uses[i as usize] = isa::Operand::Reg(r),
+            }
+        }
+        self.push(inst);
+        for (dst, src) in after {
+            self.mov(dst, src);
+        }
+            }
 
     fn edit(&mut self, edit: &ra::Edit, partial_exec: bool) -> Result<(), Diagnostic> {
         let ra::Edit::Move { from, to } = *edit;
@@ -440,6 +449,16 @@ impl Ctx<'_> {
             Branch::IfUniform => {
                 let flag = self.place.reg(allocs[0].as_reg().expect("a register"));
                 self.push(isa::Inst::new(Opcode::s_cmp_lg_u32, vec![], vec![isa::Operand::Reg(flag), isa::Operand::imm32(0)]));
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]) });
+                jump(self, succs[1]);
+            }
+            Branch::IfCompare { op, imms } => {
+                let mut regs = allocs.iter().map(|a| isa::Operand::Reg(self.place.reg(a.as_reg().expect("a register"))));
+                let uses: Vec<isa::Operand> = imms.iter().map(|i| match i {
+                    Some(bits) => isa::Operand::imm32(*bits),
+                    None => regs.next().expect("one operand per non-constant source"),
+                }).collect();
+                self.push(isa::Inst::new(*op, vec![], uses));
                 self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]) });
                 jump(self, succs[1]);
             }

@@ -10,13 +10,20 @@
 //!   lane select: 4;
 //! - a VALU instruction writes VCC and `v_div_fmas` reads it: 4;
 //! - gfx942: a transcendental VALU instruction (`v_rcp`, `v_sqrt`, ...) writes a
-//!   VGPR that the next non-transcendental VALU instruction reads: 1.
+//!   VGPR that the next non-transcendental VALU instruction reads: 1;
+//! - gfx942: a VALU instruction writes an SGPR (a `v_readlane` restoring a
+//!   spilled SGPR, a compare's lane mask) that a VALU instruction reads: 2.
+//!
+//! - gfx1100: a VALU instruction reads a VGPR that a transcendental instruction
+//!   wrote within the last 5 VALU (or 1 transcendental) instructions: wait for
+//!   the ALU results with `s_waitcnt_depctr va_vdst(0)`.
 //!
 //! The pass looks back within a block only. Across blocks no such pair arises
 //! from instruction selection: the SGPRs a VALU instruction writes are lane masks
 //! (read by SALU and VALU instructions) and VCC inside the f32 division sequence,
-//! never addresses of vector memory instructions. gfx1100's hazards (which need
-//! `s_waitcnt_depctr`) are not handled yet.
+//! never addresses of vector memory instructions. Other gfx1100 hazards (VALU
+//! writes of lane masks read by SALU, `s_setreg`, LDS-direct) do not arise from
+//! the instructions the code generator emits.
 
 use super::expand::{Emitted, Expanded};
 use crate::isa::{self, Generation, Gpu, Opcode, Target};
@@ -86,6 +93,9 @@ fn required(writer: &isa::Inst, reader: &isa::Inst, target: Target) -> u32 {
             need = need.max(4);
         }
     }
+    if gpu == Gpu::Gfx942 && reader_format.is_valu() && hits(&sgpr_writes) {
+        need = need.max(2);
+    }
     if gpu == Gpu::Gfx942 && is_trans(writer.op) && !is_trans(reader.op) && reader_format.is_valu() {
         let vgpr_writes: Vec<(u16, u16)> = writer
             .defs
@@ -110,9 +120,63 @@ fn wait_states(e: &Emitted) -> u32 {
     }
 }
 
-/// Inserts `s_nop`s where an instruction would read a result too early.
+/// `s_waitcnt_depctr` with va_vdst = 0 and every other counter at its maximum:
+/// wait until all outstanding VALU results are written.
+const DEPCTR_VA_VDST_0: u16 = 0x0fff;
+
+fn vgpr_defs(inst: &isa::Inst) -> Vec<(u16, u16)> {
+    inst.defs
+        .iter()
+        .filter_map(|o| match o {
+            isa::Operand::Reg(r) if r.base.is_vgpr() => Some((r.base.0, u16::from(r.size))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// gfx11: a VALU read of a transcendental result too soon waits for it.
+fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
+    for (_, _, block) in &mut code.blocks {
+        let mut out: Vec<Emitted> = Vec::with_capacity(block.len());
+        for e in block.drain(..) {
+            let format = e.inst.op.info().format(gpu);
+            if format.is_valu() {
+                let read = reads(&e.inst);
+                // Walk back over at most 5 VALU / 1 transcendental instruction.
+                let (mut valu, mut trans) = (0, 0);
+                let mut hazard = false;
+                for prev in out.iter().rev() {
+                    if prev.inst.op == Opcode::s_waitcnt_depctr {
+                        break;
+                    }
+                    if !prev.inst.op.info().format(gpu).is_valu() {
+                        continue;
+                    }
+                    if is_trans(prev.inst.op) && vgpr_defs(&prev.inst).iter().any(|w| read.iter().any(|r| overlaps(*w, *r))) {
+                        hazard = true;
+                        break;
+                    }
+                    valu += 1;
+                    trans += usize::from(is_trans(prev.inst.op));
+                    if valu >= 5 || trans >= 1 {
+                        break;
+                    }
+                }
+                if hazard {
+                    out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt_depctr, DEPCTR_VA_VDST_0), target: None });
+                }
+            }
+            out.push(e);
+        }
+        *block = out;
+    }
+}
+
+/// Inserts `s_nop`s (gfx9) or dependency waits (gfx11) where an instruction would
+/// read a result too early.
 pub fn avoid_hazards(code: &mut Expanded, target: Target) {
-    if target.gpu.generation() != Generation::Gfx9 {
+    if target.gpu.generation() == Generation::Gfx11 {
+        avoid_trans_use_hazards(code, target.gpu);
         return;
     }
     for (_, _, block) in &mut code.blocks {

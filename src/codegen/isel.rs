@@ -54,6 +54,9 @@ enum Lowered {
     Imm(u64),
     /// Vector elements or struct fields.
     Agg(Vec<Lowered>),
+    /// A uniform compare not yet computed, whose only use is its block's branch:
+    /// the branch does the compare itself and branches on SCC.
+    ScalarCmp { op: Opcode, a: Box<Lowered>, b: Box<Lowered> },
     /// A 64-bit address not yet computed: `base` (SGPR pair) + sext(`offset`)
     /// (a VGPR) + `imm`. Memory instructions fold it (one `v_mad_i64_i32` and the
     /// instruction's immediate offset); anything else materialises it.
@@ -76,6 +79,8 @@ enum Src {
 /// A destination.
 #[derive(Clone, Copy, Debug)]
 enum Dst {
+    /// One half of an SGPR pair (only in [`Isel::emit_seq`]).
+    Half(ra::VReg, u8),
     R(ra::VReg),
     VPair(ra::VReg, ra::VReg),
     Fixed(isa::Reg),
@@ -113,6 +118,9 @@ struct Isel<'a> {
     tid: Option<ra::VReg>,
     lds_size: u32,
     lds_offsets: HashMap<Value, u32>,
+    /// Uniform compares used only by their own block's branch (see
+    /// [`Lowered::ScalarCmp`]).
+    branch_only_compares: std::collections::HashSet<Value>,
     inst_ref: Option<&'a Inst>,
 }
 
@@ -207,6 +215,7 @@ impl<'a> Isel<'a> {
                     isa::Operand::Off
                 }
                 Dst::Fixed(r) => isa::Operand::Reg(r),
+                Dst::Half(..) => unreachable!("halves are written only by sequences"),
             };
             inst.defs.push(operand);
         }
@@ -218,6 +227,56 @@ impl<'a> Isel<'a> {
             inst.e64 = false;
         }
         self.push(MInst { kind: MKind::Real { inst, fills }, ops });
+    }
+
+    /// A sequence of hardware instructions that regalloc2 sees as one (see
+    /// [`MKind::Seq`]): each part's registers are SGPRs, SGPR pairs or their
+    /// halves; results are early definitions.
+    fn emit_seq(&mut self, parts: &[(Opcode, &[Dst], &[Src])]) {
+        let mut ops: Vec<ra::Operand> = Vec::new();
+        let mut index: HashMap<(ra::VReg, bool), u8> = HashMap::new();
+        let mut operand = |ops: &mut Vec<ra::Operand>, v: ra::VReg, def: bool| -> u8 {
+            *index.entry((v, def)).or_insert_with(|| {
+                ops.push(if def {
+                    ra::Operand::new(v, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early)
+                } else {
+                    ra::Operand::reg_use(v)
+                });
+                (ops.len() - 1) as u8
+            })
+        };
+        let mut out = Vec::new();
+        for (op, defs, uses) in parts {
+            let mut inst = isa::Inst::new(*op, Vec::new(), Vec::new());
+            let mut fills = Vec::new();
+            for (i, d) in defs.iter().enumerate() {
+                let fill = match *d {
+                    Dst::R(v) => Fill::Whole(operand(&mut ops, v, true)),
+                    Dst::Half(v, h) => Fill::Half(operand(&mut ops, v, true), h),
+                    _ => unreachable!("sequences write registers"),
+                };
+                fills.push((Slot::Def(i as u8), fill));
+                inst.defs.push(isa::Operand::Off);
+            }
+            for (i, u) in uses.iter().enumerate() {
+                let o = match *u {
+                    Src::R(v) => {
+                        fills.push((Slot::Use(i as u8), Fill::Whole(operand(&mut ops, v, false))));
+                        isa::Operand::Off
+                    }
+                    Src::Half(v, h) => {
+                        fills.push((Slot::Use(i as u8), Fill::Half(operand(&mut ops, v, false), h)));
+                        isa::Operand::Off
+                    }
+                    Src::Imm(bits) => isa::Operand::imm32(bits),
+                    Src::Fixed(r) => isa::Operand::Reg(r),
+                    _ => unreachable!("sequences read registers and constants"),
+                };
+                inst.uses.push(o);
+            }
+            out.push((inst, fills));
+        }
+        self.push(MInst { kind: MKind::Seq(out), ops });
     }
 
     // ---- materialisation -------------------------------------------------
@@ -310,6 +369,14 @@ impl<'a> Isel<'a> {
         })
     }
 
+    /// A uniform i32 sign- or zero-extended into an SGPR pair.
+    fn uniform_extend(&mut self, lo: ra::VReg, signed: bool) -> ra::VReg {
+        let d = self.vreg(Class::SgprPair);
+        let high: (Opcode, &[Src]) = if signed { (Opcode::s_ashr_i32, &[Src::R(lo), Src::Imm(31)]) } else { (Opcode::s_mov_b32, &[Src::Imm(0)]) };
+        self.emit_seq(&[(Opcode::s_mov_b32, &[Dst::Half(d, 0)], &[Src::R(lo)]), (high.0, &[Dst::Half(d, 1)], high.1)]);
+        d
+    }
+
     fn make_pair(&mut self, lo: ra::VReg, hi: ra::VReg) -> ra::VReg {
         let p = self.vreg(Class::SgprPair);
         self.push(MInst {
@@ -325,6 +392,10 @@ impl<'a> Isel<'a> {
 
     /// A lane mask for a boolean.
     fn to_mask(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
+        if let Lowered::ScalarCmp { .. } = l {
+            let b = self.to_bool(l)?;
+            return self.to_mask(&Lowered::Bool(b));
+        }
         Ok(match *l {
             Lowered::Mask(m) => m,
             Lowered::Bool(b) => {
@@ -353,6 +424,13 @@ impl<'a> Isel<'a> {
 
     /// A uniform boolean (SGPR 0/1) for a branch condition.
     fn to_bool(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
+        if let Lowered::ScalarCmp { op, a, b } = l {
+            let (sa, sb) = (self.scalar_src(a)?, self.scalar_src(b)?);
+            let d = self.vreg(Class::Sgpr);
+            self.emit(*op, &[], &[sa, sb], |_| {});
+            self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[Src::Imm(1), Src::Imm(0)], |_| {});
+            return Ok(d);
+        }
         Ok(match *l {
             Lowered::Bool(b) => b,
             Lowered::Mask(m) => {
@@ -604,6 +682,13 @@ impl<'a> Isel<'a> {
                 }
             }
         }
+        // x + 0, x - 0, x | 0, x ^ 0, x << 0 ... are x.
+        if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::LShr | BinOp::AShr) && matches!(b, Lowered::Imm(0)) {
+            return Ok(a);
+        }
+        if matches!(op, BinOp::Add | BinOp::Or | BinOp::Xor) && matches!(a, Lowered::Imm(0)) {
+            return Ok(b);
+        }
         if matches!(op, BinOp::UDiv | BinOp::URem) {
             return self.udiv32(a, b, op == BinOp::URem);
         }
@@ -673,8 +758,6 @@ impl<'a> Isel<'a> {
 
     fn binary64(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
         if !divergent {
-            let (pa, pb) = (self.to_s64(&a)?, self.to_s64(&b)?);
-            let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
             let (op_lo, op_hi) = match op {
                 BinOp::Add => (Opcode::s_add_u32, Opcode::s_addc_u32),
                 BinOp::Sub => (Opcode::s_sub_u32, Opcode::s_subb_u32),
@@ -682,10 +765,21 @@ impl<'a> Isel<'a> {
                 BinOp::Or => (Opcode::s_or_b32, Opcode::s_or_b32),
                 _ => (Opcode::s_xor_b32, Opcode::s_xor_b32),
             };
-            // The carry travels in SCC from the first to the second instruction.
-            self.emit(op_lo, &[Dst::R(lo)], &[Src::Half(pa, 0), Src::Half(pb, 0)], |_| {});
-            self.emit(op_hi, &[Dst::R(hi)], &[Src::Half(pa, 1), Src::Half(pb, 1)], |_| {});
-            return Ok(Lowered::S64(self.make_pair(lo, hi)));
+            let halves = |s: &mut Self, l: &Lowered| -> Result<[Src; 2], Diagnostic> {
+                Ok(match *l {
+                    Lowered::Imm(bits) => [Src::Imm(bits as u32), Src::Imm((bits >> 32) as u32)],
+                    _ => {
+                        let p = s.to_s64(l)?;
+                        [Src::Half(p, 0), Src::Half(p, 1)]
+                    }
+                })
+            };
+            let (ha, hb) = (halves(self, &a)?, halves(self, &b)?);
+            let d = self.vreg(Class::SgprPair);
+            // One sequence: the carry travels in SCC from the first instruction to
+            // the second, and nothing may come between them.
+            self.emit_seq(&[(op_lo, &[Dst::Half(d, 0)], &[ha[0], hb[0]]), (op_hi, &[Dst::Half(d, 1)], &[ha[1], hb[1]])]);
+            return Ok(Lowered::S64(d));
         }
         let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
         let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
@@ -967,6 +1061,9 @@ impl<'a> Isel<'a> {
         }
         if !divergent && !wide {
             let opcode = scmp_opcode(pred);
+            if self.inst_ref.and_then(|i| i.result).is_some_and(|r| self.branch_only_compares.contains(&r)) {
+                return Ok(Lowered::ScalarCmp { op: opcode, a: Box::new(a), b: Box::new(b) });
+            }
             let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
             let d = self.vreg(Class::Sgpr);
             self.emit(opcode, &[], &[sa, sb], |_| {});
@@ -1104,13 +1201,7 @@ impl<'a> Isel<'a> {
                     Lowered::V64(lo, hi)
                 } else {
                     let lo = self.to_s(&a)?;
-                    let hi = self.vreg(Class::Sgpr);
-                    if op == CastOp::SExt {
-                        self.emit(Opcode::s_ashr_i32, &[Dst::R(hi)], &[Src::R(lo), Src::Imm(31)], |_| {});
-                    } else {
-                        self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Imm(0)], |_| {});
-                    }
-                    Lowered::S64(self.make_pair(lo, hi))
+                    Lowered::S64(self.uniform_extend(lo, op == CastOp::SExt))
                 }
             }
             (CastOp::ZExt | CastOp::SExt, Type::I1, Type::I32) => {
@@ -1182,11 +1273,7 @@ impl<'a> Isel<'a> {
         } else {
             match o {
                 Lowered::Imm(bits) => Lowered::Imm(bits as u32 as i32 as i64 as u64),
-                Lowered::S(s) => {
-                    let hi = self.vreg(Class::Sgpr);
-                    self.emit(Opcode::s_ashr_i32, &[Dst::R(hi)], &[Src::R(s), Src::Imm(31)], |_| {});
-                    Lowered::S64(self.make_pair(s, hi))
-                }
+                Lowered::S(s) => Lowered::S64(self.uniform_extend(s, true)),
                 Lowered::V(v) => {
                     let hi = self.vreg(Class::Vgpr);
                     self.emit(Opcode::v_ashrrev_i32, &[Dst::R(hi)], &[Src::Imm(31), Src::R(v)], |_| {});
@@ -1566,6 +1653,7 @@ impl<'a> Isel<'a> {
 fn in_vector_registers(l: &Lowered) -> bool {
     match l {
         Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) | Lowered::Addr { .. } => true,
+        Lowered::ScalarCmp { .. } => false,
         Lowered::Agg(parts) => parts.iter().any(in_vector_registers),
         _ => false,
     }
@@ -1714,6 +1802,7 @@ pub fn select(
         tid: None,
         lds_size: 0,
         lds_offsets: HashMap::new(),
+        branch_only_compares: branch_only_compares(func),
         inst_ref: None,
     };
     super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state)?;
@@ -1853,7 +1942,7 @@ impl<'a> IselHandle<'_, 'a> {
                 let (lo, hi) = isel.to_v64(src)?;
                 vec![lo, hi]
             }
-            Lowered::Imm(..) | Lowered::Addr { .. } => return Err(isel.error("internal: parameters are registers")),
+            Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::ScalarCmp { .. } => return Err(isel.error("internal: parameters are registers")),
         })
     }
 
@@ -1866,7 +1955,7 @@ impl<'a> IselHandle<'_, 'a> {
                 Lowered::Agg(parts) => parts.iter().for_each(|p| flatten(p, out)),
                 // Only parameters are flattened, and they are never constants or
                 // folded addresses.
-                Lowered::Imm(..) | Lowered::Addr { .. } => {}
+                Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::ScalarCmp { .. } => {}
             }
         }
         let mut out = Vec::new();
@@ -1943,10 +2032,26 @@ impl<'a> IselHandle<'_, 'a> {
         self.isel.push(MInst { kind, ops });
     }
 
-    /// The uniform boolean for a branch condition.
-    pub fn branch_bool(&mut self, cond: &Operand) -> Result<ra::VReg, Diagnostic> {
+    /// A uniform branch: the terminator for `cond`, with its operands. A deferred
+    /// compare becomes a compare-and-branch; anything else a test of a boolean.
+    pub fn uniform_branch(&mut self, cond: &Operand) -> Result<(Branch, Vec<ra::Operand>), Diagnostic> {
         let l = self.isel.lowered(cond);
-        self.isel.to_bool(&l)
+        if let Lowered::ScalarCmp { op, a, b } = &l {
+            let mut ops = Vec::new();
+            let mut imms = [None, None];
+            for (k, side) in [a, b].into_iter().enumerate() {
+                match **side {
+                    Lowered::Imm(bits) => imms[k] = Some(bits as u32),
+                    _ => {
+                        let r = self.isel.to_s(side)?;
+                        ops.push(ra::Operand::reg_use(r));
+                    }
+                }
+            }
+            return Ok((Branch::IfCompare { op: *op, imms }, ops));
+        }
+        let flag = self.isel.to_bool(&l)?;
+        Ok((Branch::IfUniform, vec![ra::Operand::reg_use(flag)]))
     }
 
     /// The lane mask for a divergent branch condition.
@@ -2036,3 +2141,25 @@ fn finish(mut blocks: Vec<BlockBuild>, mut vc: VCode) -> VCode {
     vc
 }
 
+
+/// Uniform `icmp`s whose only use is the branch at the end of their own block.
+fn branch_only_compares(func: &Function) -> std::collections::HashSet<Value> {
+    let mut uses: HashMap<Value, usize> = HashMap::new();
+    for block in &func.blocks {
+        let operands = block.insts.iter().flat_map(|i| crate::mir::op_operands(&i.op)).chain(crate::mir::terminator_operands(&block.term));
+        for o in operands {
+            if let Operand::Value(v) = o {
+                *uses.entry(*v).or_default() += 1;
+            }
+        }
+    }
+    let mut set = std::collections::HashSet::new();
+    for block in &func.blocks {
+        let crate::mir::Terminator::BrIf { cond: Operand::Value(c), .. } = &block.term else { continue };
+        let defined_here = block.insts.iter().any(|i| i.result == Some(*c) && matches!(i.op, Op::Icmp { ref ty, .. } if *ty == Type::I32));
+        if defined_here && uses.get(c) == Some(&1) {
+            set.insert(*c);
+        }
+    }
+    set
+}

@@ -205,10 +205,10 @@ impl Ctx {
                     self.divergent_exit(h, b, cond, [then_to, else_to], loop_index, exit_successor)
                 }
                 None => {
-                    let flag = h.branch_bool(cond)?;
+                    let (branch, ops) = h.uniform_branch(cond)?;
                     let (t, targs) = self.edge(h, b, then_to)?;
                     let (e, eargs) = self.edge(h, b, else_to)?;
-                    h.terminate(Branch::IfUniform, vec![ra::Operand::reg_use(flag)], vec![t, e], vec![targs, eargs]);
+                    h.terminate(branch, ops, vec![t, e], vec![targs, eargs]);
                     Ok(())
                 }
             },

@@ -102,6 +102,11 @@ pub struct MInst {
 pub enum MKind {
     /// One hardware instruction; register slots are filled from the allocation.
     Real { inst: isa::Inst, fills: Vec<(Slot, Fill)> },
+    /// A short sequence of hardware instructions sharing one operand list, for
+    /// results assembled by several instructions (both halves of a uniform
+    /// 64-bit sum). Defs are early: the sequence may write a result before it
+    /// has read every source.
+    Seq(Vec<(isa::Inst, Vec<(Slot, Fill)>)>),
     /// `ops[0] = ops[1]` (same class).
     Copy,
     /// Defines `ops[0]` with arbitrary contents (a merge accumulator's start).
@@ -148,6 +153,9 @@ pub enum Branch {
     Jump,
     /// Successor 0 if the uniform boolean `ops[0]` is non-zero, else successor 1.
     IfUniform,
+    /// Successor 0 if the scalar compare `op` holds, else successor 1. Its two
+    /// sources are the constants in `imms` or, in order, the operands.
+    IfCompare { op: isa::Opcode, imms: [Option<u32>; 2] },
     /// Successor 0 if EXEC is zero, else successor 1 (`s_cbranch_execz`).
     IfExecZero,
     /// `s_endpgm` (kernels) — also the function end.
@@ -209,7 +217,7 @@ impl VCode {
                 let last = &self.insts[block.insts.end - 1];
                 let next = match &last.kind {
                     MKind::Branch(Branch::Jump) => block.succs.first(),
-                    MKind::Branch(Branch::IfUniform | Branch::IfExecZero) => block.succs.get(1),
+                    MKind::Branch(Branch::IfUniform | Branch::IfCompare { .. } | Branch::IfExecZero) => block.succs.get(1),
                     _ => None,
                 };
                 match next {
@@ -331,6 +339,7 @@ pub fn print(vcode: &VCode, target: isa::Target) -> String {
             let m = &vcode.insts[i];
             let what = match &m.kind {
                 MKind::Real { inst, .. } => isa::print::mnemonic(inst, target.gpu),
+                MKind::Seq(parts) => parts.iter().map(|(i, _)| isa::print::mnemonic(i, target.gpu)).collect::<Vec<_>>().join("+"),
                 other => format!("{other:?}").split([' ', '(']).next().unwrap_or("").to_string(),
             };
             let _ = writeln!(out, "  {what} {}", operands(&m.ops));
@@ -370,7 +379,12 @@ pub fn verify(vcode: &VCode) -> Result<(), String> {
                     return Err(format!("block {b} ({name}): instruction {i} uses an unknown or misclassed register {:?}", o.vreg()));
                 }
             }
-            if let MKind::Real { fills, .. } = &m.kind {
+            let parts: Vec<&Vec<(Slot, Fill)>> = match &m.kind {
+                MKind::Real { fills, .. } => vec![fills],
+                MKind::Seq(parts) => parts.iter().map(|(_, f)| f).collect(),
+                _ => Vec::new(),
+            };
+            for fills in parts {
                 for (_, fill) in fills {
                     let class_of = |k: u8| m.ops.get(k as usize).map(|o| vcode.class(o.vreg()));
                     let ok = match *fill {
