@@ -8,6 +8,7 @@ pub mod codegen;
 pub mod codeobj;
 pub mod driver;
 pub mod mir;
+pub mod sim;
 
 pub use amdgpu_abi as abi;
 pub use amdgpu_isa as isa;

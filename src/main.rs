@@ -6,6 +6,7 @@
 //! amdgpu-cg run kernel.mir --grid 256 --block 64 --buffer x=f32:iota:256 --arg x=@x ...
 //! amdgpu-cg abi 'fn(i32, inreg i64) -> f32' --mcpu gfx90a [--conv amdgpu-cg|llvm] [--json]
 //! amdgpu-cg inspect kernel.hsaco
+//! amdgpu-cg sim kernel.hsaco --grid 256 --block 64 --buffer x=f32:iota:256 --arg x=@x ...
 //! ```
 //!
 //! Errors go to stderr as `file:line:column: error: message` with a source snippet;
@@ -94,6 +95,33 @@ enum Command {
     Inspect {
         input: PathBuf,
     },
+    /// Run a kernel of a code object (.hsaco) on the ISA simulator, with the
+    /// same buffer and argument syntax as `run`.
+    Sim(SimArgs),
+}
+
+#[derive(Args)]
+struct SimArgs {
+    /// The code object.
+    input: PathBuf,
+    /// The kernel to run (default: the only kernel of the code object).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Work-items in the grid: N or X,Y,Z.
+    #[arg(long, default_value = "1")]
+    grid: String,
+    /// Work-items per work-group: N or X,Y,Z.
+    #[arg(long, default_value = "1")]
+    block: String,
+    /// A buffer: NAME=TYPE:v1,v2,... or NAME=TYPE:fill:VALUE:LEN or NAME=TYPE:iota:LEN.
+    #[arg(long)]
+    buffer: Vec<String>,
+    /// A kernel argument by name (or argN for the N-th): NAME=VALUE, or NAME=@BUFFER.
+    #[arg(long)]
+    arg: Vec<String>,
+    /// Buffers to print after the run (default: all).
+    #[arg(long)]
+    print: Vec<String>,
 }
 
 #[derive(Args)]
@@ -135,6 +163,9 @@ fn main() -> ExitCode {
                 .map(|text| print!("{text}"))
         }
         Some(Command::Inspect { input }) => driver::inspect_file(&input).map(|text| print!("{text}")),
+        Some(Command::Sim(a)) => amdgpu_cg::sim::sim_command(&a.input.to_string_lossy(), a.kernel.as_deref(), &a.grid, &a.block, &a.buffer, &a.arg, &a.print)
+            .map(|text| print!("{text}"))
+            .map_err(|e| CliError::input(format!("error: {e}"))),
         None => compile(cli.compile),
     };
     match result {

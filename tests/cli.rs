@@ -152,3 +152,19 @@ fn abi_table_json_and_errors() {
     let o = exe().args(["abi", sig, "--conv", "fastcall"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn sim_runs_our_code_object_like_the_interpreter() {
+    let hsaco = scratch("sim_saxpy.hsaco");
+    let o = exe().arg(example("saxpy.mir")).arg("-o").arg(&hsaco).args(["--mcpu", "gfx1100"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o).1);
+    let launch = ["--grid", "8", "--block", "4", "--buffer", "x=f32:iota:8", "--buffer", "y=f32:fill:1:8", "--arg", "n=6", "--arg", "a=2", "--arg", "x=@x", "--arg", "y=@y", "--print", "y"];
+    let sim = exe().arg("sim").arg(&hsaco).args(launch).output().unwrap();
+    let run = exe().arg("run").arg(example("saxpy.mir")).args(launch).output().unwrap();
+    let (sim_out, sim_err) = text(&sim);
+    let (run_out, _) = text(&run);
+    assert!(sim.status.success(), "{sim_err}");
+    let first = |s: &str| s.lines().find(|l| l.starts_with("y:")).unwrap_or_default().to_string();
+    assert_eq!(first(&sim_out), first(&run_out));
+    assert_eq!(first(&run_out), "y: f32[8] = [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 1.0, 1.0]");
+}

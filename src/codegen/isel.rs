@@ -533,6 +533,13 @@ impl<'a> Isel<'a> {
                 let l = self.unary(*op, ty, arg, divergent_result)?;
                 self.set(result.unwrap(), l);
             }
+            Op::Fma { ty, a, b, c } if *ty == Type::F64 => {
+                let (a, b, c) = (self.lowered(a), self.lowered(b), self.lowered(c));
+                let (a, b, c) = (self.to_v64(&a)?, self.to_v64(&b)?, self.to_v64(&c)?);
+                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                self.emit(Opcode::v_fma_f64, &[Dst::VPair(lo, hi)], &[Src::VPair(a.0, a.1), Src::VPair(b.0, b.1), Src::VPair(c.0, c.1)], |_| {});
+                self.set(result.unwrap(), Lowered::V64(lo, hi));
+            }
             Op::Fma { ty, a, b, c } => {
                 if *ty != Type::F32 {
                     return Err(self.error(format!("fma on {ty} is not supported by the code generator yet")));
@@ -545,6 +552,13 @@ impl<'a> Isel<'a> {
             Op::Icmp { pred, ty, lhs, rhs } => {
                 let l = self.icmp(*pred, ty, lhs, rhs, divergent_result)?;
                 self.set(result.unwrap(), l);
+            }
+            Op::Fcmp { pred, ty, lhs, rhs } if *ty == Type::F64 => {
+                let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+                let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+                let m = self.vreg(self.mask_class());
+                self.emit(fcmp64_opcode(*pred), &[Dst::R(m)], &[Src::VPair(al, ah), Src::VPair(bl, bh)], |i| i.e64 = true);
+                self.set(result.unwrap(), Lowered::Mask(m));
             }
             Op::Fcmp { pred, ty, lhs, rhs } => {
                 if *ty != Type::F32 {
@@ -635,6 +649,7 @@ impl<'a> Isel<'a> {
                 self.valu(opcode, d, &[a, b], commutative)?;
                 Ok(Lowered::V(d))
             }
+            Type::F64 => self.binary_f64(op, a, b),
             Type::I1 => {
                 // Logic on booleans: uniform -> SALU on 0/1, divergent -> mask ops.
                 if divergent {
@@ -947,6 +962,58 @@ impl<'a> Isel<'a> {
         Ok(Lowered::V(res))
     }
 
+    /// f64 arithmetic: every operand and result is a VGPR pair (through windows).
+    fn binary_f64(&mut self, op: BinOp, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+        if op == BinOp::FDiv {
+            return self.fdiv64((al, ah), (bl, bh));
+        }
+        let (opcode, negate_b) = match op {
+            BinOp::FAdd => (Opcode::v_add_f64, false),
+            BinOp::FSub => (Opcode::v_add_f64, true),
+            BinOp::FMul => (Opcode::v_mul_f64, false),
+            BinOp::FMin => (Opcode::v_min_f64, false),
+            BinOp::FMax => (Opcode::v_max_f64, false),
+            _ => unreachable!("verified: float op on f64"),
+        };
+        let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        self.emit(opcode, &[Dst::VPair(lo, hi)], &[Src::VPair(al, ah), Src::VPair(bl, bh)], |i| {
+            if negate_b {
+                i.mods.neg = 0b10;
+            }
+        });
+        Ok(Lowered::V64(lo, hi))
+    }
+
+    /// Correctly rounded f64 division: scale, reciprocal, two Newton steps, then
+    /// the quotient with one correction, `v_div_fmas` (VCC from the numerator's
+    /// scale) and `v_div_fixup` for the special cases.
+    fn fdiv64(&mut self, n: (ra::VReg, ra::VReg), d: (ra::VReg, ra::VReg)) -> Result<Lowered, Diagnostic> {
+        let vcc = isa::Reg::vcc(if self.wave64() { 2 } else { 1 });
+        let pair = |s: &mut Self| (s.vreg(Class::Vgpr), s.vreg(Class::Vgpr));
+        let p = |x: (ra::VReg, ra::VReg)| Src::VPair(x.0, x.1);
+        let dp = |x: (ra::VReg, ra::VReg)| Dst::VPair(x.0, x.1);
+        let neg0 = |i: &mut isa::Inst| i.mods.neg = 1;
+        let one = Src::Imm(1.0f32.to_bits());
+        let den = pair(self);
+        self.emit(Opcode::v_div_scale_f64, &[dp(den), Dst::Fixed(vcc)], &[p(d), p(d), p(n)], |_| {});
+        let r0 = pair(self);
+        self.emit(Opcode::v_rcp_f64, &[dp(r0)], &[p(den)], |_| {});
+        let (e0, r1, e1, r2) = (pair(self), pair(self), pair(self), pair(self));
+        self.emit(Opcode::v_fma_f64, &[dp(e0)], &[p(den), p(r0), one], neg0);
+        self.emit(Opcode::v_fma_f64, &[dp(r1)], &[p(r0), p(e0), p(r0)], |_| {});
+        self.emit(Opcode::v_fma_f64, &[dp(e1)], &[p(den), p(r1), one], neg0);
+        self.emit(Opcode::v_fma_f64, &[dp(r2)], &[p(r1), p(e1), p(r1)], |_| {});
+        let num = pair(self);
+        self.emit(Opcode::v_div_scale_f64, &[dp(num), Dst::Fixed(vcc)], &[p(n), p(d), p(n)], |_| {});
+        let (q, e2, q2, res) = (pair(self), pair(self), pair(self), pair(self));
+        self.emit(Opcode::v_mul_f64, &[dp(q)], &[p(num), p(r2)], |_| {});
+        self.emit(Opcode::v_fma_f64, &[dp(e2)], &[p(den), p(q), p(num)], neg0);
+        self.emit(Opcode::v_div_fmas_f64, &[dp(q2)], &[p(e2), p(r2), p(q)], |_| {});
+        self.emit(Opcode::v_div_fixup_f64, &[dp(res)], &[p(q2), p(d), p(n)], |_| {});
+        Ok(Lowered::V64(res.0, res.1))
+    }
+
     fn unary(&mut self, op: UnOp, ty: &Type, arg: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let a = self.lowered(arg);
         let divergent = divergent || in_vector_registers(&a);
@@ -982,6 +1049,25 @@ impl<'a> Isel<'a> {
                 Ok(Lowered::V(d))
             }
             (UnOp::Sqrt, Type::F32) => self.sqrt32(a),
+            (UnOp::FNeg | UnOp::FAbs, Type::F64) => {
+                // The sign is bit 31 of the high half.
+                let (lo, hi) = self.to_v64(&a)?;
+                let h = self.vreg(Class::Vgpr);
+                let (opcode, mask) = if op == UnOp::FNeg { (Opcode::v_xor_b32, 0x8000_0000u32) } else { (Opcode::v_and_b32, 0x7fff_ffff) };
+                self.emit(opcode, &[Dst::R(h)], &[Src::Imm(mask), Src::R(hi)], |_| {});
+                Ok(Lowered::V64(lo, h))
+            }
+            (UnOp::Floor | UnOp::Ceil | UnOp::Trunc, Type::F64) => {
+                let (lo, hi) = self.to_v64(&a)?;
+                let (dl, dh) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                let opcode = match op {
+                    UnOp::Floor => Opcode::v_floor_f64,
+                    UnOp::Ceil => Opcode::v_ceil_f64,
+                    _ => Opcode::v_trunc_f64,
+                };
+                self.emit(opcode, &[Dst::VPair(dl, dh)], &[Src::VPair(lo, hi)], |_| {});
+                Ok(Lowered::V64(dl, dh))
+            }
             (UnOp::FNeg | UnOp::FAbs | UnOp::Floor | UnOp::Ceil | UnOp::Trunc, Type::F32) => {
                 let d = self.vreg(Class::Vgpr);
                 match op {
@@ -1167,6 +1253,25 @@ impl<'a> Isel<'a> {
                 let d = self.vreg(Class::Vgpr);
                 let opcode = if op == CastOp::FpToSi { Opcode::v_cvt_i32_f32 } else { Opcode::v_cvt_u32_f32 };
                 self.valu(opcode, d, &[a], false)?;
+                Lowered::V(d)
+            }
+            (CastOp::Bitcast, _, _) if from.bits() == 64 && to.bits() == 64 && from.is_scalar() && to.is_scalar() => a,
+            (CastOp::FpExt, Type::F32, Type::F64) | (CastOp::SiToFp | CastOp::UiToFp, Type::I32, Type::F64) => {
+                let src = self.to_v(&a)?;
+                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                let opcode = match op {
+                    CastOp::FpExt => Opcode::v_cvt_f64_f32,
+                    CastOp::SiToFp => Opcode::v_cvt_f64_i32,
+                    _ => Opcode::v_cvt_f64_u32,
+                };
+                self.emit(opcode, &[Dst::VPair(lo, hi)], &[Src::R(src)], |_| {});
+                Lowered::V64(lo, hi)
+            }
+            (CastOp::FpToSi | CastOp::FpToUi, Type::F64, Type::I32) => {
+                let (lo, hi) = self.to_v64(&a)?;
+                let d = self.vreg(Class::Vgpr);
+                let opcode = if op == CastOp::FpToSi { Opcode::v_cvt_i32_f64 } else { Opcode::v_cvt_u32_f64 };
+                self.emit(opcode, &[Dst::R(d)], &[Src::VPair(lo, hi)], |_| {});
                 Lowered::V(d)
             }
             (CastOp::FpTrunc, Type::F64, Type::F32) => {
@@ -1724,6 +1829,26 @@ fn vcmp64_opcode(pred: IntPred) -> Opcode {
         IntPred::Ule => Opcode::v_cmp_le_u64,
         IntPred::Ugt => Opcode::v_cmp_gt_u64,
         IntPred::Uge => Opcode::v_cmp_ge_u64,
+    }
+}
+
+/// The f64 compares (same predicates as f32).
+fn fcmp64_opcode(pred: FloatPred) -> Opcode {
+    match pred {
+        FloatPred::Oeq => Opcode::v_cmp_eq_f64,
+        FloatPred::One => Opcode::v_cmp_lg_f64,
+        FloatPred::Olt => Opcode::v_cmp_lt_f64,
+        FloatPred::Ole => Opcode::v_cmp_le_f64,
+        FloatPred::Ogt => Opcode::v_cmp_gt_f64,
+        FloatPred::Oge => Opcode::v_cmp_ge_f64,
+        FloatPred::Ord => Opcode::v_cmp_o_f64,
+        FloatPred::Uno => Opcode::v_cmp_u_f64,
+        FloatPred::Ueq => Opcode::v_cmp_nlg_f64,
+        FloatPred::Une => Opcode::v_cmp_neq_f64,
+        FloatPred::Ult => Opcode::v_cmp_nge_f64,
+        FloatPred::Ule => Opcode::v_cmp_ngt_f64,
+        FloatPred::Ugt => Opcode::v_cmp_nle_f64,
+        FloatPred::Uge => Opcode::v_cmp_nlt_f64,
     }
 }
 

@@ -238,8 +238,12 @@ pub fn compile_module(
     }
     let mut functions = Vec::new();
     for k in &kernels {
-        let args: Vec<KernelArg> =
-            k.arg_names_types.iter().zip(&k.kernarg.explicit).map(|((name, ty), a)| KernelArg::new(name, ty, a.offset)).collect();
+        let args: Vec<KernelArg> = k
+            .arg_names_types
+            .iter()
+            .zip(&k.kernarg.explicit)
+            .map(|((name, ty), a)| KernelArg { type_name: Some(opencl_type_name(ty)), ..KernelArg::new(name, ty, a.offset) })
+            .collect();
         let info = KernelInfo::from_resources(target, version, args, true, k.resources.clone(), 1024)
             .map_err(|e| Diagnostic::new(format!("@{}: {e}", k.name), Span::NONE))?;
         functions.push(codeobj::Function {
@@ -251,4 +255,24 @@ pub fn compile_module(
         });
     }
     Ok((CodeObject { target: *target, version, functions }, kernels))
+}
+
+/// The OpenCL spelling of an argument type, for the metadata's `.type_name`
+/// (what clang writes with `-cl-kernel-arg-info`; runtimes and our simulator use
+/// it to read argument values).
+pub fn opencl_type_name(ty: &crate::abi::Type) -> String {
+    use crate::abi::Type;
+    match ty {
+        Type::I1 => "bool".into(),
+        Type::I8 => "char".into(),
+        Type::I16 => "short".into(),
+        Type::I32 => "int".into(),
+        Type::I64 => "long".into(),
+        Type::F16 => "half".into(),
+        Type::F32 => "float".into(),
+        Type::F64 => "double".into(),
+        Type::Ptr(_) => "void*".into(),
+        Type::Vector(elem, n) => format!("{}{n}", opencl_type_name(elem)),
+        Type::Struct(_) => "struct".into(),
+    }
 }

@@ -1,0 +1,770 @@
+//! Instruction decoding for the simulator: bytes → [`DInst`] (an `amdgpu_isa::Inst`
+//! plus the simulator's semantic class [`Sem`]), decoded once per PC and cached.
+//!
+//! Semantics are attached by mnemonic (the isa table's gfx9 name), so instructions
+//! the isa crate adds later are picked up without changes here. A small fallback
+//! decoder covers encodings that LLVM emits for the reference kernels but the isa
+//! table does not have yet (see [`EXTRA_INSTRUCTIONS`]); it reports them as
+//! `extra` in the text so that the gap stays visible.
+
+use amdgpu_isa::{Counters, Generation, Gpu, Inst, Opcode, Operand, Reg, Target};
+
+/// Instructions the fallback decoder knows (mnemonic, format, GPUs): the isa table
+/// lacks them; LLVM 22 emits them for the reference kernels.
+pub const EXTRA_INSTRUCTIONS: &[(&str, &str, &str)] = &[
+    ("s_clause", "SOPP", "gfx1100"),
+    ("s_delay_alu", "SOPP", "gfx1100"),
+    ("s_waitcnt_depctr", "SOPP", "gfx1100"),
+    ("s_code_end", "SOPP", "gfx1100"),
+    ("s_sendmsg", "SOPP", "gfx1100"),
+    ("buffer_gl0_inv", "MUBUF", "gfx1100"),
+    ("buffer_gl1_inv", "MUBUF", "gfx1100"),
+    ("v_cmpx_* (all v_cmp_* conditions/types)", "VOPC and VOP3", "gfx1100"),
+    ("ds_read2st64_b32 / ds_load_2addr_stride64_b32", "DS", "gfx90a gfx942 gfx1100"),
+    ("ds_write2st64_b32 / ds_store_2addr_stride64_b32", "DS", "gfx90a gfx942 gfx1100"),
+    ("s_ff1_i32_b64 (gfx11: s_ctz_i32_b64)", "SOP1", "gfx90a gfx942 gfx1100 (wave64)"),
+    ("v_fmac_f64", "VOP2", "gfx90a gfx942"),
+    ("v_madmk_f32 (gfx90a) / v_fmamk_f32", "VOP2", "gfx90a gfx942 gfx1100"),
+    ("v_fmaak_f32", "VOP2", "gfx942 gfx1100"),
+    ("src_shared_base/src_shared_limit/src_private_base/src_private_limit operands (codes 235-238) of SOP1/SOP2/SOPC", "operand", "gfx90a gfx942 gfx1100"),
+    ("v_dual_* (VOPD: mov, cndmask, add/sub/mul/fmac/min/max_f32, add_nc_u32, lshlrev, and)", "VOPD", "gfx1100"),
+];
+
+macro_rules! named {
+    ($($n:ident),* $(,)?) => {
+        /// Instructions with their own semantics, by their gfx9 mnemonic.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum N { $($n),* }
+        impl N {
+            pub fn from_name(s: &str) -> Option<N> {
+                match s { $(stringify!($n) => Some(N::$n),)* _ => None }
+            }
+        }
+    };
+}
+
+named! {
+    // SOP2
+    s_add_u32, s_sub_u32, s_add_i32, s_sub_i32, s_addc_u32, s_subb_u32, s_min_i32, s_min_u32,
+    s_max_i32, s_max_u32, s_cselect_b32, s_cselect_b64, s_and_b32, s_and_b64, s_or_b32, s_or_b64,
+    s_xor_b32, s_xor_b64, s_nand_b32, s_nor_b32, s_xnor_b32, s_lshl_b32, s_lshl_b64, s_lshr_b32,
+    s_lshr_b64, s_ashr_i32, s_ashr_i64, s_bfm_b32, s_mul_i32, s_bfe_u32, s_bfe_i32, s_bfe_u64,
+    s_mul_hi_u32, s_mul_hi_i32, s_pack_ll_b32_b16, s_lshl1_add_u32, s_lshl2_add_u32,
+    s_lshl3_add_u32, s_lshl4_add_u32, s_andn2_b32, s_andn2_b64, s_orn2_b32, s_orn2_b64,
+    // SOP1
+    s_mov_b32, s_mov_b64, s_cmov_b32, s_cmov_b64, s_not_b32, s_not_b64, s_brev_b32,
+    s_bcnt1_i32_b32, s_bcnt1_i32_b64, s_sext_i32_i8, s_sext_i32_i16, s_bitset0_b32, s_bitset1_b32,
+    s_abs_i32, s_getpc_b64, s_setpc_b64, s_swappc_b64, s_and_saveexec_b32, s_and_saveexec_b64,
+    s_or_saveexec_b32, s_or_saveexec_b64, s_xor_saveexec_b32, s_xor_saveexec_b64, s_ff1_i32_b32,
+    s_ff1_i32_b64, s_flbit_i32_b32, s_andn2_saveexec_b32, s_andn2_saveexec_b64,
+    // SOPK
+    s_movk_i32, s_cmovk_i32, s_addk_i32, s_mulk_i32, s_cmpk_eq_i32, s_cmpk_eq_u32, s_cmpk_lg_i32,
+    s_cmpk_lg_u32, s_cmpk_gt_i32, s_cmpk_gt_u32, s_cmpk_ge_i32, s_cmpk_ge_u32, s_cmpk_lt_i32,
+    s_cmpk_lt_u32, s_cmpk_le_i32, s_cmpk_le_u32, s_call_b64, s_waitcnt_vscnt, s_waitcnt_vmcnt,
+    s_waitcnt_expcnt, s_waitcnt_lgkmcnt,
+    // SOPC
+    s_cmp_eq_i32, s_cmp_lg_i32, s_cmp_gt_i32, s_cmp_ge_i32, s_cmp_lt_i32, s_cmp_le_i32,
+    s_cmp_eq_u32, s_cmp_lg_u32, s_cmp_gt_u32, s_cmp_ge_u32, s_cmp_lt_u32, s_cmp_le_u32,
+    s_cmp_eq_u64, s_cmp_lg_u64, s_bitcmp0_b32, s_bitcmp1_b32,
+    // SOPP
+    s_nop, s_endpgm, s_branch, s_cbranch_scc0, s_cbranch_scc1, s_cbranch_vccz, s_cbranch_vccnz,
+    s_cbranch_execz, s_cbranch_execnz, s_barrier, s_waitcnt, s_sethalt, s_sleep, s_setprio,
+    s_trap, s_icache_inv,
+    // VOP2
+    v_add_f32, v_sub_f32, v_subrev_f32, v_mul_f32, v_min_f32, v_max_f32, v_mul_i32_i24,
+    v_mul_hi_i32_i24, v_mul_u32_u24, v_mul_hi_u32_u24, v_min_i32, v_max_i32, v_min_u32, v_max_u32,
+    v_lshrrev_b32, v_ashrrev_i32, v_lshlrev_b32, v_and_b32, v_or_b32, v_xor_b32, v_xnor_b32,
+    v_mac_f32, v_fmac_f32, v_fmac_f64, v_cndmask_b32, v_add_u32, v_sub_u32, v_subrev_u32,
+    v_add_co_u32, v_sub_co_u32, v_subrev_co_u32, v_addc_co_u32, v_subb_co_u32, v_subbrev_co_u32,
+    v_fmamk_f32, v_fmaak_f32,
+    // VOP1
+    v_nop, v_readfirstlane_b32, v_mov_b32, v_mov_b64, v_cvt_i32_f64, v_cvt_f64_i32, v_cvt_f32_i32,
+    v_cvt_f32_u32, v_cvt_u32_f32, v_cvt_i32_f32, v_cvt_f32_f64, v_cvt_f64_f32, v_cvt_u32_f64,
+    v_cvt_f64_u32, v_cvt_f32_ubyte0, v_cvt_f32_ubyte1, v_cvt_f32_ubyte2, v_cvt_f32_ubyte3,
+    v_fract_f32, v_trunc_f32, v_ceil_f32, v_rndne_f32, v_floor_f32, v_exp_f32, v_log_f32,
+    v_rcp_f32, v_rcp_iflag_f32, v_rsq_f32, v_sqrt_f32, v_rcp_f64, v_rsq_f64, v_sqrt_f64,
+    v_trunc_f64, v_ceil_f64, v_floor_f64, v_rndne_f64, v_fract_f64, v_frexp_exp_i32_f32,
+    v_frexp_mant_f32, v_frexp_exp_i32_f64, v_frexp_mant_f64, v_not_b32, v_bfrev_b32, v_ffbh_u32,
+    v_ffbl_b32, v_ffbh_i32, v_accvgpr_mov_b32, v_sin_f32, v_cos_f32, v_cvt_f16_f32, v_cvt_f32_f16,
+    // VOP3
+    v_mad_u32_u24, v_mad_i32_i24, v_fma_f32, v_fma_f64, v_bfe_u32, v_bfe_i32, v_bfi_b32,
+    v_alignbit_b32, v_alignbyte_b32, v_min3_f32, v_min3_i32, v_min3_u32, v_max3_f32, v_max3_i32,
+    v_max3_u32, v_med3_f32, v_med3_i32, v_med3_u32, v_div_fixup_f32, v_div_fixup_f64,
+    v_div_fmas_f32, v_div_fmas_f64, v_mul_lo_u32, v_mul_hi_u32, v_mul_hi_i32, v_add_f64,
+    v_mul_f64, v_ldexp_f64, v_ldexp_f32, v_lshlrev_b64, v_lshrrev_b64, v_ashrrev_i64,
+    v_readlane_b32, v_writelane_b32, v_bcnt_u32_b32, v_mbcnt_lo_u32_b32, v_mbcnt_hi_u32_b32,
+    v_lshl_add_u32, v_add_lshl_u32, v_add3_u32, v_lshl_or_b32, v_and_or_b32, v_or3_b32,
+    v_xad_u32, v_bfm_b32, v_perm_b32, v_lshl_add_u64, v_min_f64, v_max_f64, v_div_scale_f32,
+    v_div_scale_f64, v_mad_u64_u32, v_mad_i64_i32,
+    // VOP3P (AGPR moves)
+    v_accvgpr_read_b32, v_accvgpr_write_b32, v_pk_fma_f32, v_pk_mul_f32, v_pk_add_f32,
+}
+
+/// Comparison operand type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpTy {
+    F32,
+    F64,
+    I32,
+    U32,
+    I64,
+    U64,
+}
+
+/// Memory segment of a vector memory instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Flat,
+    Global,
+    Scratch,
+    Buffer,
+}
+
+/// Read-modify-write operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Atom {
+    Add,
+    Sub,
+    SMin,
+    UMin,
+    SMax,
+    UMax,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+    Swap,
+    CmpSwap,
+    AddF32,
+}
+
+/// What a memory instruction does with memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// `size` bytes (1, 2, 4, 8, 12, 16); sub-dword loads extend by `signed`.
+    Load { size: u8, signed: bool },
+    Store { size: u8 },
+    /// `wide`: 64-bit operands.
+    Atomic { op: Atom, wide: bool },
+}
+
+/// LDS instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ds {
+    One(Access),
+    /// Two-address forms: element size 4 or 8; `st64` multiplies offsets by 64.
+    Read2 { elem: u8, st64: bool },
+    Write2 { elem: u8, st64: bool },
+    Bpermute,
+    Permute,
+}
+
+/// VOPD component operations (gfx11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DualOp {
+    FmacF32,
+    FmaakF32,
+    FmamkF32,
+    MulF32,
+    AddF32,
+    SubF32,
+    SubrevF32,
+    MovB32,
+    CndmaskB32,
+    MaxF32,
+    MinF32,
+    AddNcU32,
+    LshlrevB32,
+    AndB32,
+}
+
+/// One VOPD half: dst VGPR, src0 (any VALU source), vsrc1 (VGPR), literal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DualHalf {
+    pub op: DualOp,
+    pub dst: u16,
+    pub src0: Operand,
+    pub vsrc1: u16,
+}
+
+/// The simulator's semantic class of an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sem {
+    N(N),
+    /// v_cmp_* / v_cmpx_* (cond: index in the table's condition order).
+    Cmp { ty: CmpTy, cond: Cond, x: bool },
+    CmpClass { f64: bool, x: bool },
+    Smem { dwords: u8, buffer: bool },
+    Ds(Ds),
+    Vmem { seg: Seg, acc: Access },
+    Dual { x: DualHalf, y: DualHalf, literal: u32 },
+    /// Scheduling hints and cache controls that change nothing the simulator models.
+    Hint,
+    /// s_sendmsg: only MSG_DEALLOC_VGPRS (a no-op here) is accepted.
+    SendMsg,
+    /// s_code_end: padding after the code; executing it is an error.
+    CodeEnd,
+}
+
+/// Comparison condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cond {
+    F,
+    Lt,
+    Eq,
+    Le,
+    Gt,
+    Lg,
+    Ge,
+    O,
+    U,
+    Nge,
+    Nlg,
+    Ngt,
+    Nle,
+    Neq,
+    Nlt,
+    Tru,
+    Ne,
+}
+
+/// A decoded instruction.
+#[derive(Clone, Debug)]
+pub struct DInst {
+    pub sem: Sem,
+    pub inst: Inst,
+    /// Length in bytes.
+    pub len: u32,
+    /// LLVM assembly text (for errors and traces).
+    pub text: String,
+    /// Counters the instruction increments.
+    pub counters: Counters,
+}
+
+fn cmp_sem(name: &str) -> Option<Sem> {
+    let (rest, x) = match name.strip_prefix("v_cmpx_") {
+        Some(r) => (r, true),
+        None => (name.strip_prefix("v_cmp_")?, false),
+    };
+    if let Some(t) = rest.strip_prefix("class_") {
+        return Some(Sem::CmpClass { f64: t == "f64", x });
+    }
+    let (c, t) = rest.rsplit_once('_')?;
+    let ty = match t {
+        "f32" => CmpTy::F32,
+        "f64" => CmpTy::F64,
+        "i32" => CmpTy::I32,
+        "u32" => CmpTy::U32,
+        "i64" => CmpTy::I64,
+        "u64" => CmpTy::U64,
+        _ => return None,
+    };
+    let cond = match c {
+        "f" => Cond::F,
+        "lt" => Cond::Lt,
+        "eq" => Cond::Eq,
+        "le" => Cond::Le,
+        "gt" => Cond::Gt,
+        "lg" => Cond::Lg,
+        "ge" => Cond::Ge,
+        "o" => Cond::O,
+        "u" => Cond::U,
+        "nge" => Cond::Nge,
+        "nlg" => Cond::Nlg,
+        "ngt" => Cond::Ngt,
+        "nle" => Cond::Nle,
+        "neq" => Cond::Neq,
+        "nlt" => Cond::Nlt,
+        "tru" | "t" => Cond::Tru,
+        "ne" => Cond::Ne,
+        _ => return None,
+    };
+    Some(Sem::Cmp { ty, cond, x })
+}
+
+fn size_of(s: &str) -> Option<(u8, bool)> {
+    Some(match s {
+        "dword" => (4, false),
+        "dwordx2" => (8, false),
+        "dwordx3" => (12, false),
+        "dwordx4" => (16, false),
+        "dwordx8" => (32, false),
+        "dwordx16" => (64, false),
+        "b256" => (32, false),
+        "b512" => (64, false),
+        "ubyte" | "byte" | "u8" | "b8" => (1, false),
+        "sbyte" | "i8" => (1, true),
+        "ushort" | "short" | "u16" | "b16" => (2, false),
+        "sshort" | "i16" => (2, true),
+        "b32" => (4, false),
+        "b64" => (8, false),
+        "b96" => (12, false),
+        "b128" => (16, false),
+        _ => return None,
+    })
+}
+
+fn atom_of(s: &str) -> Option<(Atom, bool)> {
+    Some(match s {
+        "add" | "add_u32" => (Atom::Add, false),
+        "sub" | "sub_u32" => (Atom::Sub, false),
+        "smin" | "min_i32" => (Atom::SMin, false),
+        "umin" | "min_u32" => (Atom::UMin, false),
+        "smax" | "max_i32" => (Atom::SMax, false),
+        "umax" | "max_u32" => (Atom::UMax, false),
+        "and" | "and_b32" => (Atom::And, false),
+        "or" | "or_b32" => (Atom::Or, false),
+        "xor" | "xor_b32" => (Atom::Xor, false),
+        "inc" | "inc_u32" => (Atom::Inc, false),
+        "dec" | "dec_u32" => (Atom::Dec, false),
+        "swap" | "wrxchg_b32" => (Atom::Swap, false),
+        "cmpswap" => (Atom::CmpSwap, false),
+        "add_f32" => (Atom::AddF32, false),
+        "add_x2" | "add_u64" => (Atom::Add, true),
+        "swap_x2" => (Atom::Swap, true),
+        "cmpswap_x2" => (Atom::CmpSwap, true),
+        _ => return None,
+    })
+}
+
+fn mem_sem(name: &str) -> Option<Sem> {
+    if let Some(r) = name.strip_prefix("s_load_") {
+        return Some(Sem::Smem { dwords: size_of(r)?.0 / 4, buffer: false }).filter(|_| r.starts_with("dword"));
+    }
+    if let Some(r) = name.strip_prefix("s_buffer_load_") {
+        return Some(Sem::Smem { dwords: size_of(r)?.0 / 4, buffer: true }).filter(|_| r.starts_with("dword"));
+    }
+    if let Some(r) = name.strip_prefix("ds_") {
+        let ds = match r {
+            "write2_b32" => Ds::Write2 { elem: 4, st64: false },
+            "write2_b64" => Ds::Write2 { elem: 8, st64: false },
+            "read2_b32" => Ds::Read2 { elem: 4, st64: false },
+            "read2_b64" => Ds::Read2 { elem: 8, st64: false },
+            "bpermute_b32" => Ds::Bpermute,
+            "permute_b32" => Ds::Permute,
+            _ => {
+                if let Some(s) = r.strip_prefix("write_") {
+                    Ds::One(Access::Store { size: size_of(s)?.0 })
+                } else if let Some(s) = r.strip_prefix("read_") {
+                    let (size, signed) = size_of(s)?;
+                    Ds::One(Access::Load { size, signed })
+                } else {
+                    let (a, _rtn) = match r.split_once("_rtn") {
+                        Some((a, b)) => (format!("{a}{b}"), true),
+                        None => (r.to_string(), false),
+                    };
+                    let (op, wide) = match a.as_str() {
+                        "add_u64" => (Atom::Add, true),
+                        "wrxchg_b32" => (Atom::Swap, false),
+                        other => atom_of(other)?,
+                    };
+                    Ds::One(Access::Atomic { op, wide })
+                }
+            }
+        };
+        return Some(Sem::Ds(ds));
+    }
+    let (seg, r) = if let Some(r) = name.strip_prefix("flat_") {
+        (Seg::Flat, r)
+    } else if let Some(r) = name.strip_prefix("global_") {
+        (Seg::Global, r)
+    } else if let Some(r) = name.strip_prefix("scratch_") {
+        (Seg::Scratch, r)
+    } else if let Some(r) = name.strip_prefix("buffer_") {
+        (Seg::Buffer, r)
+    } else {
+        return None;
+    };
+    let acc = if let Some(s) = r.strip_prefix("load_") {
+        let (size, signed) = size_of(s)?;
+        Access::Load { size, signed }
+    } else if let Some(s) = r.strip_prefix("store_") {
+        Access::Store { size: size_of(s)?.0 }
+    } else if let Some(s) = r.strip_prefix("atomic_") {
+        let (op, wide) = atom_of(s)?;
+        Access::Atomic { op, wide }
+    } else {
+        return None;
+    };
+    Some(Sem::Vmem { seg, acc })
+}
+
+/// The semantics of a table instruction, by its gfx9 name.
+pub fn sem_of(op: Opcode) -> Option<Sem> {
+    let name = op.info().name;
+    if let Some(n) = N::from_name(name) {
+        return Some(Sem::N(n));
+    }
+    if matches!(
+        name,
+        "buffer_wbl2" | "buffer_invl2" | "buffer_wbinvl1_vol" | "buffer_wbinvl1" | "buffer_inv" | "buffer_gl0_inv" | "buffer_gl1_inv" | "s_clause" | "s_delay_alu" | "s_waitcnt_depctr"
+    ) {
+        return Some(Sem::Hint);
+    }
+    if name == "s_code_end" {
+        return Some(Sem::CodeEnd);
+    }
+    if name == "s_sendmsg" {
+        return Some(Sem::SendMsg);
+    }
+    cmp_sem(name).or_else(|| mem_sem(name))
+}
+
+fn word(bytes: &[u8], i: usize) -> Option<u32> {
+    bytes.get(i * 4..i * 4 + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Decodes the instruction at the start of `bytes`.
+pub fn decode(bytes: &[u8], target: Target) -> Result<DInst, String> {
+    match amdgpu_isa::decode(bytes, target) {
+        Ok((inst, len)) => {
+            let text = amdgpu_isa::print(&inst, target);
+            let sem = sem_of(inst.op).ok_or_else(|| format!("instruction not implemented by the simulator: {text}"))?;
+            let counters = inst.counters(target.gpu);
+            Ok(DInst { sem, inst, len: len as u32, text, counters })
+        }
+        Err(e) => match extra(bytes, target) {
+            Some(d) => Ok(d),
+            None => Err(format!(
+                "cannot decode {}: {e} (not in the amdgpu_isa table)",
+                word(bytes, 0).map_or("?".into(), |w| format!("{w:#010x}"))
+            )),
+        },
+    }
+}
+
+fn dummy(op: Opcode) -> Inst {
+    Inst::new(op, vec![], vec![])
+}
+
+/// Decodes a VALU source operand code (9 bits) with an optional literal.
+fn src_code(code: u32, gen: Generation, literal: Option<u32>) -> Option<Operand> {
+    let _ = gen;
+    Some(match code {
+        0..=127 => Operand::Reg(Reg::s(code as u16, 1)),
+        253 => Operand::Reg(Reg::new(amdgpu_isa::PhysReg::SCC, 1)),
+        255 => Operand::Literal(literal?),
+        256..=511 => Operand::v(code as u16 - 256, 1),
+        c if amdgpu_isa::regs::is_inline_code(c as u16) => Operand::Const(c as u8),
+        _ => return None,
+    })
+}
+
+fn with_op_field(w: u32, lo: u32, bits: u32, value: u32) -> u32 {
+    let m = ((1u32 << bits) - 1) << lo;
+    (w & !m) | (value << lo & m)
+}
+
+fn redecode(bytes: &[u8], w0: u32, target: Target) -> Option<(Inst, usize)> {
+    let mut b = bytes.to_vec();
+    b[..4].copy_from_slice(&w0.to_le_bytes());
+    amdgpu_isa::decode(&b, target).ok()
+}
+
+/// Encodings the isa table does not have yet (see [`EXTRA_INSTRUCTIONS`]).
+fn extra(bytes: &[u8], target: Target) -> Option<DInst> {
+    let gpu = target.gpu;
+    let gen = gpu.generation();
+    let w = word(bytes, 0)?;
+    let top = |bits: u32| w >> (32 - bits);
+    let mk = |sem: Sem, inst: Inst, len: u32, text: String, counters: Counters| DInst { sem, inst, len, text, counters };
+    // SOPP hints (gfx11).
+    if top(9) == 0x17F && gen == Generation::Gfx11 {
+        let op = w >> 16 & 0x7F;
+        let imm = w & 0xFFFF;
+        let (sem, name) = match op {
+            0x05 => (Sem::Hint, "s_clause"),
+            0x07 => (Sem::Hint, "s_delay_alu"),
+            0x08 => (Sem::Hint, "s_waitcnt_depctr"),
+            0x1f => (Sem::CodeEnd, "s_code_end"),
+            0x36 => (Sem::SendMsg, "s_sendmsg"),
+            _ => return None,
+        };
+        let mut i = dummy(Opcode::s_nop);
+        i.imm = imm as u16;
+        return Some(mk(sem, i, 4, format!("{name} {imm:#x} (extra)"), Counters::empty()));
+    }
+    // Scalar instructions reading the aperture registers (src_shared_base,
+    // src_shared_limit, src_private_base, src_private_limit: codes 235..=238):
+    // decode with a placeholder constant, then put the register back.
+    let salu_srcs: &[u32] = if top(9) == 0x17D {
+        &[0]
+    } else if top(2) == 0b10 && top(4) != 0xB || top(9) == 0x17E {
+        &[0, 8]
+    } else {
+        &[]
+    };
+    if salu_srcs.iter().any(|&sh| (235..=238).contains(&(w >> sh & 0xFF))) {
+        let mut w0 = w;
+        let mut which = Vec::new();
+        for (k, &sh) in salu_srcs.iter().enumerate() {
+            let c = w >> sh & 0xFF;
+            if (235..=238).contains(&c) {
+                w0 = with_op_field(w0, sh, 8, 128);
+                which.push((k, c));
+            }
+        }
+        let (mut inst, len) = redecode(bytes, w0, target)?;
+        for (k, c) in which {
+            let size = match inst.uses.get(k) {
+                Some(Operand::Const(_)) => inst.op.info().uses.get(k).map_or(1, |kind| kind.size(target.wave)),
+                _ => return None,
+            };
+            inst.uses[k] = Operand::Reg(Reg::new(amdgpu_isa::PhysReg(c as u16), size.max(1)));
+        }
+        let sem = sem_of(inst.op)?;
+        let text = format!("{} (extra: aperture register)", amdgpu_isa::print(&inst, target).replace("0, ", "src_aperture, "));
+        let counters = inst.counters(gpu);
+        return Some(mk(sem, inst, len as u32, text, counters));
+    }
+    // SOP1 s_ff1_i32_b64 (gfx9).
+    let ff1_op = if gen == Generation::Gfx9 { 0x11 } else { 0x09 };
+    if top(9) == 0x17D && (w >> 8 & 0xFF) == ff1_op {
+        let mut i = dummy(Opcode::s_ff1_i32_b32);
+        i.defs.push(Operand::s((w >> 16 & 0x7F) as u16, 1));
+        let lit = word(bytes, 1);
+        let s0 = match w & 0xFF {
+            c @ 0..=127 => Operand::s(c as u16, 2),
+            255 => Operand::Literal(lit?),
+            c if amdgpu_isa::regs::is_inline_code(c as u16) => Operand::Const(c as u8),
+            _ => return None,
+        };
+        let len = if matches!(s0, Operand::Literal(_)) { 8 } else { 4 };
+        i.uses.push(s0);
+        let name = if gen == Generation::Gfx9 { "s_ff1_i32_b64" } else { "s_ctz_i32_b64" };
+        let text = format!("{name} {} (extra)", fmt_ops(&i, target));
+        return Some(mk(Sem::N(N::s_ff1_i32_b64), i, len, text, Counters::empty()));
+    }
+    // MUBUF cache invalidates (gfx11).
+    if top(6) == 0x38 && gen == Generation::Gfx11 {
+        let op = w >> 18 & 0xFF;
+        let name = match op {
+            0x2b => "buffer_gl0_inv",
+            0x2c => "buffer_gl1_inv",
+            _ => return None,
+        };
+        return Some(mk(Sem::Hint, dummy(Opcode::s_nop), 8, format!("{name} (extra)"), Counters::empty()));
+    }
+    // gfx11 v_cmpx: VOPC op + 0x80 (e32), VOP3 op + 0x80 (e64).
+    if gen == Generation::Gfx11 && top(7) == 0x3E && (w >> 17 & 0xFF) >= 0x80 {
+        let (mut inst, len) = redecode(bytes, with_op_field(w, 17, 8, (w >> 17 & 0xFF) - 0x80), target)?;
+        let sem = cmpx(sem_of(inst.op)?)?;
+        inst.defs.clear();
+        let text = format!("{} {} (extra)", amdgpu_isa::print::mnemonic(&inst, gpu).replacen("v_cmp_", "v_cmpx_", 1), fmt_ops(&inst, target));
+        return Some(mk(sem, inst, len as u32, text, Counters::empty()));
+    }
+    if gen == Generation::Gfx11 && top(6) == 0x35 {
+        let op = w >> 16 & 0x3FF;
+        if (0x80..0x100).contains(&op) {
+            let (mut inst, len) = redecode(bytes, with_op_field(w, 16, 10, op - 0x80), target)?;
+            let sem = cmpx(sem_of(inst.op)?)?;
+            inst.defs.clear();
+            let text = format!("{} {} (extra)", amdgpu_isa::print::mnemonic(&inst, gpu).replacen("v_cmp_", "v_cmpx_", 1), fmt_ops(&inst, target));
+            return Some(mk(sem, inst, len as u32, text, Counters::empty()));
+        }
+    }
+    // DS stride-64 two-address forms: op + 1 of the plain form.
+    if top(6) == 0x36 {
+        let (lo, bits) = if gen == Generation::Gfx9 { (17, 8) } else { (18, 8) };
+        let op = w >> lo & 0xFF;
+        let (plain, read, elem) = match op {
+            0x0f => (0x0e, false, 4),
+            0x38 => (0x37, true, 4),
+            _ => return None,
+        };
+        let (inst, len) = redecode(bytes, with_op_field(w, lo, bits, plain), target)?;
+        let sem = if read { Ds::Read2 { elem, st64: true } } else { Ds::Write2 { elem, st64: true } };
+        let name = match (gen, read) {
+            (Generation::Gfx9, true) => "ds_read2st64_b32",
+            (Generation::Gfx9, false) => "ds_write2st64_b32",
+            (_, true) => "ds_load_2addr_stride64_b32",
+            (_, false) => "ds_store_2addr_stride64_b32",
+        };
+        let text = format!("{name} {} offset0:{} offset1:{} (extra)", fmt_ops(&inst, target), inst.offset, inst.offset1);
+        return Some(mk(Sem::Ds(sem), inst, len as u32, text, Counters::LGKM));
+    }
+    // VOP3 whose src1/src2 is an SGPR or constant where the isa table's signature
+    // says VGPR (VOP3-only instructions such as gfx11 v_add_co_u32): decode with
+    // VGPR placeholders, then put the real operands back.
+    if (gen == Generation::Gfx9 && top(6) == 0x34) || (gen == Generation::Gfx11 && top(6) == 0x35) {
+        let w1 = word(bytes, 1)?;
+        let codes = [w1 & 0x1FF, w1 >> 9 & 0x1FF, w1 >> 18 & 0x1FF];
+        let mut w1p = w1;
+        let mut replaced = [false; 3];
+        for k in 1..3 {
+            if codes[k] < 256 {
+                w1p = with_op_field(w1p, 9 * k as u32, 9, 256);
+                replaced[k] = true;
+            }
+        }
+        if !replaced.contains(&true) {
+            return None;
+        }
+        let mut b = bytes.to_vec();
+        b[4..8].copy_from_slice(&w1p.to_le_bytes());
+        let (mut inst, mut len) = amdgpu_isa::decode(&b, target).ok()?;
+        let lit = if gen == Generation::Gfx11 { word(bytes, 2) } else { None };
+        let had_lit = inst.uses.iter().any(|o| matches!(o, Operand::Literal(_)));
+        for k in 1..3 {
+            if !replaced[k] || k >= inst.uses.len() {
+                continue;
+            }
+            let size = match inst.uses[k] {
+                Operand::Reg(r) => r.size,
+                _ => 1,
+            };
+            let mut o = src_code(codes[k], gen, lit)?;
+            if let Operand::Reg(r) = &mut o {
+                r.size = size;
+            }
+            inst.uses[k] = o;
+        }
+        if !had_lit && inst.uses.iter().any(|o| matches!(o, Operand::Literal(_))) {
+            len += 4;
+        }
+        let sem = sem_of(inst.op)?;
+        let text = format!("{} (extra: SGPR/constant src the isa decoder rejects)", amdgpu_isa::print(&inst, target));
+        let counters = inst.counters(gpu);
+        return Some(mk(sem, inst, len as u32, text, counters));
+    }
+    // VOP2 extras.
+    if top(1) == 0 {
+        let op = w >> 25 & 0x3F;
+        let src0c = w & 0x1FF;
+        let vsrc1 = (w >> 9 & 0xFF) as u16;
+        let vdst = (w >> 17 & 0xFF) as u16;
+        let lit = word(bytes, 1);
+        let (n, kform) = match (gen, gpu, op) {
+            (Generation::Gfx9, _, 0x04) => (N::v_fmac_f64, 0),
+            (Generation::Gfx9, _, 0x17) => (N::v_fmamk_f32, 1),
+            (Generation::Gfx9, Gpu::Gfx942, 0x18) => (N::v_fmaak_f32, 2),
+            (Generation::Gfx11, _, 0x2c) => (N::v_fmamk_f32, 1),
+            (Generation::Gfx11, _, 0x2d) => (N::v_fmaak_f32, 2),
+            _ => return None,
+        };
+        let mut i = dummy(Opcode::v_fma_f32);
+        let wide = n == N::v_fmac_f64;
+        let size = if wide { 2 } else { 1 };
+        let mut s0 = src_code(src0c, gen, lit)?;
+        if let Operand::Reg(r) = &mut s0 {
+            r.size = size;
+        }
+        let needs_lit = kform != 0 || matches!(s0, Operand::Literal(_));
+        let len = if needs_lit { lit?; 8 } else { 4 };
+        i.defs.push(Operand::v(vdst, size));
+        match kform {
+            0 => i.uses.extend([s0, Operand::v(vsrc1, size), Operand::v(vdst, size)]),
+            1 => i.uses.extend([s0, Operand::Literal(lit?), Operand::v(vsrc1, 1)]),
+            _ => i.uses.extend([s0, Operand::v(vsrc1, 1), Operand::Literal(lit?)]),
+        }
+        let name = match (n, gpu) {
+            (N::v_fmamk_f32, Gpu::Gfx90a) => "v_madmk_f32",
+            (N::v_fmamk_f32, _) => "v_fmamk_f32",
+            (N::v_fmaak_f32, _) => "v_fmaak_f32",
+            _ => "v_fmac_f64_e32",
+        };
+        let text = format!("{name} {}, {} (extra)", fmt_op(i.defs[0], target), fmt_list(&i.uses, target));
+        return Some(mk(Sem::N(n), i, len, text, Counters::empty()));
+    }
+    // VOPD (gfx11).
+    if gen == Generation::Gfx11 && top(6) == 0x32 {
+        let w1 = word(bytes, 1)?;
+        let opx = w >> 22 & 0xF;
+        let opy = w >> 17 & 0x1F;
+        let dop = |o: u32| -> Option<DualOp> {
+            Some(match o {
+                0 => DualOp::FmacF32,
+                1 => DualOp::FmaakF32,
+                2 => DualOp::FmamkF32,
+                3 => DualOp::MulF32,
+                4 => DualOp::AddF32,
+                5 => DualOp::SubF32,
+                6 => DualOp::SubrevF32,
+                8 => DualOp::MovB32,
+                9 => DualOp::CndmaskB32,
+                10 => DualOp::MaxF32,
+                11 => DualOp::MinF32,
+                16 => DualOp::AddNcU32,
+                17 => DualOp::LshlrevB32,
+                18 => DualOp::AndB32,
+                _ => return None,
+            })
+        };
+        let (ox, oy) = (dop(opx)?, dop(opy)?);
+        let (sx, sy) = (w & 0x1FF, w1 & 0x1FF);
+        let uses_lit = sx == 255 || sy == 255 || matches!(ox, DualOp::FmaakF32 | DualOp::FmamkF32) || matches!(oy, DualOp::FmaakF32 | DualOp::FmamkF32);
+        let lit = if uses_lit { Some(word(bytes, 2)?) } else { None };
+        let vdstx = (w1 >> 24) as u16;
+        let vdsty = ((w1 >> 17 & 0x7F) << 1) as u16 | ((vdstx & 1) ^ 1);
+        let x = DualHalf { op: ox, dst: vdstx, src0: src_code(sx, gen, lit)?, vsrc1: (w >> 9 & 0xFF) as u16 };
+        let y = DualHalf { op: oy, dst: vdsty, src0: src_code(sy, gen, lit)?, vsrc1: (w1 >> 9 & 0xFF) as u16 };
+        let half = |h: &DualHalf| {
+            let name = match h.op {
+                DualOp::FmacF32 => "fmac_f32",
+                DualOp::FmaakF32 => "fmaak_f32",
+                DualOp::FmamkF32 => "fmamk_f32",
+                DualOp::MulF32 => "mul_f32",
+                DualOp::AddF32 => "add_f32",
+                DualOp::SubF32 => "sub_f32",
+                DualOp::SubrevF32 => "subrev_f32",
+                DualOp::MovB32 => "mov_b32",
+                DualOp::CndmaskB32 => "cndmask_b32",
+                DualOp::MaxF32 => "max_f32",
+                DualOp::MinF32 => "min_f32",
+                DualOp::AddNcU32 => "add_nc_u32",
+                DualOp::LshlrevB32 => "lshlrev_b32",
+                DualOp::AndB32 => "and_b32",
+            };
+            if h.op == DualOp::MovB32 {
+                format!("v_dual_{name} v{}, {}", h.dst, fmt_op(h.src0, target))
+            } else {
+                format!("v_dual_{name} v{}, {}, v{}", h.dst, fmt_op(h.src0, target), h.vsrc1)
+            }
+        };
+        let text = format!("{} :: {} (extra VOPD)", half(&x), half(&y));
+        // Record the operands as an Inst so that the waitcnt/hazard checks see them.
+        let mut i = dummy(Opcode::v_fma_f32);
+        i.defs.extend([Operand::v(vdstx, 1), Operand::v(vdsty, 1)]);
+        i.uses.extend([x.src0, Operand::v(x.vsrc1, 1), y.src0, Operand::v(y.vsrc1, 1)]);
+        for h in [&x, &y] {
+            if matches!(h.op, DualOp::FmacF32 | DualOp::FmaakF32 | DualOp::FmamkF32) {
+                i.uses.push(Operand::v(h.dst, 1));
+            }
+            if h.op == DualOp::CndmaskB32 {
+                i.uses.push(Operand::Reg(Reg::vcc(1)));
+            }
+        }
+        let len = if uses_lit { 12 } else { 8 };
+        return Some(mk(Sem::Dual { x, y, literal: lit.unwrap_or(0) }, i, len, text, Counters::empty()));
+    }
+    None
+}
+
+fn cmpx(s: Sem) -> Option<Sem> {
+    match s {
+        Sem::Cmp { ty, cond, .. } => Some(Sem::Cmp { ty, cond, x: true }),
+        Sem::CmpClass { f64, .. } => Some(Sem::CmpClass { f64, x: true }),
+        _ => None,
+    }
+}
+
+fn fmt_op(o: Operand, target: Target) -> String {
+    match o {
+        Operand::Reg(r) => r.name(target.gpu),
+        Operand::Const(c) => amdgpu_isa::regs::inline_name(c, false),
+        Operand::Literal(v) => format!("{v:#x}"),
+        Operand::Off => "off".into(),
+    }
+}
+
+fn fmt_list(v: &[Operand], target: Target) -> String {
+    v.iter().map(|o| fmt_op(*o, target)).collect::<Vec<_>>().join(", ")
+}
+
+fn fmt_ops(i: &Inst, target: Target) -> String {
+    let mut v = i.defs.clone();
+    v.extend(i.uses.iter().copied());
+    fmt_list(&v, target)
+}
