@@ -28,9 +28,10 @@ fn check(file: &str, spec: &LaunchSpec, expect_spills: bool, expect_scratch: boo
         assert_eq!(stats.scratch_bytes > 0, expect_scratch, "{file} on {}", target.isa_name());
         let hsaco = codeobj::write_hsaco(&object).unwrap();
         let (got, _) = amdgpu_cg::sim::run_launch(&hsaco, spec).unwrap_or_else(|e| panic!("{file} on {}: simulator: {e}", target.isa_name()));
-        let out = got.iter().position(|b| b.name == "out").unwrap();
-        let w = want.buffers.iter().position(|b| b.name == "out").unwrap();
-        assert_eq!(got[out].elements(), want.buffers[w].elements(), "{file} on {}", target.isa_name());
+        for w in &want.buffers {
+            let g = got.iter().find(|b| b.name == w.name).unwrap();
+            assert_eq!(g.elements(), w.elements(), "{file} on {}: buffer {}", target.isa_name(), w.name);
+        }
     }
 }
 
@@ -52,4 +53,19 @@ fn f64_arithmetic_division_and_conversions() {
     let input: Vec<String> = (0..64i64).map(|i| ((i * 7919 - 250_000) * (1 - 2 * (i % 2))).to_string()).collect();
     let spec = LaunchSpec::from_flags("64", "64", &[format!("in=i32:{}", input.join(",")), "out=i32:zero:256".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
     check("f64.mir", &spec, false, false);
+}
+
+#[test]
+fn byte_and_short_memory() {
+    let bytes: Vec<String> = (0..64i32).map(|i| (i * 37 % 256 - 128).to_string()).collect();
+    let shorts: Vec<String> = (0..64i32).map(|i| (i * 1031 % 65536 - 32768).to_string()).collect();
+    let spec = LaunchSpec::from_flags(
+        "64",
+        "64",
+        &[format!("in_b=i8:{}", bytes.join(",")), format!("in_s=i16:{}", shorts.join(",")), "out_b=i8:zero:64".into(), "out_s=i16:zero:64".into()],
+        &["in_b=@in_b".into(), "in_s=@in_s".into(), "out_b=@out_b".into(), "out_s=@out_s".into()],
+        &[],
+    )
+    .unwrap();
+    check("bytes.mir", &spec, false, false);
 }

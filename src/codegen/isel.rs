@@ -1329,6 +1329,38 @@ impl<'a> Isel<'a> {
                     }
                 }
             }
+            // i8/i16 live in 32-bit registers with undefined upper bits.
+            (CastOp::Trunc, Type::I32 | Type::I16, Type::I8 | Type::I16) => a,
+            (CastOp::Trunc, Type::I64, Type::I8 | Type::I16) => match a {
+                Lowered::S64(p) => {
+                    let s = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_mov_b32, &[Dst::R(s)], &[Src::Half(p, 0)], |_| {});
+                    Lowered::S(s)
+                }
+                Lowered::V64(lo, _) => Lowered::V(lo),
+                Lowered::Imm(bits) => Lowered::Imm(bits & 0xffff),
+                _ => return Err(self.error("internal: trunc operand")),
+            },
+            (CastOp::ZExt | CastOp::SExt, Type::I8 | Type::I16, Type::I32 | Type::I16) => {
+                let width = from.bits();
+                if let Lowered::Imm(bits) = a {
+                    let v = if op == CastOp::SExt { ((bits << (64 - width)) as i64 >> (64 - width)) as u64 } else { bits & ((1 << width) - 1) };
+                    return Ok(Lowered::Imm(v & 0xffff_ffff));
+                }
+                if divergent || matches!(a, Lowered::V(_)) {
+                    let x = self.to_v(&a)?;
+                    let d = self.vreg(Class::Vgpr);
+                    let opcode = if op == CastOp::SExt { Opcode::v_bfe_i32 } else { Opcode::v_bfe_u32 };
+                    self.emit(opcode, &[Dst::R(d)], &[Src::R(x), Src::Imm(0), Src::Imm(width)], |_| {});
+                    Lowered::V(d)
+                } else {
+                    let x = self.to_s(&a)?;
+                    let d = self.vreg(Class::Sgpr);
+                    let opcode = if op == CastOp::SExt { Opcode::s_bfe_i32 } else { Opcode::s_bfe_u32 };
+                    self.emit(opcode, &[Dst::R(d)], &[Src::R(x), Src::Imm(width << 16)], |_| {});
+                    Lowered::S(d)
+                }
+            }
             (CastOp::PtrToInt, _, _) | (CastOp::IntToPtr, _, _) => a,
             _ => return Err(self.error(unsupported())),
         })
@@ -1422,8 +1454,40 @@ impl<'a> Isel<'a> {
         }
     }
 
+    /// i8/i16 loads: the value lands zero-extended in a VGPR (i8/i16 values live
+    /// in 32-bit registers with undefined upper bits; extensions make them exact).
+    fn load_small(&mut self, ty: &Type, p: Lowered, space: AddrSpace) -> Result<Lowered, Diagnostic> {
+        let byte = ty.bits() == 8;
+        let d = self.vreg(Class::Vgpr);
+        match space {
+            AddrSpace::Local => {
+                let addr = self.to_v(&p)?;
+                let op = if byte { Opcode::ds_read_u8 } else { Opcode::ds_read_u16 };
+                self.emit(op, &[Dst::R(d)], &[Src::R(addr)], |_| {});
+            }
+            AddrSpace::Global | AddrSpace::Constant | AddrSpace::Flat => {
+                let op = match (space, byte) {
+                    (AddrSpace::Flat, true) => Opcode::flat_load_ubyte,
+                    (AddrSpace::Flat, false) => Opcode::flat_load_ushort,
+                    (_, true) => Opcode::global_load_ubyte,
+                    _ => Opcode::global_load_ushort,
+                };
+                let (mut uses, imm) = self.vmem_address(&p, space)?;
+                if space == AddrSpace::Flat {
+                    uses.truncate(1);
+                }
+                self.emit(op, &[Dst::R(d)], &uses, |i| i.offset = imm);
+            }
+            AddrSpace::Private => return Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
+        }
+        Ok(Lowered::V(d))
+    }
+
     fn load_scalar(&mut self, ty: &Type, p: Lowered, space: AddrSpace, divergent: bool) -> Result<Lowered, Diagnostic> {
         let bits = ty.bits();
+        if bits == 8 || bits == 16 {
+            return self.load_small(ty, p, space);
+        }
         if bits != 32 && bits != 64 {
             return Err(self.error(format!("loads of {ty} are not supported by the code generator yet")));
         }
@@ -1527,6 +1591,31 @@ impl<'a> Isel<'a> {
 
     fn store_scalar(&mut self, ty: &Type, v: Lowered, p: Lowered, space: AddrSpace) -> Result<(), Diagnostic> {
         let bits = ty.bits();
+        if bits == 8 || bits == 16 {
+            // The byte/short stores write the low bits of the register.
+            let data = Src::R(self.to_v(&v)?);
+            let byte = bits == 8;
+            match space {
+                AddrSpace::Local => {
+                    let addr = self.to_v(&p)?;
+                    let op = if byte { Opcode::ds_write_b8 } else { Opcode::ds_write_b16 };
+                    self.emit(op, &[], &[Src::R(addr), data], |_| {});
+                }
+                AddrSpace::Global | AddrSpace::Flat => {
+                    let (addr, imm) = self.vmem_address(&p, space)?;
+                    let op = match (space, byte) {
+                        (AddrSpace::Flat, true) => Opcode::flat_store_byte,
+                        (AddrSpace::Flat, false) => Opcode::flat_store_short,
+                        (_, true) => Opcode::global_store_byte,
+                        _ => Opcode::global_store_short,
+                    };
+                    let uses = if space == AddrSpace::Flat { vec![addr[0], data] } else { vec![addr[0], data, addr[1]] };
+                    self.emit(op, &[], &uses, |i| i.offset = imm);
+                }
+                _ => return Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
+            }
+            return Ok(());
+        }
         if bits != 32 && bits != 64 {
             return Err(self.error(format!("stores of {ty} are not supported by the code generator yet")));
         }
