@@ -69,3 +69,9 @@ fn byte_and_short_memory() {
     .unwrap();
     check("bytes.mir", &spec, false, false);
 }
+
+#[test]
+fn wait_before_a_loaded_value_leaves_a_fall_through_block() {
+    let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:64".into(), "out=i32:zero:64".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
+    check("fallthrough_wait.mir", &spec, false, false);
+}

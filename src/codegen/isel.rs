@@ -2320,7 +2320,9 @@ fn finish(mut blocks: Vec<BlockBuild>, mut vc: VCode) -> VCode {
             }
             let args = std::mem::take(&mut blocks[b].succ_args[k]);
             let name = format!("{}.to.{}", blocks[b].name, blocks[s].name);
-            let partial = blocks[b].partial_exec;
+            // The edge may leave a block that narrowed EXEC (or found it empty):
+            // moves placed on it must run with all lanes enabled.
+            let partial = true;
             let split = BlockBuild {
                 name,
                 insts: vec![MInst { kind: MKind::Branch(Branch::Jump), ops: Vec::new() }],

@@ -91,7 +91,8 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         for &v in &tracked_values {
             classes.extend(h.divergent_classes(func.value_type(v)));
         }
-        let restore_block = h.new_block(format!("{}.restore", func.blocks[exit].name), uni.partial_exec[exit]);
+        // Moves before the restore run while EXEC still holds the last iteration's lanes.
+        let restore_block = h.new_block(format!("{}.restore", func.blocks[exit].name), true);
         loops.insert(li, DivergentLoop {
             saved: None,
             tracked_values,
@@ -312,8 +313,9 @@ impl Ctx {
             let args = h.block_call_args(else_to)?;
             accs = lane_merge_all(h, &accs, &args, Some(mask), true);
         }
-        let partial_outer = h.uniformity().partial_exec[b];
-        let restore = h.new_block(format!("{}.join", func.blocks[b].name), partial_outer);
+        // Entered with EXEC narrowed to one side (or empty): moves there must run
+        // with all lanes enabled.
+        let restore = h.new_block(format!("{}.join", func.blocks[b].name), true);
         let mut accs_restore = Vec::new();
         for &a in &accs {
             accs_restore.push(h.add_param(restore, h.class_of(a)));

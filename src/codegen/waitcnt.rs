@@ -36,8 +36,9 @@ struct Pending {
 }
 
 impl Pending {
-    fn is_empty(&self) -> bool {
-        self.vm.is_empty() && self.lgkm.is_empty() && self.vs == 0
+    /// Loads (or LDS operations) still outstanding.
+    fn loads_pending(&self) -> bool {
+        !(self.vm.is_empty() && self.lgkm.is_empty())
     }
 }
 
@@ -55,8 +56,10 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
             .iter()
             .position(|e| e.target.is_some() || e.inst.op == Opcode::s_endpgm)
             .unwrap_or(block.len());
+        let ends_program = block.last().is_some_and(|e| e.inst.op == Opcode::s_endpgm);
+        let block_len = block.len();
         for (index, e) in block.drain(..).enumerate() {
-            if index == first_branch && e.inst.op != Opcode::s_endpgm && !(pending.vm.is_empty() && pending.lgkm.is_empty()) {
+            if index == first_branch && e.inst.op != Opcode::s_endpgm && pending.loads_pending() {
                 out.push(waitcnt_inst(Waitcnt { vm: Some(0), exp: None, lgkm: Some(0) }, gen));
                 pending.vm.clear();
                 pending.lgkm.clear();
@@ -110,7 +113,12 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
             }
             out.push(e);
         }
-        let _ = pending.is_empty();
+        // A block without a branch falls through (its jump to the next block was
+        // left out): it must still hand nothing pending to its successor.
+        let has_branch = first_branch < block_len;
+        if !has_branch && !ends_program && pending.loads_pending() {
+            out.push(waitcnt_inst(Waitcnt { vm: Some(0), exp: None, lgkm: Some(0) }, gen));
+        }
         *block = out;
     }
 }
