@@ -75,3 +75,46 @@ fn wait_before_a_loaded_value_leaves_a_fall_through_block() {
     let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:64".into(), "out=i32:zero:64".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
     check("fallthrough_wait.mir", &spec, false, false);
 }
+
+#[test]
+fn review_regressions() {
+    // v[4t + 1] is a signalling NaN for odd t: fmin/fmax must ignore it (MIR).
+    let v: Vec<String> = (0..256u32)
+        .map(|i| if i % 4 == 1 && (i / 4) % 2 == 1 { "0x7f800001".to_string() } else { format!("{}", i as f32 * 0.5 - 40.0) })
+        .collect();
+    let spec = LaunchSpec::from_flags(
+        "64",
+        "64",
+        &["c=i32:iota:8".into(), format!("v=f32:{}", v.join(",")), "out=i32:zero:256".into()],
+        &["c=@c".into(), "v=@v".into(), "out=@out".into()],
+        &[],
+    )
+    .unwrap();
+    check("review.mir", &spec, false, false);
+}
+
+fn compile_error(text: &str) -> String {
+    let module = mir::parse(text).unwrap();
+    mir::verify::verify(&module).unwrap();
+    let target = CodeObjectTarget::new(Target::new(Gpu::Gfx90a));
+    match codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()) {
+        Ok(_) => panic!("expected a compile error"),
+        Err(d) => d.message,
+    }
+}
+
+#[test]
+fn lds_beyond_the_limit_is_an_error() {
+    let message = compile_error("kernel @k() {\nentry:\n  %a = lds_slot 40000, align 4\n  %b = lds_slot 40000, align 4\n  ret\n}\n");
+    assert!(message.contains("80000 bytes of LDS, more than the 65536"), "{message}");
+    let message = compile_error("kernel @k() {\nentry:\n  %a = lds_slot 4294967295, align 4\n  %b = lds_slot 4294967295, align 4\n  ret\n}\n");
+    assert!(message.contains("bytes of LDS"), "{message}");
+}
+
+#[test]
+fn divergent_loop_entered_twice_from_one_block_is_an_error() {
+    let message = compile_error(
+        "kernel @k(%n: i32) {\nentry:\n  %t = workitem_id x\n  %u = icmp eq i32 %n, 0\n  brif %u, loop(0), loop(1)\nloop(%j: i32):\n  %next = add i32 %j, 1\n  %done = icmp uge i32 %next, %t\n  brif %done, exit, loop(%next)\nexit:\n  ret\n}\n",
+    );
+    assert!(message.contains("entered by exactly one edge"), "{message}");
+}

@@ -41,10 +41,20 @@ pub struct Expanded {
 
 /// True if regalloc2 moved a VGPR value to a spill slot (which needs scratch).
 pub fn spills_vgprs(out: &ra::Output) -> bool {
-    out.edits.iter().any(|(_, ra::Edit::Move { from, to })| {
-        [from, to].iter().any(|a| a.as_reg().is_some_and(|p| p.class() == ra::RegClass::Float))
-            && (from.as_stack().is_some() || to.as_stack().is_some())
-    })
+    super::regalloc::spilled_classes(out)[1]
+}
+
+/// The hardware registers an operand covers, as (first operand code, count).
+pub fn reg_span(op: &isa::Operand) -> Option<(u16, u16)> {
+    match op {
+        isa::Operand::Reg(r) if r.base.is_scalar() || r.base.is_vgpr() || r.base.is_agpr() => Some((r.base.0, u16::from(r.size))),
+        _ => None,
+    }
+}
+
+/// True if two register spans share a register.
+pub fn overlaps(a: (u16, u16), b: (u16, u16)) -> bool {
+    a.0 < b.0 + b.1 && b.0 < a.0 + a.1
 }
 
 /// Where each allocated register ends up: regalloc2 spreads values over its
@@ -493,9 +503,8 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         .max()
         .unwrap_or(0);
     let vgpr_top = if uses_windows { window_base + 2 * windows_used } else { place.vgpr_end };
-    let spills_sgprs = out.edits.iter().any(|(_, ra::Edit::Move { from, to })| {
-        [from, to].iter().any(|a| a.as_reg().is_some_and(|p| p.class() != ra::RegClass::Float)) && (from.as_stack().is_some() || to.as_stack().is_some())
-    });
+    let spilled = super::regalloc::spilled_classes(out);
+    let spills_sgprs = spilled[0] || spilled[2];
     let spill_vgpr = vgpr_top;
     let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, code: Vec::new() };
     let mut blocks = Vec::new();
@@ -504,8 +513,6 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     for (position, &b) in layout.iter().enumerate() {
         let block = &vcode.blocks[b];
         let start = ctx.code.len();
-        let mut edits = out.block_insts_and_edits(vcode, ra::Block::new(b));
-        let _ = &mut edits;
         for item in out.block_insts_and_edits(vcode, ra::Block::new(b)) {
             match item {
                 ra::InstOrEdit::Edit(edit) => ctx.edit(edit, block.partial_exec)?,

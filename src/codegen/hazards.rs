@@ -12,20 +12,20 @@
 //! - gfx942: a transcendental VALU instruction (`v_rcp`, `v_sqrt`, ...) writes a
 //!   VGPR that the next non-transcendental VALU instruction reads: 1;
 //! - gfx942: a VALU instruction writes an SGPR (a `v_readlane` restoring a
-//!   spilled SGPR, a compare's lane mask) that a VALU instruction reads: 2.
+//!   spilled SGPR, a compare's lane mask) that a VALU instruction reads: 2;
+//! - gfx942: a VALU instruction writes a VGPR that `v_readfirstlane` or
+//!   `v_readlane` reads: 1.
 //!
 //! - gfx1100: a VALU instruction reads a VGPR that a transcendental instruction
 //!   wrote within the last 5 VALU (or 1 transcendental) instructions: wait for
 //!   the ALU results with `s_waitcnt_depctr va_vdst(0)`.
 //!
-//! The pass looks back within a block only. Across blocks no such pair arises
-//! from instruction selection: the SGPRs a VALU instruction writes are lane masks
-//! (read by SALU and VALU instructions) and VCC inside the f32 division sequence,
-//! never addresses of vector memory instructions. Other gfx1100 hazards (VALU
-//! writes of lane masks read by SALU, `s_setreg`, LDS-direct) do not arise from
-//! the instructions the code generator emits.
+//! The pass looks back within a block. Across blocks it is conservative: a
+//! block whose last instructions include a VALU write of an SGPR ends with
+//! enough wait states (5) for any reader in the next block (edge moves such as
+//! SGPR spill restores can put such a write right before a branch).
 
-use super::expand::{Emitted, Expanded};
+use super::expand::{overlaps, Emitted, Expanded};
 use crate::isa::{self, Generation, Gpu, Opcode, Target};
 
 fn writes_sgpr_by_valu(inst: &isa::Inst, gpu: Gpu) -> Vec<(u16, u16)> {
@@ -51,9 +51,6 @@ fn reads(inst: &isa::Inst) -> Vec<(u16, u16)> {
         .collect()
 }
 
-fn overlaps(a: (u16, u16), b: (u16, u16)) -> bool {
-    a.0 < b.0 + b.1 && b.0 < a.0 + a.1
-}
 
 fn is_trans(op: Opcode) -> bool {
     matches!(
@@ -95,6 +92,9 @@ fn required(writer: &isa::Inst, reader: &isa::Inst, target: Target) -> u32 {
     }
     if gpu == Gpu::Gfx942 && reader_format.is_valu() && hits(&sgpr_writes) {
         need = need.max(2);
+    }
+    if gpu == Gpu::Gfx942 && matches!(reader.op, Opcode::v_readfirstlane_b32 | Opcode::v_readlane_b32) && hits(&vgpr_defs(writer)) && writer.op.info().format(gpu).is_valu() {
+        need = need.max(1);
     }
     if gpu == Gpu::Gfx942 && is_trans(writer.op) && !is_trans(reader.op) && reader_format.is_valu() {
         let vgpr_writes: Vec<(u16, u16)> = writer
@@ -199,6 +199,26 @@ pub fn avoid_hazards(code: &mut Expanded, target: Target) {
                 out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None });
             }
             out.push(e);
+        }
+        // Block end: a VALU write of an SGPR within the last 5 wait states is
+        // padded to 5 before the branch (or the fall-through), for readers in the
+        // next block. Branch instructions themselves count as wait states.
+        let tail = out.iter().rposition(|e| e.target.is_none() && e.inst.op != Opcode::s_endpgm).map_or(0, |i| i + 1);
+        let mut distance = 0u32;
+        let mut need = 0u32;
+        for e in out[..tail].iter().rev() {
+            if !writes_sgpr_by_valu(&e.inst, target.gpu).is_empty() {
+                need = 5u32.saturating_sub(distance + (out.len() - tail) as u32);
+                break;
+            }
+            distance += wait_states(e);
+            if distance >= 5 {
+                break;
+            }
+        }
+        let ends_program = out.last().is_some_and(|e| e.inst.op == Opcode::s_endpgm);
+        if need > 0 && !ends_program {
+            out.insert(tail, Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None });
         }
         *block = out;
     }

@@ -25,6 +25,10 @@ use crate::mir::{
     Operand, Type, UnOp, Value,
 };
 
+/// LDS bytes one work-group may allocate (the same limit the interpreter
+/// enforces: `mir::interp::Options::max_lds_bytes`).
+pub const LDS_LIMIT: u32 = 65536;
+
 /// What selection produces for one kernel.
 pub struct Selected {
     pub vcode: VCode,
@@ -117,7 +121,6 @@ struct Isel<'a> {
     workgroup_id: [Option<ra::VReg>; 3],
     tid: Option<ra::VReg>,
     lds_size: u32,
-    lds_offsets: HashMap<Value, u32>,
     /// Uniform compares used only by their own block's branch (see
     /// [`Lowered::ScalarCmp`]).
     branch_only_compares: std::collections::HashSet<Value>,
@@ -222,8 +225,7 @@ impl<'a> Isel<'a> {
         tweak(&mut inst);
         // `_e64` only where the instruction has a 32-bit form on this target
         // (VOP3-only instructions are encoded as VOP3 anyway).
-        let gen_index = if self.target.gpu.generation() == isa::Generation::Gfx9 { 0 } else { 1 };
-        if inst.e64 && !op.info().format[gen_index].has_e64_form() {
+        if inst.e64 && !op.info().format(self.target.gpu).has_e64_form() {
             inst.e64 = false;
         }
         self.push(MInst { kind: MKind::Real { inst, fills }, ops });
@@ -475,7 +477,7 @@ impl<'a> Isel<'a> {
     /// that do not fit are moved to VGPRs first.
     fn valu(&mut self, op: Opcode, dst: ra::VReg, srcs: &[Lowered], commutative: bool) -> Result<(), Diagnostic> {
         let info = op.info();
-        let native = info.format[if self.target.gpu.generation() == isa::Generation::Gfx9 { 0 } else { 1 }];
+        let native = info.format(self.target.gpu);
         let vop3 = !native.has_e64_form();
         let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
         let mut order: Vec<Lowered> = srcs.to_vec();
@@ -520,7 +522,6 @@ impl<'a> Isel<'a> {
 
     fn instruction(&mut self, inst: &'a Inst) -> Result<(), Diagnostic> {
         self.inst_ref = Some(inst);
-        let func = self.func;
         let result = inst.result;
         let divergent_result = result.is_some_and(|r| self.uni.is_divergent(r));
         match &inst.op {
@@ -560,6 +561,10 @@ impl<'a> Isel<'a> {
                 self.emit(fcmp64_opcode(*pred), &[Dst::R(m)], &[Src::VPair(al, ah), Src::VPair(bl, bh)], |i| i.e64 = true);
                 self.set(result.unwrap(), Lowered::Mask(m));
             }
+            Op::Fcmp { pred, ty: Type::F32, lhs: Operand::Const(x), rhs: Operand::Const(y) } => {
+                let (a, b) = (f32::from_bits(x.bits as u32), f32::from_bits(y.bits as u32));
+                self.set(result.unwrap(), Lowered::Imm(u64::from(fold_fcmp(*pred, a, b))));
+            }
             Op::Fcmp { pred, ty, lhs, rhs } => {
                 if *ty != Type::F32 {
                     return Err(self.error(format!("fcmp on {ty} is not supported by the code generator yet")));
@@ -576,19 +581,22 @@ impl<'a> Isel<'a> {
                 let l = self.cast(*op, from, arg, to, divergent_result)?;
                 self.set(result.unwrap(), l);
             }
-            Op::Load { ty, ptr, .. } => {
-                let l = self.load(ty, ptr, divergent_result)?;
+            Op::Load { ty, ptr, align } => {
+                let l = self.load(ty, ptr, *align, divergent_result)?;
                 self.set(result.unwrap(), l);
             }
-            Op::Store { ty, value, ptr, .. } => self.store(ty, value, ptr)?,
+            Op::Store { ty, value, ptr, align } => self.store(ty, value, ptr, *align)?,
             Op::PtrAdd { ptr, offset } => {
                 let l = self.ptradd(ptr, offset, divergent_result)?;
                 self.set(result.unwrap(), l);
             }
             Op::LdsSlot { size, align } => {
-                let offset = self.lds_size.div_ceil(*align) * *align;
-                self.lds_size = offset + size;
-                self.lds_offsets.insert(result.unwrap(), offset);
+                let end = u64::from(self.lds_size).div_ceil(u64::from(*align)) * u64::from(*align) + u64::from(*size);
+                if end > u64::from(LDS_LIMIT) {
+                    return Err(self.error(format!("the kernel's lds_slots need {end} bytes of LDS, more than the {LDS_LIMIT} a work-group can have")));
+                }
+                let offset = (end - u64::from(*size)) as u32;
+                self.lds_size = end as u32;
                 self.set(result.unwrap(), Lowered::Imm(u64::from(offset)));
             }
             Op::Builtin { kind, dim } => {
@@ -620,7 +628,6 @@ impl<'a> Isel<'a> {
                 self.set(result.unwrap(), l);
             }
         }
-        let _ = func;
         Ok(())
     }
 
@@ -644,6 +651,9 @@ impl<'a> Isel<'a> {
                     BinOp::FDiv => return self.fdiv32(a, b),
                     _ => unreachable!("verified: float op on f32"),
                 };
+                // In IEEE mode min/max return NaN for a signalling NaN operand; MIR
+                // ignores any single NaN, so quiet the operands first (max(x, x)).
+                let (a, b) = if matches!(op, BinOp::FMin | BinOp::FMax) { (self.quiet32(a)?, self.quiet32(b)?) } else { (a, b) };
                 let d = self.vreg(Class::Vgpr);
                 let commutative = !matches!(op, BinOp::FSub);
                 self.valu(opcode, d, &[a, b], commutative)?;
@@ -729,6 +739,8 @@ impl<'a> Isel<'a> {
                 BinOp::UMax => Opcode::s_max_u32,
                 _ => unreachable!("integer op"),
             };
+            // SOP2 takes one literal: a second goes to an SGPR first.
+            let a = if is_literal(&a) && is_literal(&b) { Lowered::S(self.to_s(&a)?) } else { a };
             let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
             let d = self.vreg(Class::Sgpr);
             self.emit(opcode, &[Dst::R(d)], &[sa, sb], |_| {});
@@ -962,11 +974,30 @@ impl<'a> Isel<'a> {
         Ok(Lowered::V(res))
     }
 
+    /// The value with a signalling NaN quieted (constants are left alone).
+    fn quiet32(&mut self, l: Lowered) -> Result<Lowered, Diagnostic> {
+        if let Lowered::Imm(_) = l {
+            return Ok(l);
+        }
+        let x = self.to_v(&l)?;
+        let q = self.vreg(Class::Vgpr);
+        self.emit(Opcode::v_max_f32, &[Dst::R(q)], &[Src::R(x), Src::R(x)], |_| {});
+        Ok(Lowered::V(q))
+    }
+
     /// f64 arithmetic: every operand and result is a VGPR pair (through windows).
     fn binary_f64(&mut self, op: BinOp, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
-        let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+        let ((mut al, mut ah), (mut bl, mut bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
         if op == BinOp::FDiv {
             return self.fdiv64((al, ah), (bl, bh));
+        }
+        if matches!(op, BinOp::FMin | BinOp::FMax) {
+            // Quiet signalling NaNs first (see quiet32).
+            for (lo, hi) in [(&mut al, &mut ah), (&mut bl, &mut bh)] {
+                let (ql, qh) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                self.emit(Opcode::v_max_f64, &[Dst::VPair(ql, qh)], &[Src::VPair(*lo, *hi), Src::VPair(*lo, *hi)], |_| {});
+                (*lo, *hi) = (ql, qh);
+            }
         }
         let (opcode, negate_b) = match op {
             BinOp::FAdd => (Opcode::v_add_f64, false),
@@ -1085,13 +1116,13 @@ impl<'a> Isel<'a> {
 
     /// Correctly rounded f32 square root. `v_sqrt_f32` is within 1 ulp; the
     /// neighbours s-1ulp and s+1ulp are tested with exact fma residuals
-    /// (x - s'*s) and the right one chosen. Inputs below 2^-96 are scaled by 2^32
+    /// (x - s'*s) and the right one chosen. Inputs below 2^-64 are scaled by 2^32
     /// first (result scaled by 2^-16) so the residuals stay exact; ±0 and +inf
     /// are returned as they are (v_cmp_class), NaN and negatives give NaN.
     fn sqrt32(&mut self, a: Lowered) -> Result<Lowered, Diagnostic> {
         let x = self.to_v(&a)?;
         let v = |s: &mut Self| s.vreg(Class::Vgpr);
-        let tiny = self.vcmp(Opcode::v_cmp_gt_f32, Lowered::Imm(u64::from(0x1f80_0000u32)), Lowered::V(x))?; // 2^-96 > x
+        let tiny = self.vcmp(Opcode::v_cmp_gt_f32, Lowered::Imm(u64::from(0x1f80_0000u32)), Lowered::V(x))?; // 2^-64 > x
         let up = v(self);
         self.emit(Opcode::v_mul_f32, &[Dst::R(up)], &[Src::Imm(0x4f80_0000), Src::R(x)], |_| {}); // x * 2^32
         let sx = v(self);
@@ -1128,7 +1159,8 @@ impl<'a> Isel<'a> {
         // and gfx9 VOP3 takes no literal.
         let gfx9 = self.target.gpu.generation() == isa::Generation::Gfx9;
         let legal = |s: &Src| matches!(s, Src::R(_)) || matches!(s, Src::Imm(bits) if matches!(isa::Operand::imm32(*bits), isa::Operand::Const(_)));
-        let sa = if !gfx9 || legal(&sa) { sa } else { Src::R(self.to_v(&a)?) };
+        // gfx9 VOP3 takes no literal; gfx11 VOP3 takes one.
+        let sa = if (!gfx9 && !(is_literal(&a) && is_literal(&b))) || legal(&sa) { sa } else { Src::R(self.to_v(&a)?) };
         let sb = if !gfx9 || legal(&sb) { sb } else { Src::R(self.to_v(&b)?) };
         let scalar = |s: &Src, l: &Lowered| matches!(s, Src::R(_)) && matches!(l, Lowered::S(_) | Lowered::Bool(_));
         let sb = if gfx9 && scalar(&sa, &a) && scalar(&sb, &b) { Src::R(self.to_v(&b)?) } else { sb };
@@ -1138,6 +1170,9 @@ impl<'a> Isel<'a> {
 
     fn icmp(&mut self, pred: IntPred, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+        if let (Lowered::Imm(x), Lowered::Imm(y), Type::I32) = (&a, &b, ty) {
+            return Ok(Lowered::Imm(u64::from(fold_icmp(pred, *x, *y))));
+        }
         let divergent = divergent || in_vector_registers(&a) || in_vector_registers(&b);
         let wide = ty.bits() == 64;
         if !matches!(ty, Type::I32) && !(wide && (matches!(ty, Type::I64 | Type::Ptr(_)))) {
@@ -1147,6 +1182,8 @@ impl<'a> Isel<'a> {
         }
         if !divergent && !wide {
             let opcode = scmp_opcode(pred);
+            // SOPC takes one literal: a second goes to an SGPR first.
+            let a = if is_literal(&a) && is_literal(&b) { Lowered::S(self.to_s(&a)?) } else { a };
             if self.inst_ref.and_then(|i| i.result).is_some_and(|r| self.branch_only_compares.contains(&r)) {
                 return Ok(Lowered::ScalarCmp { op: opcode, a: Box::new(a), b: Box::new(b) });
             }
@@ -1173,6 +1210,9 @@ impl<'a> Isel<'a> {
     }
 
     fn select_lowered(&mut self, ty: &Type, c: Lowered, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        if let Lowered::Imm(bits) = c {
+            return Ok(if bits & 1 != 0 { a } else { b });
+        }
         if let (Lowered::Agg(xs), Lowered::Agg(ys)) = (&a, &b) {
             let elem = ty.element().clone();
             let mut parts = Vec::new();
@@ -1200,6 +1240,8 @@ impl<'a> Isel<'a> {
         }
         if !divergent && bits <= 32 {
             let cb = self.to_bool(&c)?;
+            // s_cselect takes one literal: a second goes to an SGPR first.
+            let a = if is_literal(&a) && is_literal(&b) { Lowered::S(self.to_s(&a)?) } else { a };
             let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
             let d = self.vreg(Class::Sgpr);
             self.emit(Opcode::s_cmp_lg_u32, &[], &[Src::R(cb), Src::Imm(0)], |_| {});
@@ -1239,6 +1281,13 @@ impl<'a> Isel<'a> {
 
     fn cast(&mut self, op: CastOp, from: &Type, arg: &Operand, to: &Type, divergent: bool) -> Result<Lowered, Diagnostic> {
         let a = self.lowered(arg);
+        let a = match a {
+            Lowered::Addr { .. } => {
+                let (lo, hi) = self.to_v64(&a)?;
+                Lowered::V64(lo, hi)
+            }
+            other => other,
+        };
         let divergent = divergent || in_vector_registers(&a);
         let unsupported = || format!("'{}' from {from} to {to} is not supported by the code generator yet", op.mnemonic());
         Ok(match (op, from, to) {
@@ -1369,10 +1418,7 @@ impl<'a> Isel<'a> {
     fn ptradd(&mut self, ptr: &Operand, offset: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let (p, o) = (self.lowered(ptr), self.lowered(offset));
         let divergent = divergent || in_vector_registers(&p) || in_vector_registers(&o);
-        let space = match self.func.operand_type(ptr) {
-            Type::Ptr(s) => *s,
-            _ => unreachable!("verified"),
-        };
+        let space = self.space_of(ptr);
         let offset_is_64 = self.func.operand_type(offset).bits() == 64;
         if space.pointer_bits() == 32 {
             let o32 = match o {
@@ -1425,28 +1471,33 @@ impl<'a> Isel<'a> {
         self.binary64(BinOp::Add, p, o64, divergent)
     }
 
-    fn load(&mut self, ty: &Type, ptr: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+    fn load(&mut self, ty: &Type, ptr: &Operand, align: u32, divergent: bool) -> Result<Lowered, Diagnostic> {
         let p = self.lowered(ptr);
-        let space = match self.func.operand_type(ptr) {
-            Type::Ptr(s) => *s,
-            _ => unreachable!("verified"),
-        };
+        let space = self.space_of(ptr);
         if let Type::Vector(elem, n) = ty {
             let mut parts = Vec::new();
             for i in 0..u32::from(*n) {
                 let part_ptr = self.offset_pointer(&p, space, i * elem.size())?;
-                parts.push(self.load_scalar(elem, part_ptr, space, divergent)?);
+                parts.push(self.load_scalar(elem, part_ptr, space, align.min(elem.align()), divergent)?);
             }
             return Ok(Lowered::Agg(parts));
         }
-        self.load_scalar(ty, p, space, divergent)
+        self.load_scalar(ty, p, space, align, divergent)
     }
 
     fn offset_pointer(&mut self, p: &Lowered, space: AddrSpace, offset: u32) -> Result<Lowered, Diagnostic> {
         if offset == 0 {
             return Ok(p.clone());
         }
-        let divergent = matches!(p, Lowered::V(_) | Lowered::V64(..));
+        if let Lowered::Addr { base, offset: off, imm } = *p {
+            let sum = i64::from(imm) + i64::from(offset);
+            if (-2048..=2047).contains(&sum) {
+                return Ok(Lowered::Addr { base, offset: off, imm: sum as i32 });
+            }
+            let (lo, hi) = self.to_v64(p)?;
+            return self.binary64(BinOp::Add, Lowered::V64(lo, hi), Lowered::Imm(u64::from(offset)), true);
+        }
+        let divergent = in_vector_registers(p);
         if space.pointer_bits() == 32 {
             self.binary32(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset)), divergent)
         } else {
@@ -1483,7 +1534,7 @@ impl<'a> Isel<'a> {
         Ok(Lowered::V(d))
     }
 
-    fn load_scalar(&mut self, ty: &Type, p: Lowered, space: AddrSpace, divergent: bool) -> Result<Lowered, Diagnostic> {
+    fn load_scalar(&mut self, ty: &Type, p: Lowered, space: AddrSpace, align: u32, divergent: bool) -> Result<Lowered, Diagnostic> {
         let bits = ty.bits();
         if bits == 8 || bits == 16 {
             return self.load_small(ty, p, space);
@@ -1493,6 +1544,16 @@ impl<'a> Isel<'a> {
         }
         let dwords = (bits / 32) as u8;
         match space {
+            AddrSpace::Local if dwords == 2 && align < 8 => {
+                // ds_read_b64 needs 8-byte alignment: two dword reads instead.
+                let lo_addr = self.to_v(&p)?;
+                let hi_addr = self.offset_pointer(&Lowered::V(lo_addr), space, 4)?;
+                let hi_addr = self.to_v(&hi_addr)?;
+                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                self.emit(Opcode::ds_read_b32, &[Dst::R(lo)], &[Src::R(lo_addr)], |_| {});
+                self.emit(Opcode::ds_read_b32, &[Dst::R(hi)], &[Src::R(hi_addr)], |_| {});
+                Ok(Lowered::V64(lo, hi))
+            }
             AddrSpace::Local => {
                 let addr = self.to_v(&p)?;
                 let op = if dwords == 1 { Opcode::ds_read_b32 } else { Opcode::ds_read_b64 };
@@ -1506,7 +1567,8 @@ impl<'a> Isel<'a> {
                     Ok(Lowered::V64(lo, hi))
                 }
             }
-            AddrSpace::Constant if !divergent && matches!(p, Lowered::S64(_) | Lowered::Imm(..)) && !self.in_partial_exec() => {
+            // Scalar loads ignore the low two address bits: only for 4-aligned data.
+            AddrSpace::Constant if !divergent && align >= 4 && matches!(p, Lowered::S64(_) | Lowered::Imm(..)) && !self.in_partial_exec() => {
                 // Uniform address in constant memory: a scalar load.
                 let base = self.to_s64(&p)?;
                 if dwords == 1 {
@@ -1568,28 +1630,33 @@ impl<'a> Isel<'a> {
         }
     }
 
+    /// The address space of a pointer operand (the verifier checked it is one).
+    fn space_of(&self, ptr: &Operand) -> AddrSpace {
+        match self.func.operand_type(ptr) {
+            Type::Ptr(space) => *space,
+            _ => unreachable!("verified: a pointer operand"),
+        }
+    }
+
     fn in_partial_exec(&self) -> bool {
         self.blocks[self.cur].partial_exec
     }
 
-    fn store(&mut self, ty: &Type, value: &Operand, ptr: &Operand) -> Result<(), Diagnostic> {
+    fn store(&mut self, ty: &Type, value: &Operand, ptr: &Operand, align: u32) -> Result<(), Diagnostic> {
         let (v, p) = (self.lowered(value), self.lowered(ptr));
-        let space = match self.func.operand_type(ptr) {
-            Type::Ptr(s) => *s,
-            _ => unreachable!("verified"),
-        };
+        let space = self.space_of(ptr);
         if let Type::Vector(elem, _) = ty {
             let Lowered::Agg(parts) = v else { return Err(self.error("internal: vector store")) };
             for (i, part) in parts.into_iter().enumerate() {
                 let part_ptr = self.offset_pointer(&p, space, i as u32 * elem.size())?;
-                self.store_scalar(elem, part, part_ptr, space)?;
+                self.store_scalar(elem, part, part_ptr, space, align.min(elem.align()))?;
             }
             return Ok(());
         }
-        self.store_scalar(ty, v, p, space)
+        self.store_scalar(ty, v, p, space, align)
     }
 
-    fn store_scalar(&mut self, ty: &Type, v: Lowered, p: Lowered, space: AddrSpace) -> Result<(), Diagnostic> {
+    fn store_scalar(&mut self, ty: &Type, v: Lowered, p: Lowered, space: AddrSpace, align: u32) -> Result<(), Diagnostic> {
         let bits = ty.bits();
         if bits == 8 || bits == 16 {
             // The byte/short stores write the low bits of the register.
@@ -1626,6 +1693,14 @@ impl<'a> Isel<'a> {
             Src::VPair(lo, hi)
         };
         match space {
+            AddrSpace::Local if bits == 64 && align < 8 => {
+                let Src::VPair(lo, hi) = data else { unreachable!("64-bit data is a pair") };
+                let lo_addr = self.to_v(&p)?;
+                let hi_addr = self.offset_pointer(&Lowered::V(lo_addr), space, 4)?;
+                let hi_addr = self.to_v(&hi_addr)?;
+                self.emit(Opcode::ds_write_b32, &[], &[Src::R(lo_addr), Src::R(lo)], |_| {});
+                self.emit(Opcode::ds_write_b32, &[], &[Src::R(hi_addr), Src::R(hi)], |_| {});
+            }
             AddrSpace::Local => {
                 let addr = self.to_v(&p)?;
                 let op = if bits == 32 { Opcode::ds_write_b32 } else { Opcode::ds_write_b64 };
@@ -1656,10 +1731,7 @@ impl<'a> Isel<'a> {
         let p = self.lowered(ptr);
         let data = self.lowered(value);
         let data = self.to_v(&data)?;
-        let space = match self.func.operand_type(ptr) {
-            Type::Ptr(s) => *s,
-            _ => unreachable!("verified"),
-        };
+        let space = self.space_of(ptr);
         let old = self.vreg(Class::Vgpr);
         match space {
             AddrSpace::Local => {
@@ -1857,23 +1929,82 @@ fn const_lowered(c: &Const) -> Lowered {
     Lowered::Imm(c.bits)
 }
 
+/// Constant folding of i32 operations (the MIR semantics: wrapping, shifts
+/// modulo 32; division by zero and overflowing signed division are left to run
+/// time, where the interpreter reports them).
 fn fold_binary(op: BinOp, ty: &Type, x: u64, y: u64) -> Option<u64> {
     if *ty != Type::I32 {
         return None;
     }
     let (a, b) = (x as u32, y as u32);
+    let (sa, sb) = (a as i32, b as i32);
     let r = match op {
         BinOp::Add => a.wrapping_add(b),
         BinOp::Sub => a.wrapping_sub(b),
         BinOp::Mul => a.wrapping_mul(b),
+        BinOp::MulHiU => ((u64::from(a) * u64::from(b)) >> 32) as u32,
+        BinOp::MulHiS => ((i64::from(sa) * i64::from(sb)) >> 32) as u32,
         BinOp::And => a & b,
         BinOp::Or => a | b,
         BinOp::Xor => a ^ b,
         BinOp::Shl => a.wrapping_shl(b),
         BinOp::LShr => a.wrapping_shr(b),
+        BinOp::AShr => sa.wrapping_shr(b) as u32,
+        BinOp::SMin => sa.min(sb) as u32,
+        BinOp::SMax => sa.max(sb) as u32,
+        BinOp::UMin => a.min(b),
+        BinOp::UMax => a.max(b),
+        BinOp::UDiv if b != 0 => a / b,
+        BinOp::URem if b != 0 => a % b,
+        BinOp::SDiv if b != 0 && !(sa == i32::MIN && sb == -1) => (sa / sb) as u32,
+        BinOp::SRem if b != 0 && !(sa == i32::MIN && sb == -1) => (sa % sb) as u32,
         _ => return None,
     };
     Some(u64::from(r))
+}
+
+/// Constant folding of an i32 compare.
+fn fold_icmp(pred: IntPred, x: u64, y: u64) -> bool {
+    let (a, b) = (x as u32, y as u32);
+    let (sa, sb) = (a as i32, b as i32);
+    match pred {
+        IntPred::Eq => a == b,
+        IntPred::Ne => a != b,
+        IntPred::Slt => sa < sb,
+        IntPred::Sle => sa <= sb,
+        IntPred::Sgt => sa > sb,
+        IntPred::Sge => sa >= sb,
+        IntPred::Ult => a < b,
+        IntPred::Ule => a <= b,
+        IntPred::Ugt => a > b,
+        IntPred::Uge => a >= b,
+    }
+}
+
+/// Constant folding of an f32 compare (`o*` false on NaN, `u*` true).
+fn fold_fcmp(pred: FloatPred, a: f32, b: f32) -> bool {
+    let unordered = a.is_nan() || b.is_nan();
+    match pred {
+        FloatPred::Oeq => !unordered && a == b,
+        FloatPred::One => !unordered && a != b,
+        FloatPred::Olt => !unordered && a < b,
+        FloatPred::Ole => !unordered && a <= b,
+        FloatPred::Ogt => !unordered && a > b,
+        FloatPred::Oge => !unordered && a >= b,
+        FloatPred::Ord => !unordered,
+        FloatPred::Uno => unordered,
+        FloatPred::Ueq => unordered || a == b,
+        FloatPred::Une => unordered || a != b,
+        FloatPred::Ult => unordered || a < b,
+        FloatPred::Ule => unordered || a <= b,
+        FloatPred::Ugt => unordered || a > b,
+        FloatPred::Uge => unordered || a >= b,
+    }
+}
+
+/// True for a constant that needs a literal dword (not an inline constant).
+fn is_literal(l: &Lowered) -> bool {
+    matches!(l, Lowered::Imm(bits) if matches!(isa::Operand::imm32(*bits as u32), isa::Operand::Literal(_)))
 }
 
 fn scmp_opcode(pred: IntPred) -> Opcode {
@@ -2015,7 +2146,6 @@ pub fn select(
         workgroup_id: [None; 3],
         tid: None,
         lds_size: 0,
-        lds_offsets: HashMap::new(),
         branch_only_compares: branch_only_compares(func),
         inst_ref: None,
     };

@@ -51,7 +51,6 @@ struct DivergentLoop {
     current: Vec<ra::VReg>,
     restore_block: usize,
     restore_params: Vec<ra::VReg>,
-    header_acc_params: Vec<ra::VReg>,
     /// Tracked values and their accumulators after the loop: they replace the
     /// values from the exit block on (the exit dominates every use after the
     /// loop; blocks of the loop keep the per-iteration values).
@@ -101,11 +100,10 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             current: Vec::new(),
             restore_block,
             restore_params: Vec::new(),
-            header_acc_params: Vec::new(),
             after_loop: Vec::new(),
         });
     }
-    let mut regions: HashMap<usize, IfRegion> = HashMap::new();
+    let regions: HashMap<usize, IfRegion> = HashMap::new();
     // Which if-region side a block exits (block -> (branch block, side)).
     let mut side_exit: HashMap<usize, (usize, usize)> = HashMap::new();
     for (b, br) in structure.branches.iter().enumerate() {
@@ -142,9 +140,7 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             for c in &classes {
                 params.push(h.add_param(mb, *c));
             }
-            let dl = ctx.loops.get_mut(&li).unwrap();
-            dl.header_acc_params = params.clone();
-            dl.current = params;
+            ctx.loops.get_mut(&li).unwrap().current = params;
         }
         for inst in &func.blocks[b].insts {
             h.instruction(inst)?;
@@ -152,8 +148,6 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         h.set_inst_ref(None);
         ctx.terminator(h, b)?;
     }
-    regions = std::mem::take(&mut ctx.regions);
-    let _ = regions;
     Ok(())
 }
 
@@ -327,7 +321,6 @@ impl Ctx {
                 accs_else.push(h.add_param(eb, h.class_of(a)));
             }
         }
-        let cur = h.current();
         if has_then {
             // exec = saved & c; skip the then-side when no lane takes it.
             h.push(MKind::Exec(ExecOp::And), vec![ra::Operand::reg_use(saved), ra::Operand::reg_use(mask)]);
@@ -340,7 +333,6 @@ impl Ctx {
             let else_args = h.block_call_args(else_to)?;
             h.terminate(Branch::IfExecZero, Vec::new(), vec![restore, h.mblock(else_to.block.0 as usize)], vec![accs.clone(), else_args]);
         }
-        let _ = cur;
         if let Some(eb) = else_block {
             h.switch_to(eb);
             h.push(MKind::Exec(ExecOp::AndNot), vec![ra::Operand::reg_use(saved), ra::Operand::reg_use(mask)]);

@@ -11,8 +11,10 @@ use super::vcode::{VCode, SGPR_PAIR_UNITS};
 use crate::isa::Target;
 use crate::mir::Diagnostic;
 
-/// Single SGPRs regalloc2 may use: with 19 pair units (38 SGPRs) and 8
-/// expansion temporaries above them, the total stays within s0..s101.
+/// Single SGPRs regalloc2 may use. Placement puts the pair units (at most 17,
+/// 34 SGPRs) and 8 expansion temporaries above the singles and the pinned
+/// inputs; at the very highest pressure that can pass s101, which the register
+/// checker after expansion reports as an internal error rather than miscompile.
 pub const ALLOCATABLE_SGPRS: usize = 56;
 
 /// Number of VGPRs regalloc2 may use (its class limit).
@@ -35,7 +37,7 @@ fn env(limits: [usize; 3]) -> ra::MachineEnv {
 }
 
 /// The classes (Int, Float, Vector) whose values regalloc2 moved to spill slots.
-fn spilled_classes(out: &ra::Output) -> [bool; 3] {
+pub fn spilled_classes(out: &ra::Output) -> [bool; 3] {
     let mut spilled = [false; 3];
     for (_, ra::Edit::Move { from, to }) in &out.edits {
         if from.as_stack().is_none() && to.as_stack().is_none() {

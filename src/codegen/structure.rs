@@ -123,8 +123,15 @@ pub fn analyze(func: &Function, uniformity: &Uniformity) -> Result<Structure, Di
             }
         }
         l.exit = if exits.len() == 1 { exits.into_iter().next() } else { None };
-        let outside: Vec<usize> = cfg.preds[l.header].iter().copied().filter(|p| !l.blocks.contains(p)).collect();
-        l.preheader = if outside.len() == 1 { Some(outside[0]) } else { None };
+        // Edges, not blocks: `brif %c, loop(0), loop(1)` enters twice from one block.
+        let entering: Vec<usize> = func
+            .blocks
+            .iter()
+            .enumerate()
+            .filter(|(p, _)| !l.blocks.contains(p))
+            .flat_map(|(p, b)| b.term.successors().into_iter().filter(|s| s.0 as usize == l.header).map(move |_| p))
+            .collect();
+        l.preheader = if entering.len() == 1 { Some(entering[0]) } else { None };
     }
 
     let mut branches = vec![None; n];
@@ -149,7 +156,7 @@ pub fn analyze(func: &Function, uniformity: &Uniformity) -> Result<Structure, Di
                     return Err(reject(func, b, "a loop with a divergent exit must leave to a single block"));
                 }
                 if l.preheader.is_none() {
-                    return Err(reject(func, b, "the loop's header must have exactly one predecessor outside the loop"));
+                    return Err(reject(func, b, "the loop must be entered by exactly one edge from outside it"));
                 }
                 if !l.latches.iter().all(|&latch| Cfg::dominates(&idom, b, latch)) {
                     return Err(reject(func, b, "a divergent loop exit must be in a block that dominates the loop's back edges"));

@@ -10,20 +10,9 @@
 //! block every pending load is waited for, so blocks start clean: simple and
 //! correct, at the price of a few waits that cross-block tracking could avoid.
 
-use super::expand::{Emitted, Expanded};
+use super::expand::{overlaps, reg_span as span, Emitted, Expanded};
 use crate::isa::{self, opcodes::Counters, waitcnt::Waitcnt, Generation, Opcode, Target};
 
-/// Registers an operand covers, as (first hardware code, count).
-fn span(op: &isa::Operand) -> Option<(u16, u16)> {
-    match op {
-        isa::Operand::Reg(r) if r.base.is_scalar() || r.base.is_vgpr() || r.base.is_agpr() => Some((r.base.0, u16::from(r.size))),
-        _ => None,
-    }
-}
-
-fn overlaps(a: (u16, u16), b: (u16, u16)) -> bool {
-    a.0 < b.0 + b.1 && b.0 < a.0 + a.1
-}
 
 #[derive(Clone, Default)]
 struct Pending {
