@@ -186,8 +186,8 @@ pub fn compile_file(
         for k in &kernels {
             let s = &k.stats;
             side.push_str(&format!(
-                "{} ({}): {} instructions, {} bytes, {} VGPRs, {} SGPRs, {} AGPRs, {} spills, {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD\n",
-                s.name, target.isa_name(), s.instructions, s.code_bytes, s.vgprs, s.sgprs, s.agprs, s.spills, s.scratch_bytes, s.lds_bytes, s.occupancy
+                "{} ({}): {} instructions, {} bytes, {} VGPRs (at most {} values live), {} SGPRs, {} AGPRs, {} spills, {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD\n",
+                s.name, target.isa_name(), s.instructions, s.code_bytes, s.vgprs, s.max_live_vgprs, s.sgprs, s.agprs, s.spills, s.scratch_bytes, s.lds_bytes, s.occupancy
             ));
         }
     }

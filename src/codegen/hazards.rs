@@ -20,10 +20,10 @@
 //!   wrote within the last 5 VALU (or 1 transcendental) instructions: wait for
 //!   the ALU results with `s_waitcnt_depctr va_vdst(0)`.
 //!
-//! The pass looks back within a block. Across blocks it is conservative: a
-//! block whose last instructions include a VALU write of an SGPR ends with
-//! enough wait states (5) for any reader in the next block (edge moves such as
-//! SGPR spill restores can put such a write right before a branch).
+//! The pass looks back within a block, then across block boundaries: a VALU
+//! write of an SGPR near a block's end (edge moves such as SGPR spill restores
+//! can put one right before a branch) is checked against the first instructions
+//! of every successor, and padded before the branch when needed.
 
 use super::expand::{overlaps, Emitted, Expanded};
 use crate::isa::{self, Generation, Gpu, Opcode, Target};
@@ -172,6 +172,60 @@ fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
     }
 }
 
+/// Across blocks (gfx9): a block whose last instructions include a VALU write
+/// of an SGPR gets `s_nop`s before its branch when a successor's first
+/// instructions would read that SGPR too early. Successors are the branch
+/// targets and, unless the block ends in an unconditional jump, the next block.
+fn pad_block_ends(code: &mut Expanded, target: Target) {
+    use std::collections::HashMap;
+    let position: HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(p, (b, _, _))| (*b, p)).collect();
+    let mut pads: Vec<(usize, usize, u32)> = Vec::new();
+    for (p, (_, _, insts)) in code.blocks.iter().enumerate() {
+        let tail = insts.iter().rposition(|e| e.target.is_none() && e.inst.op != Opcode::s_endpgm).map_or(0, |i| i + 1);
+        let branch_states = (insts.len() - tail) as u32;
+        // The last VALU writes of SGPRs and their distance to the block's end.
+        let mut writers = Vec::new();
+        let mut distance = branch_states;
+        for e in insts[..tail].iter().rev() {
+            if !writes_sgpr_by_valu(&e.inst, target.gpu).is_empty() {
+                writers.push((&e.inst, distance));
+            }
+            distance += wait_states(e);
+            if distance >= 5 {
+                break;
+            }
+        }
+        if writers.is_empty() {
+            continue;
+        }
+        let mut successors: Vec<usize> = insts.iter().filter_map(|e| e.target).filter_map(|t| position.get(&t).copied()).collect();
+        let jumps_away = insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm));
+        if !jumps_away && p + 1 < code.blocks.len() {
+            successors.push(p + 1);
+        }
+        let mut need = 0u32;
+        for s in successors {
+            let mut seen = 0u32;
+            for reader in &code.blocks[s].2 {
+                for &(w, d) in &writers {
+                    let r = required(w, &reader.inst, target);
+                    need = need.max(r.saturating_sub(d + seen));
+                }
+                seen += wait_states(reader);
+                if seen >= 5 {
+                    break;
+                }
+            }
+        }
+        if need > 0 {
+            pads.push((p, tail, need));
+        }
+    }
+    for (p, tail, need) in pads {
+        code.blocks[p].2.insert(tail, Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None });
+    }
+}
+
 /// Inserts `s_nop`s (gfx9) or dependency waits (gfx11) where an instruction would
 /// read a result too early.
 pub fn avoid_hazards(code: &mut Expanded, target: Target) {
@@ -200,26 +254,7 @@ pub fn avoid_hazards(code: &mut Expanded, target: Target) {
             }
             out.push(e);
         }
-        // Block end: a VALU write of an SGPR within the last 5 wait states is
-        // padded to 5 before the branch (or the fall-through), for readers in the
-        // next block. Branch instructions themselves count as wait states.
-        let tail = out.iter().rposition(|e| e.target.is_none() && e.inst.op != Opcode::s_endpgm).map_or(0, |i| i + 1);
-        let mut distance = 0u32;
-        let mut need = 0u32;
-        for e in out[..tail].iter().rev() {
-            if !writes_sgpr_by_valu(&e.inst, target.gpu).is_empty() {
-                need = 5u32.saturating_sub(distance + (out.len() - tail) as u32);
-                break;
-            }
-            distance += wait_states(e);
-            if distance >= 5 {
-                break;
-            }
-        }
-        let ends_program = out.last().is_some_and(|e| e.inst.op == Opcode::s_endpgm);
-        if need > 0 && !ends_program {
-            out.insert(tail, Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None });
-        }
         *block = out;
     }
+    pad_block_ends(code, target);
 }

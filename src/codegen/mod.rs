@@ -48,6 +48,8 @@ pub struct KernelStats {
     pub instructions: usize,
     pub code_bytes: usize,
     pub vgprs: u32,
+    /// The most 32-bit divergent values live at once: a lower bound for `vgprs`.
+    pub max_live_vgprs: u32,
     pub sgprs: u32,
     pub agprs: u32,
     pub spills: u32,
@@ -176,6 +178,7 @@ pub fn compile_kernel(
         instructions: encoded.instructions,
         code_bytes: encoded.code.len(),
         vgprs: resources.num_vgpr,
+        max_live_vgprs: vcode::max_live_vgprs(&selected.vcode),
         sgprs: resources.num_sgpr,
         agprs: 0,
         spills: allocation.num_spillslots as u32,

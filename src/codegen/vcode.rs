@@ -460,3 +460,55 @@ mod tests {
         assert!(verify(&mid).unwrap_err().contains("terminator in the wrong place"));
     }
 }
+
+/// The most VGPR values live at once anywhere in the function: a lower bound on
+/// the VGPRs any allocation needs (before windows, temporaries and spills).
+/// Backward liveness over the machine CFG; a value is live from its definition to
+/// its last use, block parameters from the block's start.
+pub fn max_live_vgprs(vcode: &VCode) -> u32 {
+    use std::collections::HashSet;
+    let is_vgpr = |v: ra::VReg| vcode.class(v) == Class::Vgpr;
+    let n = vcode.blocks.len();
+    let mut live_in: Vec<HashSet<ra::VReg>> = vec![HashSet::new(); n];
+    let mut changed = true;
+    let mut max = 0usize;
+    while changed {
+        changed = false;
+        max = 0;
+        for b in (0..n).rev() {
+            let block = &vcode.blocks[b];
+            let mut live: HashSet<ra::VReg> = HashSet::new();
+            for (s, args) in block.succs.iter().zip(&block.succ_args) {
+                let target = &vcode.blocks[s.index()];
+                for v in &live_in[s.index()] {
+                    if !target.params.contains(v) {
+                        live.insert(*v);
+                    }
+                }
+                live.extend(args.iter().copied().filter(|v| is_vgpr(*v)));
+            }
+            for i in block.insts.clone().rev() {
+                let m = &vcode.insts[i];
+                for o in &m.ops {
+                    if o.kind() == ra::OperandKind::Def {
+                        live.remove(&o.vreg());
+                    }
+                }
+                // Defined and used values of one instruction overlap at it.
+                let at = live.len() + m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def && is_vgpr(o.vreg())).count();
+                for o in &m.ops {
+                    if o.kind() == ra::OperandKind::Use && is_vgpr(o.vreg()) {
+                        live.insert(o.vreg());
+                    }
+                }
+                max = max.max(at.max(live.len()));
+            }
+            live.extend(block.params.iter().copied().filter(|v| is_vgpr(*v)));
+            if live != live_in[b] {
+                live_in[b] = live;
+                changed = true;
+            }
+        }
+    }
+    max as u32
+}
