@@ -1,7 +1,9 @@
 //! Kernels that exercise particular parts of the code generator, run on the
 //! simulator and compared with the interpreter on every target: register
 //! pressure beyond what fits (SGPRs spilled into VGPR lanes, VGPRs to scratch)
-//! and f64 arithmetic (register pairs through windows, the division sequence).
+//! f64 arithmetic (register pairs through windows, the division sequence) and
+//! calls (arguments, results and implicit inputs in the registers the calling
+//! convention names; values of the caller live across calls).
 
 use amdgpu_cg::codegen::{self, Options, Report};
 use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
@@ -93,6 +95,31 @@ fn review_regressions() {
     check("review.mir", &spec, false, false);
 }
 
+#[test]
+fn calls_to_device_functions() {
+    // Two work-groups of 8 x 8: work-item ids in X and Y and the work-group id
+    // reach the callees as implicit inputs.
+    let spec = LaunchSpec::from_flags(
+        "16,8,1",
+        "8,8,1",
+        &["in=f32:iota:128".into(), "out=f32:zero:128".into(), "tags=i32:zero:128".into()],
+        &["in=@in".into(), "out=@out".into(), "tags=@tags".into(), "k=3".into()],
+        &[],
+    )
+    .unwrap();
+    check("calls.mir", &spec, false, false);
+    let text = std::fs::read_to_string(format!("{}/examples/call.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let module = mir::parse(&text).unwrap();
+    let spec = LaunchSpec::from_flags("128", "64", &["in=f32:iota:128".into(), "out=f32:zero:128".into()], &["in=@in".into(), "out=@out".into(), "k=3".into()], &[]).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    for target in targets() {
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap();
+        let out = |b: &[amdgpu_cg::mir::launch::BufferOutput]| b.iter().find(|b| b.name == "out").unwrap().elements();
+        assert_eq!(out(&got), out(&want.buffers), "call.mir on {}", target.isa_name());
+    }
+}
+
 fn compile_error(text: &str) -> String {
     let module = mir::parse(text).unwrap();
     mir::verify::verify(&module).unwrap();
@@ -117,4 +144,15 @@ fn divergent_loop_entered_twice_from_one_block_is_an_error() {
         "kernel @k(%n: i32) {\nentry:\n  %t = workitem_id x\n  %u = icmp eq i32 %n, 0\n  brif %u, loop(0), loop(1)\nloop(%j: i32):\n  %next = add i32 %j, 1\n  %done = icmp uge i32 %next, %t\n  brif %done, exit, loop(%next)\nexit:\n  ret\n}\n",
     );
     assert!(message.contains("entered by exactly one edge"), "{message}");
+}
+
+#[test]
+fn calls_from_device_functions_are_an_error_until_stack_frames() {
+    // Nested and recursive calls would overwrite the return address in s[30:31].
+    let nested = "func @inner(%x: i32) -> i32 {\nentry:\n  ret %x\n}\nfunc @outer(%x: i32) -> i32 {\nentry:\n  %y = call @inner(%x)\n  ret %y\n}\nkernel @k(%out: ptr<global>) {\nentry:\n  %r = call @outer(1)\n  store i32 %r, %out\n  ret\n}\n";
+    let message = compile_error(nested);
+    assert!(message.contains("'@outer' calls '@inner'") && message.contains("stack frame"), "{message}");
+    let recursive = "func @f(%n: inreg i32) -> i32 {\nentry:\n  %z = icmp eq i32 %n, 0\n  brif %z, done, step\ndone:\n  ret 0\nstep:\n  %m = sub i32 %n, 1\n  %r = call @f(%m)\n  ret %r\n}\nkernel @k(%out: ptr<global>) {\nentry:\n  %r = call @f(3)\n  store i32 %r, %out\n  ret\n}\n";
+    let message = compile_error(recursive);
+    assert!(message.contains("'@f' calls '@f'"), "{message}");
 }

@@ -8,6 +8,8 @@ use crate::mir::Diagnostic;
 /// A function's machine code and its assembly text.
 pub struct Encoded {
     pub code: Vec<u8>,
+    /// Calls: (offset of the instruction after the `s_getpc_b64`, callee).
+    pub calls: Vec<(u64, String)>,
     pub asm: String,
     pub instructions: usize,
 }
@@ -44,6 +46,7 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
     let mut bytes = Vec::with_capacity(offset);
     let mut asm = String::new();
     let mut instructions = 0;
+    let mut calls = Vec::new();
     for &(b, ref name, ref insts) in &code.blocks {
         if labels[b] || b == 0 {
             asm.push_str(&format!("{}:{}; {name}\n", label(b), " ".repeat(4)));
@@ -65,10 +68,13 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
                 asm.push_str(&format!("  {}\n", isa::print(&inst, target)));
             }
             isa::encode(&inst, target, &mut bytes).map_err(|err| fail(err, &inst))?;
+            if let Some(callee) = &e.call {
+                calls.push((bytes.len() as u64, callee.clone()));
+            }
             instructions += 1;
         }
     }
-    Ok(Encoded { code: bytes, asm, instructions })
+    Ok(Encoded { code: bytes, calls, asm, instructions })
 }
 
 /// Branch threading: a block that holds nothing but a jump (typically the block
@@ -100,7 +106,7 @@ fn thread_jumps(code: &Expanded) -> Expanded {
         b
     };
     let ends_without_fallthrough = |insts: &[super::expand::Emitted]| {
-        insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm))
+        insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm | Opcode::s_setpc_b64))
     };
     let mut out = Vec::with_capacity(code.blocks.len());
     for (position, (b, name, insts)) in code.blocks.iter().enumerate() {
@@ -110,7 +116,7 @@ fn thread_jumps(code: &Expanded) -> Expanded {
         }
         let insts = insts
             .iter()
-            .map(|e| super::expand::Emitted { inst: e.inst.clone(), target: e.target.map(resolve) })
+            .map(|e| super::expand::Emitted { inst: e.inst.clone(), target: e.target.map(resolve), call: e.call.clone() })
             .collect();
         out.push((*b, name.clone(), insts));
     }

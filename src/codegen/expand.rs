@@ -23,6 +23,9 @@ pub struct Emitted {
     pub inst: isa::Inst,
     /// For branches: the target block (index into the VCode blocks).
     pub target: Option<usize>,
+    /// For the `s_getpc_b64` of a call: the callee, whose address the next two
+    /// instructions' literals receive through relocations.
+    pub call: Option<String>,
 }
 
 /// A function after expansion: instructions per block in layout order.
@@ -76,8 +79,45 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// Registers keep their numbers (layouts with calls); pair units and the
+    /// temporaries go where the layout puts them.
+    fn identity(vcode: &VCode, out: &ra::Output) -> Placement {
+        let (pairs, temps) = match vcode.layout {
+            Layout::Callee => (Layout::CALLEE_PAIRS, Layout::CALLEE_TEMPS),
+            _ => (Layout::CALLER_PAIRS, Layout::CALLER_TEMPS),
+        };
+        let mut pair: Vec<u16> = (0..64u16).map(|u| pairs + 2 * u).collect();
+        for &(unit, first) in &vcode.pinned_pairs {
+            pair[unit as usize] = first;
+        }
+        let mut vgpr_end = 1u16;
+        let mut sgpr_end = 0u16;
+        let mut note = |a: ra::Allocation| {
+            if let Some(p) = a.as_reg() {
+                match p.class() {
+                    ra::RegClass::Float => vgpr_end = vgpr_end.max(p.hw_enc() as u16 + 1),
+                    ra::RegClass::Int => sgpr_end = sgpr_end.max(p.hw_enc() as u16 + 1),
+                    ra::RegClass::Vector => sgpr_end = sgpr_end.max(pair[p.hw_enc()] + 2),
+                }
+            }
+        };
+        out.allocs.iter().for_each(|a| note(*a));
+        for (_, ra::Edit::Move { from, to }) in &out.edits {
+            note(*from);
+            note(*to);
+        }
+        if vcode.layout == Layout::Callee {
+            // The windows have a fixed place in a callee.
+            vgpr_end = Layout::CALLEE_WINDOWS;
+        }
+        Placement { vgpr: (0..64).collect(), sgpr: (0..64).collect(), pair, temps, vgpr_end, sgpr_end: sgpr_end.max(temps + 8) }
+    }
+
     /// Computes the renumbering from every allocation the output mentions.
     pub fn new(vcode: &VCode, out: &ra::Output) -> Placement {
+        if vcode.layout != Layout::Dense {
+            return Placement::identity(vcode, out);
+        }
         let mut used = [[false; 64]; 3];
         let mut pinned = [[false; 64]; 3];
         let class_index = |c: ra::RegClass| match c {
@@ -208,7 +248,7 @@ impl Ctx<'_> {
     }
 
     fn push(&mut self, inst: isa::Inst) {
-        self.code.push(Emitted { inst, target: None });
+        self.code.push(Emitted { inst, target: None, call: None });
     }
 
     fn mov(&mut self, dst: isa::Reg, src: isa::Reg) {
@@ -313,6 +353,18 @@ impl Ctx<'_> {
                     ExecOp::AndNotSelf => isa::Inst::new(andn2, vec![exec], vec![exec, r(0)]),
                 };
                 self.push(inst);
+            }
+            MKind::Call { callee, .. } => {
+                // The callee's address into s[30:31] (relocated literals; not inline
+                // constants, so that the slots exist), then the call, which leaves
+                // the return address in s[30:31].
+                let ra = isa::Reg::s(30, 2);
+                let (lo, hi) = (isa::Reg::s(30, 1), isa::Reg::s(31, 1));
+                let slot = isa::Operand::Literal(0x1010_1010);
+                self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(ra)], vec![]), target: None, call: Some(callee.clone()) });
+                self.push(isa::Inst::new(Opcode::s_add_u32, vec![isa::Operand::Reg(lo)], vec![isa::Operand::Reg(lo), slot]));
+                self.push(isa::Inst::new(Opcode::s_addc_u32, vec![isa::Operand::Reg(hi)], vec![isa::Operand::Reg(hi), slot]));
+                self.push(isa::Inst::new(Opcode::s_swappc_b64, vec![isa::Operand::Reg(ra)], vec![isa::Operand::Reg(ra)]));
             }
             MKind::Branch(_) => unreachable!("branches are expanded with their block"),
         }
@@ -451,7 +503,7 @@ impl Ctx<'_> {
         let succs: Vec<usize> = self.vcode.blocks[block].succs.iter().map(|b| b.index()).collect();
         let jump = |c: &mut Self, target: usize| {
             if Some(target) != next_in_layout {
-                c.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_branch, 0), target: Some(target) });
+                c.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_branch, 0), target: Some(target), call: None });
             }
         };
         match kind {
@@ -459,7 +511,7 @@ impl Ctx<'_> {
             Branch::IfUniform => {
                 let flag = self.place.reg(allocs[0].as_reg().expect("a register"));
                 self.push(isa::Inst::new(Opcode::s_cmp_lg_u32, vec![], vec![isa::Operand::Reg(flag), isa::Operand::imm32(0)]));
-                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]) });
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), call: None });
                 jump(self, succs[1]);
             }
             Branch::IfCompare { op, imms } => {
@@ -469,14 +521,17 @@ impl Ctx<'_> {
                     None => regs.next().expect("one operand per non-constant source"),
                 }).collect();
                 self.push(isa::Inst::new(*op, vec![], uses));
-                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]) });
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), call: None });
                 jump(self, succs[1]);
             }
             Branch::IfExecZero => {
-                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_execz, 0), target: Some(succs[0]) });
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_execz, 0), target: Some(succs[0]), call: None });
                 jump(self, succs[1]);
             }
             Branch::EndProgram => self.push(isa::Inst::sopp(Opcode::s_endpgm, 0)),
+            Branch::Return => {
+                self.push(isa::Inst::new(Opcode::s_setpc_b64, vec![], vec![isa::Operand::Reg(isa::Reg::s(30, 2))]))
+            }
         }
     }
 }
@@ -505,7 +560,15 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     let vgpr_top = if uses_windows { window_base + 2 * windows_used } else { place.vgpr_end };
     let spilled = super::regalloc::spilled_classes(out);
     let spills_sgprs = spilled[0] || spilled[2];
-    let spill_vgpr = vgpr_top;
+    // A kernel that calls keeps spilled SGPRs above v31, which no callee may
+    // touch; a device function must keep them below v32, which it may clobber.
+    let spill_vgpr = if vcode.layout == Layout::Caller { vgpr_top.max(32) } else { vgpr_top };
+    if vcode.layout == Layout::Callee && spills_sgprs && spill_vgpr >= 32 {
+        return Err(Diagnostic::new(
+            "register pressure in a device function needs more registers than a callee may clobber (v0-v31), which needs a stack frame (not supported yet)".to_string(),
+            crate::mir::Span::NONE,
+        ));
+    }
     let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, code: Vec::new() };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
@@ -538,7 +601,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         }
         blocks.push((b, block.name.clone(), code));
     }
-    let vgprs = u32::from(vgpr_top) + u32::from(spills_sgprs);
+    let vgprs = if spills_sgprs { u32::from(spill_vgpr) + 1 } else { u32::from(vgpr_top) };
     let mut sgprs = u32::from(place.sgpr_end);
     if uses_reserved {
         sgprs = sgprs.max(u32::from(temps) + 8);

@@ -19,9 +19,10 @@ use super::uniformity::Uniformity;
 use super::vcode::*;
 use crate::abi::kernarg::{self, KernargLayout};
 use crate::abi::kernel::{self, InitialState, KernelInputs, SgprInput};
+use crate::abi::{assign, Assignment, Convention, ImplicitInput, Location, Signature};
 use crate::isa::{self, Opcode, Target, WaveSize};
 use crate::mir::{
-    AddrSpace, AtomicOp, BinOp, BlockCall, Builtin, CastOp, Const, Diagnostic, FloatPred, FuncKind, Function, Inst, IntPred, Op,
+    AddrSpace, AtomicOp, BinOp, BlockCall, Module, Builtin, CastOp, Const, Diagnostic, FloatPred, FuncKind, Function, Inst, IntPred, Op,
     Operand, Type, UnOp, Value,
 };
 
@@ -106,6 +107,13 @@ struct BlockBuild {
 }
 
 struct Isel<'a> {
+    module: &'a Module,
+    /// Implicit inputs each device function uses (itself and through calls).
+    callee_uses: &'a HashMap<String, Vec<ImplicitInput>>,
+    /// Device functions: the return address (s30, s31 on entry) and where the
+    /// result pieces go.
+    return_address: Option<(ra::VReg, ra::VReg)>,
+    ret_locations: Vec<Location>,
     func: &'a Function,
     uni: &'a Uniformity,
     structure: &'a Structure,
@@ -331,7 +339,9 @@ impl<'a> Isel<'a> {
             Lowered::V64(lo, hi) => (lo, hi),
             Lowered::Addr { base, offset, imm } => {
                 let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-                self.emit(Opcode::v_mov_b32, &[Dst::VPair(lo, hi)], &[Src::Address(base, offset)], |_| {});
+                // A shift by zero copies the 64-bit address out of its window
+                // (there is no 64-bit VGPR move before gfx940).
+                self.emit(Opcode::v_lshlrev_b64, &[Dst::VPair(lo, hi)], &[Src::Imm(0), Src::Address(base, offset)], |_| {});
                 if imm == 0 {
                     (lo, hi)
                 } else {
@@ -618,7 +628,7 @@ impl<'a> Isel<'a> {
                 self.set(result.unwrap(), Lowered::Agg(parts));
             }
             Op::StackSlot { .. } => return Err(self.error("stack slots are not supported by the code generator yet (scratch frames: issue 8)")),
-            Op::Call { .. } => return Err(self.error("calls are not supported by the code generator yet (issue 8)")),
+            Op::Call { callee, args } => self.call(callee, args, result)?,
             Op::AtomicRmw { op, ty, ptr, value } => {
                 let l = self.atomic(Some(*op), ty, ptr, value, None)?;
                 self.set(result.unwrap(), l);
@@ -1823,20 +1833,292 @@ impl<'a> Isel<'a> {
 
     // ---- kernel entry ------------------------------------------------------
 
+    /// The signature a device function is compiled (and called) with: its
+    /// parameters and result, and the implicit inputs it uses.
+    fn signature_of(&self, f: &Function) -> Signature {
+        let mut sig = Signature::new(
+            f.params.iter().map(|p| crate::abi::Param { ty: f.value_type(p.value).clone(), inreg: p.inreg, is_self: false }).collect(),
+            f.ret.clone(),
+        );
+        sig.uses = Some(self.callee_uses.get(&f.name).cloned().unwrap_or_default());
+        sig
+    }
+
+    fn assignment_of(&self, f: &Function) -> Result<Assignment, Diagnostic> {
+        let a = assign(&self.signature_of(f), Convention::AmdgpuCg, self.target).map_err(|e| self.error(format!("calling convention: {e}")))?;
+        let on_stack = a.args.iter().flat_map(|x| &x.pieces).map(|p| p.loc).chain(a.ret.iter().map(|p| p.loc)).any(|l| !l.is_reg());
+        if on_stack || a.sret.is_some() || a.args.iter().any(|x| x.by_ref) {
+            return Err(self.error(format!(
+                "'@{}' has arguments or a result in memory (stack arguments, structs over 16 bytes, sret), which needs stack frames (not supported yet)",
+                f.name
+            )));
+        }
+        let too_high = a.args.iter().flat_map(|x| &x.pieces).any(|p| matches!(p.loc, Location::Vgpr(n) if n >= Layout::CALLEE_WINDOWS));
+        if too_high {
+            return Err(self.error(format!("'@{}' passes arguments in v26-v31, which the code generator does not support yet", f.name)));
+        }
+        Ok(a)
+    }
+
+    /// A value from its register pieces (parameters and call results).
+    fn from_pieces(&mut self, ty: &Type, regs: &mut std::slice::Iter<(ra::VReg, bool)>) -> Result<Lowered, Diagnostic> {
+        let mut next = || regs.next().copied().ok_or_else(|| Diagnostic::new("internal: missing argument piece", crate::mir::Span::NONE));
+        Ok(match ty {
+            Type::Struct(fields) => {
+                let mut parts = Vec::new();
+                for f in fields {
+                    parts.push(self.from_pieces(f, regs)?);
+                }
+                Lowered::Agg(parts)
+            }
+            Type::Vector(elem, n) if elem.bits() >= 32 => {
+                let mut parts = Vec::new();
+                for _ in 0..*n {
+                    parts.push(self.from_pieces(elem, regs)?);
+                }
+                Lowered::Agg(parts)
+            }
+            Type::Vector(..) => return Err(self.error("vectors of 8- or 16-bit elements as arguments are not supported yet")),
+            Type::I1 => {
+                // The value is in the low bit; the other bits are undefined.
+                let (r, sgpr) = next()?;
+                if sgpr {
+                    let b = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_and_b32, &[Dst::R(b)], &[Src::R(r), Src::Imm(1)], |_| {});
+                    Lowered::Bool(b)
+                } else {
+                    let bit = self.vreg(Class::Vgpr);
+                    self.emit(Opcode::v_and_b32, &[Dst::R(bit)], &[Src::Imm(1), Src::R(r)], |_| {});
+                    Lowered::Mask(self.vcmp(Opcode::v_cmp_ne_u32, Lowered::V(bit), Lowered::Imm(0))?)
+                }
+            }
+            t if t.bits() == 64 => {
+                let ((lo, sgpr), (hi, _)) = (next()?, next()?);
+                if sgpr {
+                    Lowered::S64(self.make_pair(lo, hi))
+                } else {
+                    Lowered::V64(lo, hi)
+                }
+            }
+            _ => {
+                let (r, sgpr) = next()?;
+                if sgpr {
+                    Lowered::S(r)
+                } else {
+                    Lowered::V(r)
+                }
+            }
+        })
+    }
+
+    /// The registers holding a value's pieces, in the classes their locations
+    /// need (VGPR pieces in VGPRs, SGPR pieces in SGPRs).
+    fn to_pieces(&mut self, l: &Lowered, ty: &Type, locations: &mut std::slice::Iter<Location>, out: &mut Vec<(ra::VReg, Location)>) -> Result<(), Diagnostic> {
+        match ty {
+            Type::Struct(fields) => {
+                let Lowered::Agg(parts) = l else { return Err(self.error("internal: struct argument")) };
+                for (p, f) in parts.clone().iter().zip(fields) {
+                    self.to_pieces(p, f, locations, out)?;
+                }
+            }
+            Type::Vector(elem, _) => {
+                let Lowered::Agg(parts) = l else { return Err(self.error("internal: vector argument")) };
+                for p in parts.clone() {
+                    self.to_pieces(&p, elem, locations, out)?;
+                }
+            }
+            t if t.bits() == 64 => {
+                let (lo_loc, hi_loc) = (*locations.next().unwrap(), *locations.next().unwrap());
+                if matches!(lo_loc, Location::Sgpr(_)) {
+                    let p = self.to_s64(l)?;
+                    let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
+                    self.emit(Opcode::s_mov_b32, &[Dst::R(lo)], &[Src::Half(p, 0)], |_| {});
+                    self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Half(p, 1)], |_| {});
+                    out.extend([(lo, lo_loc), (hi, hi_loc)]);
+                } else {
+                    let (lo, hi) = self.to_v64(l)?;
+                    out.extend([(lo, lo_loc), (hi, hi_loc)]);
+                }
+            }
+            _ => {
+                let loc = *locations.next().unwrap();
+                let r = match (loc, ty) {
+                    (Location::Sgpr(_), Type::I1) => self.to_bool(l)?,
+                    (Location::Sgpr(_), _) => self.to_s(l)?,
+                    (_, Type::I1) => {
+                        let m = self.to_mask(l)?;
+                        self.to_v(&Lowered::Mask(m))?
+                    }
+                    _ => self.to_v(l)?,
+                };
+                out.push((r, loc));
+            }
+        }
+        Ok(())
+    }
+
+    fn preg_of(loc: Location) -> ra::PReg {
+        match loc {
+            Location::Vgpr(n) => vgpr_preg(n),
+            Location::Sgpr(n) => sgpr_preg(n),
+            Location::Stack { .. } => unreachable!("stack pieces are rejected"),
+        }
+    }
+
+    /// A device function's entry: parameters, implicit inputs and the return
+    /// address arrive in the registers the calling convention names.
+    fn function_entry(&mut self) -> Result<(), Diagnostic> {
+        let func = self.func;
+        let a = self.assignment_of(func)?;
+        let mut ops = Vec::new();
+        let mut params = Vec::new();
+        for (param, arg) in func.params.iter().zip(&a.args) {
+            let mut regs = Vec::new();
+            for piece in &arg.pieces {
+                let sgpr = matches!(piece.loc, Location::Sgpr(_));
+                let v = self.vc.new_vreg(if sgpr { Class::Sgpr } else { Class::Vgpr });
+                ops.push(ra::Operand::reg_fixed_def(v, Self::preg_of(piece.loc)));
+                regs.push((v, sgpr));
+            }
+            params.push((param.value, regs));
+        }
+        let mut dispatch = Vec::new();
+        for imp in &a.implicit {
+            let mut defs = Vec::new();
+            for loc in &imp.pieces {
+                let class = if matches!(loc, Location::Sgpr(_)) { Class::Sgpr } else { Class::Vgpr };
+                let v = self.vc.new_vreg(class);
+                ops.push(ra::Operand::reg_fixed_def(v, Self::preg_of(*loc)));
+                defs.push(v);
+            }
+            match imp.input {
+                ImplicitInput::WorkitemId => self.tid = Some(defs[0]),
+                ImplicitInput::WorkgroupIdX => self.workgroup_id[0] = Some(defs[0]),
+                ImplicitInput::WorkgroupIdY => self.workgroup_id[1] = Some(defs[0]),
+                ImplicitInput::WorkgroupIdZ => self.workgroup_id[2] = Some(defs[0]),
+                ImplicitInput::DispatchPtr => dispatch = defs,
+                _ => {}
+            }
+        }
+        let (ra_lo, ra_hi) = (self.vc.new_vreg(Class::Sgpr), self.vc.new_vreg(Class::Sgpr));
+        ops.push(ra::Operand::reg_fixed_def(ra_lo, sgpr_preg(30)));
+        ops.push(ra::Operand::reg_fixed_def(ra_hi, sgpr_preg(31)));
+        self.return_address = Some((ra_lo, ra_hi));
+        self.ret_locations = a.ret.iter().map(|p| p.loc).collect();
+        self.push(MInst { kind: MKind::Entry, ops });
+        if let [lo, hi] = dispatch[..] {
+            self.dispatch_ptr = Some(self.make_pair(lo, hi));
+        }
+        for (value, regs) in params {
+            let ty = func.value_type(value).clone();
+            let l = self.from_pieces(&ty, &mut regs.iter())?;
+            self.set(value, l);
+        }
+        Ok(())
+    }
+
+    /// A call: arguments and implicit inputs into the callee's registers, the
+    /// call itself (clobbering what the convention lets the callee change), and
+    /// the result pieces back from their registers.
+    fn call(&mut self, callee: &str, args: &[Operand], result: Option<Value>) -> Result<(), Diagnostic> {
+        let target_fn = self.module.function(callee).ok_or_else(|| self.error(format!("call to undefined function '@{callee}'")))?;
+        if self.func.kind == FuncKind::Device {
+            // The callee would overwrite the return address in s[30:31]; keeping
+            // it (and recursion) needs a stack frame, which is not built yet.
+            return Err(self.error(format!(
+                "calls from device functions ('@{}' calls '@{callee}') need a stack frame for the return address, which is not supported yet (issue 8)",
+                self.func.name
+            )));
+        }
+        let a = self.assignment_of(target_fn)?;
+        let mut pieces = Vec::new();
+        for ((arg, asg), param) in args.iter().zip(&a.args).zip(&target_fn.params) {
+            let ty = target_fn.value_type(param.value).clone();
+            let l = self.lowered(arg);
+            let locs: Vec<Location> = asg.pieces.iter().map(|p| p.loc).collect();
+            self.to_pieces(&l, &ty, &mut locs.iter(), &mut pieces)?;
+        }
+        for imp in &a.implicit {
+            let regs: Vec<ra::VReg> = match imp.input {
+                ImplicitInput::WorkitemId => vec![self.tid.ok_or_else(|| self.error("internal: work-item ids not available"))?],
+                ImplicitInput::WorkgroupIdX | ImplicitInput::WorkgroupIdY | ImplicitInput::WorkgroupIdZ => {
+                    let d = match imp.input {
+                        ImplicitInput::WorkgroupIdX => 0,
+                        ImplicitInput::WorkgroupIdY => 1,
+                        _ => 2,
+                    };
+                    vec![self.workgroup_id[d].ok_or_else(|| self.error("internal: work-group id not available"))?]
+                }
+                ImplicitInput::DispatchPtr => {
+                    let p = self.dispatch_ptr.ok_or_else(|| self.error("internal: dispatch pointer not available"))?;
+                    let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
+                    self.emit(Opcode::s_mov_b32, &[Dst::R(lo)], &[Src::Half(p, 0)], |_| {});
+                    self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Half(p, 1)], |_| {});
+                    vec![lo, hi]
+                }
+                other => return Err(self.error(format!("implicit input {other:?} is not supported in calls yet"))),
+            };
+            for (r, loc) in regs.into_iter().zip(&imp.pieces) {
+                pieces.push((r, *loc));
+            }
+        }
+        let mut ops: Vec<ra::Operand> = pieces.iter().map(|(r, loc)| ra::Operand::reg_fixed_use(*r, Self::preg_of(*loc))).collect();
+        // Results.
+        let mut result_regs = Vec::new();
+        for p in &a.ret {
+            let class = if matches!(p.loc, Location::Sgpr(_)) { Class::Sgpr } else { Class::Vgpr };
+            let v = self.vreg(class);
+            ops.push(ra::Operand::reg_fixed_def(v, Self::preg_of(p.loc)));
+            result_regs.push((v, class == Class::Sgpr));
+        }
+        // Clobbers: v0-v31 and s0-s31, except the registers results arrive in
+        // (a register cannot be both a fixed definition and a clobber).
+        let mut clobbers = ra::PRegSet::empty();
+        for n in 0..32u16 {
+            let (v, s) = (vgpr_preg(n), sgpr_preg(n));
+            if !a.ret.iter().any(|p| p.loc == Location::Vgpr(n)) {
+                clobbers.add(v);
+            }
+            if !a.ret.iter().any(|p| p.loc == Location::Sgpr(n)) {
+                clobbers.add(s);
+            }
+        }
+        self.push(MInst { kind: MKind::Call { callee: callee.to_string(), clobbers }, ops });
+        if let (Some(r), Some(ty)) = (result, target_fn.ret.clone()) {
+            let l = self.from_pieces(&ty, &mut result_regs.iter())?;
+            self.set(r, l);
+        }
+        Ok(())
+    }
+
     fn entry(&mut self, layout: &KernargLayout, state: &InitialState) -> Result<(), Diagnostic> {
+        if self.func.kind == FuncKind::Device {
+            return self.function_entry();
+        }
         let mut ops = Vec::new();
         let mut def_fixed = |vc: &mut VCode, class: Class, preg: ra::PReg| {
             let v = vc.new_vreg(class);
             ops.push(ra::Operand::reg_fixed_def(v, preg));
             v
         };
+        // Pointer inputs: pinned pair units where the allocator cannot confuse
+        // them with single SGPRs; in kernels that call (where calls use s0-s31
+        // by number, which a pinned pair would alias unseen) as two singles.
+        let calls = self.func.blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.op, Op::Call { .. })));
         let mut pairs = Vec::new();
+        let mut halves = Vec::new();
         for slot in &state.user_sgprs {
             let unit = match slot.input {
                 SgprInput::KernargSegmentPtr => SGPR_PAIR_INPUT_UNITS[0],
                 SgprInput::DispatchPtr => SGPR_PAIR_INPUT_UNITS[1],
                 _ => continue,
             };
+            if calls {
+                let lo = def_fixed(&mut self.vc, Class::Sgpr, sgpr_preg(slot.first));
+                let hi = def_fixed(&mut self.vc, Class::Sgpr, sgpr_preg(slot.first + 1));
+                halves.push((slot.input, lo, hi));
+                continue;
+            }
             let pair = def_fixed(&mut self.vc, Class::SgprPair, ra::PReg::new(unit as usize, ra::RegClass::Vector));
             self.vc.pinned_pairs.push((unit, slot.first));
             pairs.push((slot.input, pair));
@@ -1854,6 +2136,9 @@ impl<'a> Isel<'a> {
             self.tid = Some(def_fixed(&mut self.vc, Class::Vgpr, vgpr_preg(0)));
         }
         self.push(MInst { kind: MKind::Entry, ops });
+        for (input, lo, hi) in halves {
+            pairs.push((input, self.make_pair(lo, hi)));
+        }
         for (input, pair) in pairs {
             match input {
                 SgprInput::KernargSegmentPtr => self.kernarg_ptr = Some(pair),
@@ -2093,9 +2378,27 @@ fn fcmp_opcode(pred: FloatPred) -> Opcode {
 }
 
 /// Which kernel inputs a function uses (so that only those are enabled).
-fn kernel_inputs(func: &Function) -> KernelInputs {
+fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInput>>) -> KernelInputs {
     let mut inputs = KernelInputs::default();
     inputs.kernarg_segment_ptr = !func.params.is_empty();
+    // What the functions it calls use, the kernel must receive to pass on (the
+    // work-item ids packed in v0 need all three dimensions enabled).
+    for block in &func.blocks {
+        for inst in &block.insts {
+            if let Op::Call { callee, .. } = &inst.op {
+                for input in callee_uses.get(callee).map(Vec::as_slice).unwrap_or(&[]) {
+                    match input {
+                        ImplicitInput::WorkitemId => inputs.workitem_id_dims = 3,
+                        ImplicitInput::WorkgroupIdX => inputs.workgroup_id_x = true,
+                        ImplicitInput::WorkgroupIdY => inputs.workgroup_id_y = true,
+                        ImplicitInput::WorkgroupIdZ => inputs.workgroup_id_z = true,
+                        ImplicitInput::DispatchPtr => inputs.dispatch_ptr = true,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
     for block in &func.blocks {
         for inst in &block.insts {
             if let Op::Builtin { kind, dim } = inst.op {
@@ -2115,7 +2418,10 @@ fn kernel_inputs(func: &Function) -> KernelInputs {
 }
 
 /// Selects instructions for one kernel.
+#[allow(clippy::too_many_arguments)]
 pub fn select(
+    module: &Module,
+    callee_uses: &HashMap<String, Vec<ImplicitInput>>,
     func: &Function,
     uniformity: &Uniformity,
     structure: &Structure,
@@ -2123,15 +2429,21 @@ pub fn select(
     code_object_version: u32,
     scratch: bool,
 ) -> Result<Selected, Diagnostic> {
-    if func.kind != FuncKind::Kernel {
-        return Err(err(func, None, "device functions are not supported by the code generator yet (calls: issue 8)".into()));
+    let has_calls = func.blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.op, Op::Call { .. })));
+    let device = func.kind == FuncKind::Device;
+    if device && scratch {
+        return Err(err(func, None, "register pressure in a device function needs spilling, which needs a stack frame (not supported yet)".into()));
     }
-    let mut inputs = kernel_inputs(func);
+    let mut inputs = if device { KernelInputs::default() } else { kernel_inputs(func, callee_uses) };
     inputs.uses_scratch = scratch;
     let state = kernel::initial_state(target, &inputs);
     let arg_types: Vec<Type> = func.params.iter().map(|p| func.value_type(p.value).clone()).collect();
     let layout = kernarg::layout(&arg_types, code_object_version);
     let mut isel = Isel {
+        module,
+        callee_uses,
+        return_address: None,
+        ret_locations: Vec::new(),
         func,
         uni: uniformity,
         structure,
@@ -2152,6 +2464,13 @@ pub fn select(
     super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state)?;
     let lds_size = isel.lds_size;
     let mut vcode = finish(isel.blocks, isel.vc);
+    vcode.layout = if device {
+        Layout::Callee
+    } else if has_calls {
+        Layout::Caller
+    } else {
+        Layout::Dense
+    };
     if scratch {
         vcode.scratch = Some(if target.gpu.has_architected_flat_scratch() {
             Scratch::Flat
@@ -2396,6 +2715,25 @@ impl<'a> IselHandle<'_, 'a> {
         }
         let flag = self.isel.to_bool(&l)?;
         Ok((Branch::IfUniform, vec![ra::Operand::reg_use(flag)]))
+    }
+
+    /// A device function's return: the result into its registers, and the
+    /// return address back into s[30:31].
+    pub fn function_return(&mut self, value: Option<&Operand>) -> Result<(), Diagnostic> {
+        let isel = &mut *self.isel;
+        let mut ops = Vec::new();
+        if let (Some(v), Some(ty)) = (value, isel.func.ret.clone()) {
+            let l = isel.lowered(v);
+            let locs = isel.ret_locations.clone();
+            let mut pieces = Vec::new();
+            isel.to_pieces(&l, &ty, &mut locs.iter(), &mut pieces)?;
+            ops.extend(pieces.iter().map(|(r, loc)| ra::Operand::reg_fixed_use(*r, Isel::preg_of(*loc))));
+        }
+        let (lo, hi) = isel.return_address.expect("device functions have a return address");
+        ops.push(ra::Operand::reg_fixed_use(lo, sgpr_preg(30)));
+        ops.push(ra::Operand::reg_fixed_use(hi, sgpr_preg(31)));
+        self.terminate(Branch::Return, ops, Vec::new(), Vec::new());
+        Ok(())
     }
 
     /// The lane mask for a divergent branch condition.

@@ -183,6 +183,8 @@ impl Ctx {
         let func = h.func();
         let structure = h.structure();
         match &func.blocks[b].term {
+            Terminator::Ret(value) if func.kind == crate::mir::FuncKind::Device => h.function_return(value.as_ref()),
+            Terminator::Unreachable if func.kind == crate::mir::FuncKind::Device => h.function_return(None),
             Terminator::Ret(_) | Terminator::Unreachable => {
                 h.terminate(Branch::EndProgram, Vec::new(), Vec::new(), Vec::new());
                 Ok(())

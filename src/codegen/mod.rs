@@ -22,7 +22,10 @@ pub mod uniformity;
 pub mod vcode;
 pub mod waitcnt;
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+use crate::abi::ImplicitInput;
 
 use crate::abi::descriptor::KernelResources;
 use crate::abi::kernarg::KernargLayout;
@@ -62,7 +65,10 @@ pub struct KernelStats {
 /// A compiled kernel.
 pub struct CompiledKernel {
     pub name: String,
+    pub is_kernel: bool,
     pub code: Vec<u8>,
+    /// Calls: (offset after each `s_getpc_b64`, callee).
+    pub calls: Vec<(u64, String)>,
     pub asm: String,
     pub stats: KernelStats,
     pub kernarg: KernargLayout,
@@ -83,6 +89,8 @@ fn wants(options: &Options, pass: &str) -> bool {
 
 /// Compiles one kernel through every pass.
 pub fn compile_kernel(
+    module: &Module,
+    callee_uses: &HashMap<String, Vec<ImplicitInput>>,
     func: &Function,
     target: &CodeObjectTarget,
     version: CodeObjectVersion,
@@ -116,7 +124,7 @@ pub fn compile_kernel(
     // allocation spills VGPRs (scratch changes the kernel's input registers).
     let mut scratch = false;
     let (selected, allocation) = loop {
-        let selected = isel::select(func, &uniformity, &structure, t, version.number(), scratch)?;
+        let selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
         lap(report, "isel");
         if wants(options, "isel") {
             report.printed.push_str(&format!("; after isel: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
@@ -187,7 +195,17 @@ pub fn compile_kernel(
         occupancy: occupancy(t, resources.num_vgpr, resources.num_sgpr),
     };
     let arg_names_types = func.params.iter().map(|p| (func.value_name(p.value).to_string(), func.value_type(p.value).clone())).collect();
-    Ok(CompiledKernel { name: func.name.clone(), code: encoded.code, asm: encoded.asm, stats, kernarg: selected.kernarg, resources, arg_names_types })
+    Ok(CompiledKernel {
+        name: func.name.clone(),
+        is_kernel: func.kind == FuncKind::Kernel,
+        code: encoded.code,
+        calls: encoded.calls,
+        asm: encoded.asm,
+        stats,
+        kernarg: selected.kernarg,
+        resources,
+        arg_names_types,
+    })
 }
 
 fn print_expanded(options: &Options, report: &mut Report, pass: &str, func: &Function, code: &expand::Expanded, t: crate::isa::Target) {
@@ -221,7 +239,56 @@ pub fn occupancy(target: crate::isa::Target, vgprs: u32, sgprs: u32) -> u32 {
     }
 }
 
-/// Compiles every kernel of a module into a code object description.
+/// The implicit inputs each function uses, directly (builtins) or through the
+/// functions it calls; iterated to a fixed point over the call graph (calls may
+/// be recursive).
+pub fn implicit_uses(module: &Module) -> HashMap<String, Vec<ImplicitInput>> {
+    use crate::mir::{Builtin, Op};
+    let mut uses: HashMap<String, Vec<ImplicitInput>> = HashMap::new();
+    let mut calls: Vec<(String, String)> = Vec::new();
+    for f in &module.functions {
+        let mut mine = Vec::new();
+        for block in &f.blocks {
+            for inst in &block.insts {
+                let input = match inst.op {
+                    Op::Builtin { kind: Builtin::WorkitemId, .. } => Some(ImplicitInput::WorkitemId),
+                    Op::Builtin { kind: Builtin::WorkgroupId, dim: 0 } => Some(ImplicitInput::WorkgroupIdX),
+                    Op::Builtin { kind: Builtin::WorkgroupId, dim: 1 } => Some(ImplicitInput::WorkgroupIdY),
+                    Op::Builtin { kind: Builtin::WorkgroupId, .. } => Some(ImplicitInput::WorkgroupIdZ),
+                    Op::Builtin { kind: Builtin::WorkgroupSize | Builtin::GridSize, .. } => Some(ImplicitInput::DispatchPtr),
+                    Op::Call { ref callee, .. } => {
+                        calls.push((f.name.clone(), callee.clone()));
+                        None
+                    }
+                    _ => None,
+                };
+                if let Some(i) = input {
+                    if !mine.contains(&i) {
+                        mine.push(i);
+                    }
+                }
+            }
+        }
+        uses.insert(f.name.clone(), mine);
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (caller, callee) in &calls {
+            let add: Vec<ImplicitInput> = uses.get(callee).cloned().unwrap_or_default();
+            let mine = uses.get_mut(caller).expect("every function has an entry");
+            for i in add {
+                if !mine.contains(&i) {
+                    mine.push(i);
+                    changed = true;
+                }
+            }
+        }
+    }
+    uses
+}
+
+/// Compiles every function of a module into a code object description.
 pub fn compile_module(
     module: &Module,
     target: &CodeObjectTarget,
@@ -229,35 +296,69 @@ pub fn compile_module(
     options: &Options,
     report: &mut Report,
 ) -> Result<(CodeObject, Vec<CompiledKernel>), Diagnostic> {
-    let mut kernels = Vec::new();
+    let uses = implicit_uses(module);
+    let mut compiled = Vec::new();
     for func in &module.functions {
-        if func.kind == FuncKind::Device {
-            return Err(Diagnostic::new(
-                format!("@{}: device functions (and calls) are not supported by the code generator yet (issue 8)", func.name),
-                func.span,
-            ));
+        compiled.push(compile_kernel(module, &uses, func, target, version, options, report)?);
+    }
+    // A kernel's register counts cover every function it can reach: callees run
+    // in the kernel's waves, with its register allocation.
+    let callees: HashMap<&str, Vec<&str>> = module
+        .functions
+        .iter()
+        .map(|f| {
+            let list = f
+                .blocks
+                .iter()
+                .flat_map(|b| &b.insts)
+                .filter_map(|i| match &i.op {
+                    crate::mir::Op::Call { callee, .. } => Some(callee.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (f.name.as_str(), list)
+        })
+        .collect();
+    let counts: HashMap<String, (u32, u32)> = compiled.iter().map(|k| (k.name.clone(), (k.resources.num_vgpr, k.resources.num_sgpr))).collect();
+    for k in compiled.iter_mut().filter(|k| k.is_kernel) {
+        let mut seen = vec![k.name.as_str().to_string()];
+        let mut stack: Vec<&str> = callees.get(k.name.as_str()).cloned().unwrap_or_default();
+        while let Some(f) = stack.pop() {
+            if seen.iter().any(|s| s == f) {
+                continue;
+            }
+            seen.push(f.to_string());
+            if let Some(&(v, sg)) = counts.get(f) {
+                k.resources.num_vgpr = k.resources.num_vgpr.max(v);
+                k.resources.num_sgpr = k.resources.num_sgpr.max(sg);
+            }
+            stack.extend(callees.get(f).cloned().unwrap_or_default());
         }
-        kernels.push(compile_kernel(func, target, version, options, report)?);
+        k.stats.vgprs = k.resources.num_vgpr;
+        k.stats.sgprs = k.resources.num_sgpr;
+        k.stats.occupancy = occupancy(target.target, k.resources.num_vgpr, k.resources.num_sgpr);
     }
     let mut functions = Vec::new();
-    for k in &kernels {
-        let args: Vec<KernelArg> = k
-            .arg_names_types
-            .iter()
-            .zip(&k.kernarg.explicit)
-            .map(|((name, ty), a)| KernelArg { type_name: Some(opencl_type_name(ty)), ..KernelArg::new(name, ty, a.offset) })
-            .collect();
-        let info = KernelInfo::from_resources(target, version, args, true, k.resources.clone(), 1024)
-            .map_err(|e| Diagnostic::new(format!("@{}: {e}", k.name), Span::NONE))?;
-        functions.push(codeobj::Function {
-            name: k.name.clone(),
-            code: k.code.clone(),
-            visibility: codeobj::Visibility::Protected,
-            kernel: Some(info),
-            relocs: Vec::new(),
-        });
+    for k in &compiled {
+        let relocs = k.calls.iter().flat_map(|(pc, callee)| codeobj::Reloc::getpc_pair(*pc, callee)).collect();
+        let kernel = if k.is_kernel {
+            let args: Vec<KernelArg> = k
+                .arg_names_types
+                .iter()
+                .zip(&k.kernarg.explicit)
+                .map(|((name, ty), a)| KernelArg { type_name: Some(opencl_type_name(ty)), ..KernelArg::new(name, ty, a.offset) })
+                .collect();
+            Some(
+                KernelInfo::from_resources(target, version, args, true, k.resources.clone(), 1024)
+                    .map_err(|e| Diagnostic::new(format!("@{}: {e}", k.name), Span::NONE))?,
+            )
+        } else {
+            None
+        };
+        let visibility = if k.is_kernel { codeobj::Visibility::Protected } else { codeobj::Visibility::Hidden };
+        functions.push(codeobj::Function { name: k.name.clone(), code: k.code.clone(), visibility, kernel, relocs });
     }
-    Ok((CodeObject { target: *target, version, functions }, kernels))
+    Ok((CodeObject { target: *target, version, functions }, compiled))
 }
 
 /// The OpenCL spelling of an argument type, for the metadata's `.type_name`

@@ -7,7 +7,7 @@
 
 use regalloc2 as ra;
 
-use super::vcode::{VCode, SGPR_PAIR_UNITS};
+use super::vcode::VCode;
 use crate::isa::Target;
 use crate::mir::Diagnostic;
 
@@ -20,11 +20,11 @@ pub const ALLOCATABLE_SGPRS: usize = 56;
 /// Number of VGPRs regalloc2 may use (its class limit).
 pub const ALLOCATABLE_VGPRS: usize = 64;
 
-/// Registers regalloc2 may use per class (Int, Float, Vector), lowest first.
-fn env(limits: [usize; 3]) -> ra::MachineEnv {
+/// Registers regalloc2 may use: the first `limits[c]` of each class's allowed list.
+fn env(allowed: &[Vec<usize>; 3], limits: [usize; 3]) -> ra::MachineEnv {
     let mut sets = [ra::PRegSet::empty(), ra::PRegSet::empty(), ra::PRegSet::empty()];
     for (class_index, class) in [ra::RegClass::Int, ra::RegClass::Float, ra::RegClass::Vector].into_iter().enumerate() {
-        for n in 0..limits[class_index] {
+        for &n in allowed[class_index].iter().take(limits[class_index]) {
             sets[class_index].add(ra::PReg::new(n, class));
         }
     }
@@ -64,10 +64,23 @@ pub fn spilled_classes(out: &ra::Output) -> [bool; 3] {
 pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Output, Diagnostic> {
     let _ = target;
     let options = ra::RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions), algorithm: ra::Algorithm::Ion };
-    let max = [ALLOCATABLE_SGPRS, ALLOCATABLE_VGPRS, SGPR_PAIR_UNITS as usize];
-    let mut limits = [8, 8, 4];
+    // Input pairs and the scratch V# are never allocated as single SGPRs in
+    // layouts that keep register numbers.
+    let mut reserved: Vec<u16> = Vec::new();
+    if vcode.layout != super::vcode::Layout::Dense {
+        for &(_, first) in &vcode.pinned_pairs {
+            reserved.extend([first, first + 1]);
+        }
+        if let Some(super::vcode::Scratch::Buffer { rsrc, wave_offset }) = vcode.scratch {
+            reserved.extend(rsrc..rsrc + 4);
+            reserved.push(wave_offset);
+        }
+    }
+    let allowed = vcode.layout.allowed(&reserved);
+    let max = [allowed[0].len(), allowed[1].len(), allowed[2].len()];
+    let mut limits = [8.min(max[0]), 8.min(max[1]), 4.min(max[2])];
     loop {
-        let out = ra::run(vcode, &env(limits), &options).map_err(|e| {
+        let out = ra::run(vcode, &env(&allowed, limits), &options).map_err(|e| {
             let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
             d.context = Some(format!("in @{func_name}"));
             d

@@ -124,6 +124,9 @@ pub enum MKind {
     Exec(ExecOp),
     /// The function's entry: defines the hardware inputs (fixed registers).
     Entry,
+    /// A call of `callee`: arguments are fixed uses, results fixed defs, and the
+    /// registers the convention lets the callee change are clobbered.
+    Call { callee: String, clobbers: ra::PRegSet },
     /// End of a block: jump / conditional branches; arguments for the successors'
     /// block parameters are in `args`.
     Branch(Branch),
@@ -160,6 +163,9 @@ pub enum Branch {
     IfExecZero,
     /// `s_endpgm` (kernels) — also the function end.
     EndProgram,
+    /// `s_setpc_b64` to the return address (device functions); the operands are
+    /// the result pieces and the return address, in their fixed registers.
+    Return,
 }
 
 /// A machine block.
@@ -185,10 +191,56 @@ pub struct VCode {
     pub vreg_classes: Vec<Class>,
     /// Input pair units and the first SGPR of the hardware pair each stands for.
     pub pinned_pairs: Vec<(u16, u16)>,
+    /// How registers are laid out (see [`Layout`]).
+    pub layout: Layout,
     /// Scratch access for VGPR spills when the kernel was compiled with scratch:
     /// on buffer-scratch targets the scratch V# and the wave's scratch offset
     /// (kept out of register placement); on flat-scratch targets nothing.
     pub scratch: Option<Scratch>,
+}
+
+/// How a function's registers are laid out, which decides what regalloc2 may use
+/// and how its registers become hardware registers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// Kernels without calls: any register, renumbered densely afterwards.
+    #[default]
+    Dense,
+    /// Kernels that call: registers keep their numbers (a call clobbers v0-v31
+    /// and s0-s31 by number); s32-s34 (SP, wave scratch offset, FP) stay free.
+    Caller,
+    /// Device functions: only registers the amdgpu-cg convention lets a callee
+    /// clobber: v0-v25 (v26-v31 hold the pair windows), s4-s11, SGPR pairs in
+    /// s12-s21 and the expansion temporaries in s22-s29.
+    Callee,
+}
+
+impl Layout {
+    /// First VGPR of the pair windows in a callee.
+    pub const CALLEE_WINDOWS: u16 = 26;
+    /// First SGPR of the pair units in a callee.
+    pub const CALLEE_PAIRS: u16 = 12;
+    /// First SGPR of the expansion temporaries in a callee.
+    pub const CALLEE_TEMPS: u16 = 22;
+    /// First SGPR of the pair units in a caller (above every single SGPR).
+    pub const CALLER_PAIRS: u16 = 64;
+    /// First SGPR of the expansion temporaries in a caller.
+    pub const CALLER_TEMPS: u16 = 56;
+
+    /// The registers regalloc2 may use per class (Int, Float, Vector), in the
+    /// order it should prefer them.
+    pub fn allowed(self, reserved_sgprs: &[u16]) -> [Vec<usize>; 3] {
+        let sgprs = |r: std::ops::Range<usize>| r.filter(|n| !reserved_sgprs.contains(&(*n as u16))).collect::<Vec<_>>();
+        match self {
+            Layout::Dense => [sgprs(0..56), (0..64).collect(), (0..SGPR_PAIR_UNITS as usize).collect()],
+            Layout::Caller => {
+                let mut ints = sgprs(0..30);
+                ints.extend(sgprs(35..56));
+                [ints, (0..64).collect(), (0..SGPR_PAIR_UNITS as usize).collect()]
+            }
+            Layout::Callee => [sgprs(4..12), (0..Self::CALLEE_WINDOWS as usize).collect(), (0..5).collect()],
+        }
+    }
 }
 
 /// How spilled VGPRs reach scratch memory.
@@ -274,11 +326,11 @@ impl ra::Function for VCode {
     }
 
     fn is_ret(&self, insn: ra::Inst) -> bool {
-        matches!(self.insts[insn.index()].kind, MKind::Branch(Branch::EndProgram))
+        matches!(self.insts[insn.index()].kind, MKind::Branch(Branch::EndProgram | Branch::Return))
     }
 
     fn is_branch(&self, insn: ra::Inst) -> bool {
-        matches!(self.insts[insn.index()].kind, MKind::Branch(ref b) if !matches!(b, Branch::EndProgram))
+        matches!(self.insts[insn.index()].kind, MKind::Branch(ref b) if !matches!(b, Branch::EndProgram | Branch::Return))
     }
 
     fn branch_blockparams(&self, block: ra::Block, _insn: ra::Inst, succ_idx: usize) -> &[ra::VReg] {
@@ -289,8 +341,11 @@ impl ra::Function for VCode {
         &self.insts[insn.index()].ops
     }
 
-    fn inst_clobbers(&self, _insn: ra::Inst) -> ra::PRegSet {
-        ra::PRegSet::empty()
+    fn inst_clobbers(&self, insn: ra::Inst) -> ra::PRegSet {
+        match &self.insts[insn.index()].kind {
+            MKind::Call { clobbers, .. } => *clobbers,
+            _ => ra::PRegSet::empty(),
+        }
     }
 
     fn num_vregs(&self) -> usize {

@@ -32,7 +32,7 @@ impl Pending {
 }
 
 fn waitcnt_inst(w: Waitcnt, gen: Generation) -> Emitted {
-    Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt, w.encode(gen)), target: None }
+    Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt, w.encode(gen)), target: None, call: None }
 }
 
 /// Inserts the waits into every block.
@@ -43,7 +43,7 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
         let mut pending = Pending::default();
         let first_branch = block
             .iter()
-            .position(|e| e.target.is_some() || e.inst.op == Opcode::s_endpgm)
+            .position(|e| e.target.is_some() || matches!(e.inst.op, Opcode::s_endpgm | Opcode::s_setpc_b64))
             .unwrap_or(block.len());
         let ends_program = block.last().is_some_and(|e| e.inst.op == Opcode::s_endpgm);
         let block_len = block.len();
@@ -55,12 +55,12 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
             }
             let touched: Vec<(u16, u16)> = e.inst.defs.iter().chain(&e.inst.uses).filter_map(span).collect();
             let mut need = Waitcnt::default();
-            if e.inst.op == Opcode::s_barrier {
+            if matches!(e.inst.op, Opcode::s_barrier | Opcode::s_swappc_b64) {
                 need = Waitcnt { vm: Some(0), exp: None, lgkm: Some(0) };
                 if gen == Generation::Gfx11 && pending.vs > 0 {
-                    let mut w = isa::Inst::new(Opcode::s_waitcnt_vscnt, vec![isa::Operand::Reg(isa::Reg::new(isa::PhysReg::null(gen).unwrap(), 1))], vec![]);
+                    let mut w = isa::Inst::new(Opcode::s_waitcnt_vscnt, vec![], vec![isa::Operand::Reg(isa::Reg::new(isa::PhysReg::null(gen).unwrap(), 1))]);
                     w.imm = 0;
-                    out.push(Emitted { inst: w, target: None });
+                    out.push(Emitted { inst: w, target: None, call: None });
                     pending.vs = 0;
                 }
             } else {
