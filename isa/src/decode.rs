@@ -96,6 +96,7 @@ impl Dec<'_> {
         match code {
             0..=127 => self.sreg(code, n, field),
             253 => Ok(Operand::Reg(Reg::new(PhysReg::SCC, 1))),
+            235..=238 if n <= 2 => Ok(Operand::Reg(Reg::new(PhysReg(code as u16), n))),
             255 if self.lit_ok => {
                 let v = self.word(lit_word)?;
                 self.literal = Some(v);
@@ -137,6 +138,13 @@ pub fn decode(bytes: &[u8], target: Target) -> Result<(Inst, usize), DecodeError
     } else if top(7) == 0x3E {
         let (op, _) = lookup(gpu, Space::Fmt(Format::Vopc), w >> 17 & 0xFF, w)?;
         dec_vop_short(&mut d, op, Format::Vopc, w)?
+    } else if gen == Generation::Gfx11 && top(6) == 0x32 {
+        if wave != crate::target::WaveSize::W32 {
+            return Err(DecodeError::Unknown { word: w });
+        }
+        let (x, _) = lookup(gpu, Space::Fmt(Format::Vopd), w >> 22 & 0xF, w)?;
+        let (y, _) = lookup(gpu, Space::Fmt(Format::Vopd), w >> 17 & 0x1F, w)?;
+        dec_vopd(&mut d, x, y, w)?
     } else if top(1) == 0 {
         let (op, _) = lookup(gpu, Space::Fmt(Format::Vop2), w >> 25 & 0x3F, w)?;
         dec_vop_short(&mut d, op, Format::Vop2, w)?
@@ -205,7 +213,7 @@ fn dec_salu(d: &mut Dec, op: Opcode, fmt: Format, w: u32) -> Result<(Inst, usize
     for &k in info.defs(d.target.gpu) {
         inst.defs.push(d.sreg(sdst, k.size(wave), "sdst")?);
     }
-    for (i, &k) in info.uses.iter().enumerate() {
+    for (i, &k) in info.uses(d.target.gpu).iter().enumerate() {
         let code = if fmt == Format::Sopk {
             sdst
         } else if i == 0 {
@@ -250,16 +258,48 @@ fn dec_vop_short(d: &mut Dec, op: Opcode, fmt: Format, w: u32) -> Result<(Inst, 
     for &k in info.defs(d.target.gpu) {
         inst.defs.push(if k == Kind::Mask { vcc(d) } else { vdst_operand(d, k, vdst)? });
     }
-    for (i, &k) in info.uses.iter().enumerate() {
+    for (i, &k) in info.uses(d.target.gpu).iter().enumerate() {
         let o = match (i, k) {
             (_, Kind::Mask) => vcc(d),
             (0, _) => d.vsrc(w & 0x1FF, k, "src0", 1)?,
+            // v_fmamk/v_fmaak: K is the literal dword (shared with a literal src0).
+            (_, Kind::KImm) => {
+                let v = d.word(1)?;
+                d.literal = Some(v);
+                Operand::Literal(v)
+            }
             (_, _) => d.vsrc(256 + (w >> 9 & 0xFF), k, "vsrc1", 1)?,
         };
         inst.uses.push(o);
     }
     let _ = fmt;
     Ok((inst, 1))
+}
+
+fn dec_vopd(d: &mut Dec, x: Opcode, y: Opcode, w: u32) -> Result<(Inst, usize), DecodeError> {
+    let gpu = d.target.gpu;
+    d.name = x.info().name;
+    d.lit_ok = true;
+    let w1 = d.word(1)?;
+    let dx = w1 >> 24;
+    let dy = (w1 >> 17 & 0x7F) << 1 | ((dx & 1) ^ 1);
+    let mut inst = Inst::vopd(x, y, vec![Operand::v(dx as u16, 1), Operand::v(dy as u16, 1)], vec![]);
+    for (op, src0, vsrc1) in [(x, w & 0x1FF, w >> 9 & 0xFF), (y, w1 & 0x1FF, w1 >> 9 & 0xFF)] {
+        for (i, &k) in op.info().uses(gpu).iter().enumerate() {
+            let o = match (i, k) {
+                (_, Kind::Mask) => vcc(d),
+                (0, _) => d.vsrc(src0, k, "src0", 2)?,
+                (_, Kind::KImm) => {
+                    let v = d.word(2)?;
+                    d.literal = Some(v);
+                    Operand::Literal(v)
+                }
+                (_, _) => d.vsrc(256 + vsrc1, k, "vsrc1", 2)?,
+            };
+            inst.uses.push(o);
+        }
+    }
+    Ok((inst, 2))
 }
 
 fn dec_vop3(d: &mut Dec, op: Opcode, e64: bool, w: u32) -> Result<(Inst, usize), DecodeError> {
@@ -283,7 +323,7 @@ fn dec_vop3(d: &mut Dec, op: Opcode, e64: bool, w: u32) -> Result<(Inst, usize),
         inst.defs.push(o);
     }
     let srcs = [w1 & 0x1FF, w1 >> 9 & 0x1FF, w1 >> 18 & 0x1FF];
-    for (i, &k) in info.uses.iter().enumerate() {
+    for (i, &k) in info.uses(d.target.gpu).iter().enumerate() {
         let code = *srcs.get(i).ok_or(d.bad("src", i as u32))?;
         inst.uses.push(d.vsrc(code, crate::encode::widen(k, e64), "src", 2)?);
     }
@@ -306,7 +346,7 @@ fn dec_vop3p(d: &mut Dec, op: Opcode, w: u32) -> Result<(Inst, usize), DecodeErr
         inst.defs.push(vdst_operand(d, k, w & 0xFF)?);
     }
     let srcs = [w1 & 0x1FF, w1 >> 9 & 0x1FF, w1 >> 18 & 0x1FF];
-    for (i, &k) in info.uses.iter().enumerate() {
+    for (i, &k) in info.uses(d.target.gpu).iter().enumerate() {
         let code = *srcs.get(i).ok_or(d.bad("src", i as u32))?;
         inst.uses.push(d.vsrc(code, k, "src", 2)?);
     }
@@ -328,7 +368,7 @@ fn dec_smem(d: &mut Dec, op: Opcode, w: u32) -> Result<(Inst, usize), DecodeErro
     let mut inst = Inst::new(op, vec![], vec![]);
     let wave = d.target.wave;
     inst.defs.push(d.sreg(w >> 6 & 0x7F, info.defs(d.target.gpu).first().map_or(1, |k| k.size(wave)), "sdata")?);
-    let bn = match info.uses.first() {
+    let bn = match info.uses(d.target.gpu).first() {
         Some(Kind::Sreg(n)) => *n,
         _ => 2,
     };
@@ -386,7 +426,7 @@ fn dec_ds(d: &mut Dec, op: Opcode, w: u32) -> Result<(Inst, usize), DecodeError>
     for &k in info.defs(d.target.gpu) {
         inst.defs.push(data_reg(k, w1 >> 24)?);
     }
-    for (i, &k) in info.uses.iter().enumerate() {
+    for (i, &k) in info.uses(d.target.gpu).iter().enumerate() {
         let idx = w1 >> (8 * i as u32) & 0xFF;
         inst.uses.push(if i == 0 { data_reg(Kind::Vgpr(1), idx)? } else { data_reg(k, idx)? });
     }
@@ -456,7 +496,7 @@ fn dec_flat(d: &mut Dec, op: Opcode, fmt: Format, w: u32) -> Result<(Inst, usize
             inst.defs.push(data(k, w1 >> 24));
         }
     }
-    for &k in info.uses {
+    for &k in info.uses(d.target.gpu) {
         let o = match k {
             Kind::Vaddr => {
                 if !vaddr_present {
@@ -512,7 +552,7 @@ fn dec_mubuf(d: &mut Dec, op: Opcode, w: u32) -> Result<(Inst, usize), DecodeErr
     for &k in info.defs(d.target.gpu) {
         inst.defs.push(data(k));
     }
-    for &k in info.uses {
+    for &k in info.uses(d.target.gpu) {
         let o = match k {
             Kind::Vaddr => {
                 let n = offen as u8 + idxen as u8;

@@ -135,9 +135,9 @@ impl Ctx<'_> {
     /// Scalar source (SOP*/VOP scalar slots): register, inline constant or literal.
     fn ssrc(&mut self, slot: &str, o: Operand, n: u8, lit_ok: bool) -> Result<u16, EncodeError> {
         match o {
-            Operand::Reg(r) if r.base == PhysReg::SCC => {
+            Operand::Reg(r) if r.base == PhysReg::SCC || r.base.is_aperture() => {
                 self.want_size(slot, r, n)?;
-                Ok(PhysReg::SCC.0)
+                Ok(r.base.0)
             }
             Operand::Reg(_) => self.sreg(slot, o, n, false),
             Operand::Const(c) => self.konst(slot, c),
@@ -219,7 +219,9 @@ impl Ctx<'_> {
                 continue;
             }
             let scalar = match o {
-                Operand::Reg(r) => r.base.is_scalar() && Some(r.base) != PhysReg::null(self.gen),
+                Operand::Reg(r) => {
+                    (r.base.is_scalar() && Some(r.base) != PhysReg::null(self.gen)) || r.base.is_aperture()
+                }
                 Operand::Literal(_) => true,
                 _ => false,
             };
@@ -280,10 +282,10 @@ fn check_counts(inst: &Inst, info: &OpInfo, gpu: Gpu) -> Result<(), EncodeError>
             defs: true,
         });
     }
-    if inst.uses.len() != info.uses.len() {
+    if inst.uses.len() != info.uses(gpu).len() {
         return Err(EncodeError::OperandCount {
             op: info.name,
-            expected: info.uses.len(),
+            expected: info.uses(gpu).len(),
             found: inst.uses.len(),
             defs: false,
         });
@@ -299,9 +301,19 @@ pub fn encode_words(inst: &Inst, target: Target) -> Result<Vec<u32>, EncodeError
     let info = inst.op.info();
     let gpu = target.gpu;
     let op = info.opcode(gpu).ok_or(EncodeError::NotAvailable { op: info.name, gpu })?;
-    check_counts(inst, info, gpu)?;
     let mut cx = Ctx { inst, info, gpu, gen: gpu.generation(), wave: target.wave, literal: None };
     let fmt = info.format(gpu);
+    if fmt == Format::Vopd {
+        let mut words = enc_vopd(&mut cx, op)?;
+        if let Some(l) = cx.literal {
+            words.push(l);
+        }
+        return Ok(words);
+    }
+    if inst.vopd_y.is_some() {
+        return Err(EncodeError::Modifier { op: info.name, reason: "a Y half on an instruction that is not VOPD" });
+    }
+    check_counts(inst, info, gpu)?;
     // `e64` on an instruction that is VOP3-only on this generation (v_add_co_u32 on
     // gfx11) is accepted: it already is in VOP3 form. Elsewhere it is an error.
     if inst.e64 && !fmt.has_e64_form() && !matches!(fmt, Format::Vop3 | Format::Vop3b) {
@@ -323,6 +335,7 @@ pub fn encode_words(inst: &Inst, target: Target) -> Result<Vec<u32>, EncodeError
         Format::Ds => enc_ds(&mut cx, op)?,
         Format::Flat | Format::Global | Format::Scratch => enc_flat(&mut cx, fmt, op)?,
         Format::Mubuf => enc_mubuf(&mut cx, op)?,
+        Format::Vopd => enc_vopd(&mut cx, op)?,
     };
     if let Some(l) = cx.literal {
         words.push(l);
@@ -344,7 +357,7 @@ fn enc_salu(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
         sdst = cx.sreg(&format!("def {i}"), o, k.size(cx.wave), false)? as u32;
     }
     let mut srcs = [0u32; 2];
-    for (i, (&k, &o)) in info.uses.iter().zip(&inst.uses).enumerate() {
+    for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
         srcs[i] = match k {
             Kind::Sreg(n) => cx.sreg(&format!("use {i}"), o, n, true)?,
             Kind::Ssrc(n) if fmt == Format::Sopk => cx.sreg(&format!("use {i}"), o, n, false)?,
@@ -379,7 +392,7 @@ fn enc_smem(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
         return Err(EncodeError::Modifier { op: info.name, reason: "field not used by SMEM" });
     }
     let sdata = cx.sreg("sdata", inst.defs[0], info.defs(cx.gpu)[0].size(cx.wave), false)? as u32;
-    let Kind::Sreg(bn) = info.uses[0] else { unreachable!("SMEM base kind") };
+    let Kind::Sreg(bn) = info.uses(cx.gpu)[0] else { unreachable!("SMEM base kind") };
     let sbase = cx.sreg("sbase", inst.uses[0], bn, true)? as u32;
     let soff = match inst.uses[1] {
         Operand::Off => None,
@@ -437,14 +450,21 @@ fn enc_vop_short(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeE
         }
     }
     let mut src = [0u32; 2];
-    for (i, (&k, &o)) in info.uses.iter().zip(&inst.uses).enumerate() {
+    for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
         let slot = format!("use {i}");
         match (i, k) {
             (_, Kind::Mask) => {
                 cx.mask(&slot, o, true)?;
             }
             (0, _) => src[0] = cx.vsrc(&slot, o, k, true)? as u32,
-            (1, Kind::Vgpr(n)) => src[1] = cx.vgpr(&slot, o, n)? as u32,
+            // v_fmamk/v_fmaak: K is the literal dword (shared with a literal src0).
+            (_, Kind::KImm) => match o {
+                Operand::Literal(v) => {
+                    cx.literal(v, true)?;
+                }
+                _ => return Err(cx.bad(&slot, "K must be a literal")),
+            },
+            (_, Kind::Vgpr(n)) => src[1] = cx.vgpr(&slot, o, n)? as u32,
             _ => return Err(cx.bad(&slot, "unexpected operand kind")),
         }
     }
@@ -481,7 +501,7 @@ fn enc_vop3(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
         }
     }
     let mut src = [0u32; 3];
-    for (i, (&k, &o)) in info.uses.iter().zip(&inst.uses).enumerate() {
+    for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
         // v_readlane/v_writelane lane select (a scalar second source): SGPR, M0 or
         // inline constant, never a literal.
         let lit = lit_ok && !(i > 0 && matches!(k, Kind::Ssrc(_)));
@@ -521,7 +541,7 @@ fn enc_vop3p(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
         } as u32;
     }
     let mut src = [0u32; 3];
-    for (i, (&k, &o)) in info.uses.iter().zip(&inst.uses).enumerate() {
+    for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
         src[i] = cx.vsrc(&format!("use {i}"), o, k, lit_ok)? as u32;
     }
     cx.constant_bus(&inst.uses)?;
@@ -576,7 +596,7 @@ fn enc_ds(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
         vdst = i as u32;
     }
     let mut f = [0u32; 3];
-    for (i, (&k, &o)) in info.uses.iter().zip(&inst.uses).enumerate() {
+    for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
         let slot = if i == 0 { "addr" } else { "data" };
         let (r, a) = match k {
             Kind::Vdata(n) => cx.vdata(slot, o, n)?,
@@ -605,6 +625,100 @@ fn enc_ds(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
         Generation::Gfx11 => 0xD800_0000 | (op as u32) << 18 | o1 << 8 | o0,
     };
     let w1 = f[0] | f[1] << 8 | f[2] << 16 | vdst << 24;
+    Ok(vec![w0, w1])
+}
+
+/// gfx11 VOPD: X half `op` (`cx.info`), Y half `inst.vopd_y`.
+fn enc_vopd(cx: &mut Ctx, opx: u16) -> Result<Vec<u32>, EncodeError> {
+    cx.no_mods()?;
+    cx.no_cache()?;
+    let inst = cx.inst;
+    let (gpu, name) = (cx.gpu, cx.info.name);
+    if cx.wave != WaveSize::W32 {
+        return Err(EncodeError::NotAvailable { op: name, gpu });
+    }
+    if inst.imm != 0 {
+        return Err(EncodeError::Modifier { op: name, reason: "immediate on a VALU instruction" });
+    }
+    let Some(y) = inst.vopd_y else {
+        return Err(EncodeError::Modifier { op: name, reason: "a VOPD instruction needs its Y half (vopd_y)" });
+    };
+    let yi = y.info();
+    let opy = yi.opcode(gpu).filter(|_| yi.format(gpu) == Format::Vopd).ok_or(EncodeError::NotAvailable { op: yi.name, gpu })?;
+    if opx >= 16 {
+        return Err(cx.bad("X half", "this operation can only be the Y half"));
+    }
+    let (ux, uy) = (cx.info.uses(gpu), yi.uses(gpu));
+    if inst.defs.len() != 2 {
+        return Err(EncodeError::OperandCount { op: name, expected: 2, found: inst.defs.len(), defs: true });
+    }
+    if inst.uses.len() != ux.len() + uy.len() {
+        return Err(EncodeError::OperandCount {
+            op: name,
+            expected: ux.len() + uy.len(),
+            found: inst.uses.len(),
+            defs: false,
+        });
+    }
+    let dx = cx.vgpr("X dst", inst.defs[0], 1)? as u32;
+    let dy = cx.vgpr("Y dst", inst.defs[1], 1)? as u32;
+    // (src0, vsrc1) of each half; vsrc1 is None for v_dual_mov_b32.
+    let mut halves = [(0u32, None::<u32>); 2];
+    for (h, (kinds, ops)) in [(ux, &inst.uses[..ux.len()]), (uy, &inst.uses[ux.len()..])].into_iter().enumerate() {
+        let tag = if h == 0 { "X" } else { "Y" };
+        for (i, (&k, &o)) in kinds.iter().zip(ops).enumerate() {
+            let slot = format!("{tag} use {i}");
+            match (i, k) {
+                (_, Kind::Mask) => {
+                    cx.mask(&slot, o, true)?;
+                }
+                (0, _) => halves[h].0 = cx.vsrc(&slot, o, k, true)? as u32,
+                (_, Kind::KImm) => match o {
+                    Operand::Literal(v) => {
+                        cx.literal(v, true)?;
+                    }
+                    _ => return Err(cx.bad(&slot, "K must be a literal")),
+                },
+                (_, Kind::Vgpr(n)) => halves[h].1 = Some(cx.vgpr(&slot, o, n)? as u32),
+                _ => return Err(cx.bad(&slot, "unexpected operand kind")),
+            }
+        }
+    }
+    // LLVM's VOPD register rules, by source position (src0, src1, src2; the K of
+    // fmamk is src1, so its VGPR is src2, and fmac's accumulator, its destination, is
+    // src2): VGPRs in the same position must be in different banks (register % 4) for
+    // src0 and src1, and of different parity for src2 and the destinations.
+    let slots = |kinds: &[Kind], ops: &[Operand], tied_dst: Option<u32>| -> [Option<u32>; 3] {
+        let mut s = [None; 3];
+        for (i, (k, o)) in kinds.iter().zip(ops).filter(|(k, _)| **k != Kind::Mask).enumerate().take(3) {
+            if let (Operand::Reg(r), false) = (o, *k == Kind::KImm) {
+                if r.base.is_vgpr() {
+                    s[i] = Some(r.base.index() as u32);
+                }
+            }
+        }
+        if tied_dst.is_some() {
+            s[2] = tied_dst;
+        }
+        s
+    };
+    let tied = |i: &OpInfo, d: u32| i.flags.contains(OpFlags::TIED).then_some(d);
+    let sx = slots(ux, &inst.uses[..ux.len()], tied(cx.info, dx));
+    let sy = slots(uy, &inst.uses[ux.len()..], tied(yi, dy));
+    for (i, mask) in [(0, 3), (1, 3), (2, 1)] {
+        if let (Some(a), Some(b)) = (sx[i], sy[i]) {
+            if a & mask == b & mask {
+                return Err(cx.bad(&format!("Y src{i}"), "the halves' VGPRs in this position share a bank"));
+            }
+        }
+    }
+    if (dx ^ dy) & 1 == 0 {
+        return Err(cx.bad("Y dst", "one destination must be even and the other odd"));
+    }
+    let [(s0x, v1x), (s0y, v1y)] = halves;
+    cx.constant_bus(&inst.uses)?;
+    let w0 = 0xC800_0000 | (opx as u32) << 22 | (opy as u32) << 17 | v1x.unwrap_or(0) << 9 | s0x;
+    let w1 = dx << 24 | (dy >> 1) << 17 | v1y.unwrap_or(0) << 9 | s0y;
     Ok(vec![w0, w1])
 }
 
@@ -653,7 +767,7 @@ fn enc_flat(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
         vdst = i as u32;
     }
     // Address parts first: the VGPR address size depends on whether there is an SGPR base.
-    let saddr_op = info.uses.iter().position(|k| *k == Kind::Saddr).map(|i| inst.uses[i]);
+    let saddr_op = info.uses(cx.gpu).iter().position(|k| *k == Kind::Saddr).map(|i| inst.uses[i]);
     let saddr: Option<u32> = match (fmt, saddr_op) {
         (_, None) | (_, Some(Operand::Off)) => None,
         (Format::Global, Some(o)) => Some(cx.sreg("saddr", o, 2, false)? as u32),
@@ -661,7 +775,7 @@ fn enc_flat(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
     };
     let mut vaddr: Option<u32> = None;
     let mut data = 0u32;
-    for (i, (&k, &o)) in info.uses.iter().zip(&inst.uses).enumerate() {
+    for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
         match k {
             Kind::Vaddr => {
                 let n = match fmt {
@@ -749,7 +863,7 @@ fn enc_mubuf(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
     let mut vaddr = 0u32;
     let mut srsrc = 0u32;
     let mut soffset = 0u32;
-    for (&k, &o) in info.uses.iter().zip(&inst.uses) {
+    for (&k, &o) in info.uses(cx.gpu).iter().zip(&inst.uses) {
         match k {
             Kind::Vdata(n) => {
                 let (i, a) = cx.vdata("vdata", o, n)?;

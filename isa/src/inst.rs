@@ -184,6 +184,10 @@ pub struct Inst {
     pub offen: bool,
     /// MUBUF: the VGPR address holds an index.
     pub idxen: bool,
+    /// gfx11 VOPD: the Y half (a [`crate::opcodes::Format::Vopd`] row; `op` is the X
+    /// half). `defs` are then `[X dst, Y dst]` and `uses` the X sources followed by the
+    /// Y sources, each in its table order.
+    pub vopd_y: Option<Opcode>,
 }
 
 impl Inst {
@@ -201,6 +205,7 @@ impl Inst {
             cache: Cache::empty(),
             offen: false,
             idxen: false,
+            vopd_y: None,
         }
     }
     /// SOPP instruction with immediate `imm`.
@@ -219,6 +224,11 @@ impl Inst {
         let imm_branch =
             info.flags.contains(OpFlags::BRANCH) && (info.flags.contains(OpFlags::IMM) || info.name == "s_call_b64");
         imm_branch.then_some(self.imm as i16)
+    }
+    /// A gfx11 VOPD pair: X half `x`, Y half `y`; `defs` = `[X dst, Y dst]`, `uses` =
+    /// the X sources, then the Y sources.
+    pub fn vopd(x: Opcode, y: Opcode, defs: Vec<Operand>, uses: Vec<Operand>) -> Inst {
+        Inst { vopd_y: Some(y), ..Inst::new(x, defs, uses) }
     }
     /// Same instruction in VOP3 form.
     pub fn with_e64(mut self) -> Inst {

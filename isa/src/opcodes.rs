@@ -53,6 +53,11 @@ pub enum Format {
     Scratch,
     /// Untyped buffer access through a resource descriptor.
     Mubuf,
+    /// gfx11 dual issue (wave32 only): two VOP2-like component operations, X and Y, in
+    /// one 64-bit instruction. A table row is one component ([`crate::Inst::op`] is
+    /// the X half, [`crate::Inst::vopd_y`] the Y half); its opcode number is the
+    /// component code (X takes 0..=15, Y also 16..).
+    Vopd,
 }
 
 impl Format {
@@ -62,7 +67,10 @@ impl Format {
     }
     /// Any vector-ALU format.
     pub fn is_valu(self) -> bool {
-        matches!(self, Format::Vop1 | Format::Vop2 | Format::Vopc | Format::Vop3 | Format::Vop3b | Format::Vop3p)
+        matches!(
+            self,
+            Format::Vop1 | Format::Vop2 | Format::Vopc | Format::Vop3 | Format::Vop3b | Format::Vop3p | Format::Vopd
+        )
     }
     /// Any scalar-ALU/program-control format.
     pub fn is_salu(self) -> bool {
@@ -99,6 +107,10 @@ pub enum Kind {
     /// Scalar address part, or `off`: GLOBAL SGPR-pair base, SCRATCH SGPR offset,
     /// SMEM SGPR offset.
     Saddr,
+    /// The 32-bit constant K of `v_fmamk`/`v_fmaak`/`v_madmk`/`v_madak`: always an
+    /// [`crate::Operand::Literal`], encoded as the literal dword after the instruction
+    /// (a literal `src0` must have the same value).
+    KImm,
 }
 
 impl Kind {
@@ -112,6 +124,7 @@ impl Kind {
             | Kind::Src(n)
             | Kind::Agpr(n)
             | Kind::Vdata(n) => n,
+            Kind::KImm => 1,
             Kind::Mask => match wave {
                 WaveSize::W64 => 2,
                 WaveSize::W32 => 1,
@@ -189,8 +202,11 @@ pub struct OpInfo {
     pub defs9: &'static [Kind],
     /// Results on gfx11, where they differ from gfx9 (`v_cmpx` writes only EXEC there).
     pub defs11: Option<&'static [Kind]>,
-    /// Sources, in assembly order.
-    pub uses: &'static [Kind],
+    /// Sources, in assembly order, on gfx9 (see [`OpInfo::uses`]).
+    pub uses9: &'static [Kind],
+    /// Sources on gfx11, where they differ from gfx9 (`v_add_co_u32` is VOP3-only
+    /// there, so its second source takes any source, not only a VGPR).
+    pub uses11: Option<&'static [Kind]>,
     /// Implicit registers, control flow and memory behaviour.
     pub flags: OpFlags,
     /// Opcode number in the native format: `[gfx90a, gfx942, gfx1100]`; `None` = absent.
@@ -222,6 +238,13 @@ impl OpInfo {
             _ => self.defs9,
         }
     }
+    /// Sources on `gpu`, in assembly order.
+    pub fn uses(&self, gpu: Gpu) -> &'static [Kind] {
+        match (gpu.generation(), self.uses11) {
+            (Generation::Gfx11, Some(u)) => u,
+            _ => self.uses9,
+        }
+    }
     /// Native format on `gpu`.
     pub fn format(&self, gpu: Gpu) -> Format {
         match gpu.generation() {
@@ -240,6 +263,14 @@ impl OpInfo {
     /// Whether the instruction exists on `gpu`.
     pub fn available(&self, gpu: Gpu) -> bool {
         self.opcode(gpu).is_some()
+    }
+    /// Whether the instruction exists on `target` (VOPD needs wave32).
+    pub fn available_for(&self, target: crate::Target) -> bool {
+        self.available(target.gpu) && !(self.format(target.gpu) == Format::Vopd && target.wave == WaveSize::W64)
+    }
+    /// A VOPD component that can be the X half (component codes below 16).
+    pub fn vopd_x(&self, gpu: Gpu) -> bool {
+        self.format(gpu) == Format::Vopd && self.opcode(gpu).is_some_and(|c| c < 16)
     }
     /// Counters the instruction increments on `gpu` (empty for ALU instructions).
     pub fn counters(&self, gpu: Gpu) -> Counters {

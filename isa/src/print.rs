@@ -72,6 +72,25 @@ pub fn print(inst: &Inst, target: Target) -> String {
     let gpu = target.gpu;
     let info = inst.op.info();
     let fmt = info.format(gpu);
+    if let (Format::Vopd, Some(y)) = (fmt, inst.vopd_y) {
+        // `X dst, X srcs :: Y dst, Y srcs`; v_dual_cndmask_b32's VCC_LO is not printed.
+        let nx = info.uses(gpu).len().min(inst.uses.len());
+        let half = |op: Opcode, def: Option<&Operand>, uses: &[Operand]| {
+            let kinds = op.info().uses(gpu);
+            let mut ops: Vec<String> = def.map(|d| operand(*d, gpu, false)).into_iter().collect();
+            for (u, k) in uses.iter().zip(kinds.iter().chain(std::iter::repeat(&Kind::Src(1)))) {
+                if *k != Kind::Mask {
+                    ops.push(operand(*u, gpu, false));
+                }
+            }
+            format!("{} {}", op.mnemonic(gpu), ops.join(", "))
+        };
+        return format!(
+            "{} :: {}",
+            half(inst.op, inst.defs.first(), &inst.uses[..nx]),
+            half(y, inst.defs.get(1), &inst.uses[nx..])
+        );
+    }
     let mut s = mnemonic(inst, gpu);
     let is_f64 = info.name.contains("f64");
     let valu3 = (fmt.has_e64_form() && inst.e64) || matches!(fmt, Format::Vop3 | Format::Vop3b);
@@ -79,7 +98,7 @@ pub fn print(inst: &Inst, target: Target) -> String {
     for &d in &inst.defs {
         ops.push(operand(d, gpu, false));
     }
-    for (i, (&u, &k)) in inst.uses.iter().zip(info.uses.iter().chain(std::iter::repeat(&Kind::Mask))).enumerate() {
+    for (i, (&u, &k)) in inst.uses.iter().zip(info.uses(gpu).iter().chain(std::iter::repeat(&Kind::Mask))).enumerate() {
         let f64 = is_f64 && k.size(target.wave) == 2 && matches!(k, Kind::Src(_));
         let mut t = operand(u, gpu, f64);
         // gfx11 treats the shift operand of v_alignbit/v_alignbyte as a 16-bit (true16)
@@ -105,7 +124,9 @@ pub fn print(inst: &Inst, target: Target) -> String {
         Format::Sopp => {
             if info.flags.contains(OpFlags::WAITCNT) {
                 let _ = write!(s, " {}", Waitcnt::print(inst.imm, gpu.generation()));
-            } else if inst.op == Opcode::s_waitcnt_depctr {
+            } else if inst.op == Opcode::s_delay_alu {
+                let _ = write!(s, " {}", delay_alu_text(inst.imm));
+            } else if inst.op == Opcode::s_waitcnt_depctr || inst.op == Opcode::s_clause {
                 // LLVM prints the counter fields by name only for values that
                 // encode exactly; hex is what it prints (and reads) for the rest.
                 let _ = write!(s, " 0x{:x}", inst.imm);
@@ -153,7 +174,7 @@ pub fn print(inst: &Inst, target: Target) -> String {
             }
         }
         Format::Vop3p => {
-            let n = info.uses.len();
+            let n = info.uses(gpu).len();
             let m = inst.mods;
             let all = (1u8 << n) - 1;
             if info.name.starts_with("v_accvgpr") {
@@ -219,6 +240,45 @@ pub fn print(inst: &Inst, target: Target) -> String {
         _ => {}
     }
     s
+}
+
+/// `s_delay_alu`'s immediate as LLVM's disassembler prints it: the non-zero fields
+/// `instid0` (bits 3:0), `instskip` (6:4) and `instid1` (10:7) by name, joined with
+/// ` | `, or `0`. Bits 15:11 are not printed; field values without a name print
+/// LLVM's `/* invalid ... */` comment (such text does not assemble again).
+pub fn delay_alu_text(imm: u16) -> String {
+    const ID: [&str; 12] = [
+        "NO_DEP",
+        "VALU_DEP_1",
+        "VALU_DEP_2",
+        "VALU_DEP_3",
+        "VALU_DEP_4",
+        "TRANS32_DEP_1",
+        "TRANS32_DEP_2",
+        "TRANS32_DEP_3",
+        "FMA_ACCUM_CYCLE_1",
+        "SALU_CYCLE_1",
+        "SALU_CYCLE_2",
+        "SALU_CYCLE_3",
+    ];
+    const SKIP: [&str; 6] = ["SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4"];
+    let id = |v: u16| ID.get(v as usize).copied().unwrap_or("/* invalid instid value */");
+    let (id0, skip, id1) = (imm & 0xF, imm >> 4 & 7, imm >> 7 & 0xF);
+    let mut parts = Vec::new();
+    if id0 != 0 {
+        parts.push(format!("instid0({})", id(id0)));
+    }
+    if skip != 0 {
+        parts.push(format!("instskip({})", SKIP.get(skip as usize).copied().unwrap_or("/* invalid instskip value */")));
+    }
+    if id1 != 0 {
+        parts.push(format!("instid1({})", id(id1)));
+    }
+    if parts.is_empty() {
+        "0".into()
+    } else {
+        parts.join(" | ")
+    }
 }
 
 fn hex_signed(v: i32) -> String {

@@ -32,6 +32,15 @@ impl PhysReg {
     pub const EXEC: PhysReg = PhysReg(126);
     /// EXEC_HI.
     pub const EXEC_HI: PhysReg = PhysReg(127);
+    /// `src_shared_base`: the high half of the LDS aperture's base in the flat address
+    /// space (a 64-bit read gives base << 32). Codes 235..=238 are read-only sources.
+    pub const SRC_SHARED_BASE: PhysReg = PhysReg(235);
+    /// `src_shared_limit`: the LDS aperture's limit.
+    pub const SRC_SHARED_LIMIT: PhysReg = PhysReg(236);
+    /// `src_private_base`: the high half of the scratch aperture's base.
+    pub const SRC_PRIVATE_BASE: PhysReg = PhysReg(237);
+    /// `src_private_limit`: the scratch aperture's limit.
+    pub const SRC_PRIVATE_LIMIT: PhysReg = PhysReg(238);
     /// SCC read as a VALU/SALU source (`src_scc`).
     pub const SCC: PhysReg = PhysReg(253);
     /// Operand code meaning "a 32-bit literal follows the instruction".
@@ -63,6 +72,11 @@ impl PhysReg {
     /// An SGPR or a special scalar register (anything below 128).
     pub fn is_scalar(self) -> bool {
         self.0 < 128
+    }
+    /// One of the aperture sources `src_shared_base` .. `src_private_limit` (235..=238),
+    /// readable as a 32- or 64-bit scalar or VALU source.
+    pub fn is_aperture(self) -> bool {
+        (235..=238).contains(&self.0)
     }
     /// s0..s105.
     pub fn is_sgpr(self) -> bool {
@@ -145,7 +159,7 @@ impl Reg {
             return Ok(());
         }
         if self.base.0 >= 128 {
-            if n == 1 || self.base == PhysReg::SCC {
+            if n == 1 || self.base == PhysReg::SCC || (self.base.is_aperture() && n == 2) {
                 return Ok(());
             }
             return Err("constant operands are not register tuples".into());
@@ -199,6 +213,10 @@ impl Reg {
             124 if gen == Generation::Gfx9 => "m0".into(),
             124 => "null".into(),
             125 if gen == Generation::Gfx11 => "m0".into(),
+            235 => "src_shared_base".into(),
+            236 => "src_shared_limit".into(),
+            237 => "src_private_base".into(),
+            238 => "src_private_limit".into(),
             253 => "src_scc".into(),
             _ if b < NUM_SGPRS => range("s", b),
             _ => format!("?{b}"),

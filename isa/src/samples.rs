@@ -29,19 +29,122 @@ pub fn wave_dependent(target: Target) -> Vec<Inst> {
 
 fn uses_mask(op: Opcode) -> bool {
     let i = op.info();
-    i.defs9.contains(&Kind::Mask) || i.uses.contains(&Kind::Mask)
+    i.defs9.contains(&Kind::Mask) || i.uses9.contains(&Kind::Mask)
 }
 
 /// Every candidate form for `target`, legal or not.
 pub fn candidates(target: Target) -> Vec<Inst> {
     let mut out = Vec::new();
     for op in Opcode::ALL {
-        if op.info().available(target.gpu) {
+        let info = op.info();
+        if info.format(target.gpu) == Format::Vopd {
+            if info.available_for(target) {
+                vopd_forms(op, target, &mut out);
+            }
+        } else if info.available(target.gpu) {
             forms(op, target, &mut out);
             probes(op, target, &mut out);
         }
     }
     out
+}
+
+/// One VOPD half with bank-safe registers: X writes v0 and reads v1, v2; Y writes v3
+/// and reads v6, v7 (different banks, different destination parity).
+fn vopd_half(op: Opcode, t: Target, y: bool) -> (Operand, Vec<Operand>) {
+    let (dst, regs) = if y { (3, [6u16, 7]) } else { (0, [1u16, 2]) };
+    let mut r = regs.iter();
+    let uses = op
+        .info()
+        .uses(t.gpu)
+        .iter()
+        .map(|k| match k {
+            Kind::KImm => Operand::Literal(0x4120_0000),
+            Kind::Mask => Operand::Reg(Reg::vcc(1)),
+            _ => Operand::v(*r.next().unwrap_or(&8), 1),
+        })
+        .collect();
+    (Operand::v(dst, 1), uses)
+}
+
+fn vopd_pair(x: Opcode, y: Opcode, t: Target) -> Inst {
+    let (dx, ux) = vopd_half(x, t, false);
+    let (dy, uy) = vopd_half(y, t, true);
+    Inst::vopd(x, y, vec![dx, dy], [ux, uy].concat())
+}
+
+/// VOPD forms of one component: as the Y half (with `v_dual_mov_b32` as X) and, if it
+/// can be, as the X half; scalar, constant and literal sources, high registers, and
+/// the illegal forms (same VGPR bank, same destination parity, two literals, a
+/// Y-only operation as X, too many scalar values).
+fn vopd_forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
+    let gpu = t.gpu;
+    let mov = Opcode::v_dual_mov_b32;
+    let nx = |x: Opcode| x.info().uses(gpu).len();
+    let y = vopd_pair(mov, op, t);
+    out.push(y.clone());
+    for c in [Operand::s(41, 1), Operand::Const(242), konst(-16), Operand::Literal(0x4120_0000)] {
+        let mut v = y.clone();
+        v.uses[nx(mov)] = c;
+        out.push(v);
+    }
+    // Same src0 bank as X's v1; same destination parity as X's v0.
+    let mut v = y.clone();
+    v.uses[nx(mov)] = Operand::v(5, 1);
+    out.push(v);
+    let mut v = y.clone();
+    v.defs[1] = Operand::v(2, 1);
+    out.push(v);
+    if !op.info().vopd_x(gpu) {
+        // A Y-only operation as the X half.
+        out.push(vopd_pair(op, mov, t));
+        return;
+    }
+    let b = vopd_pair(op, mov, t);
+    out.push(b.clone());
+    for c in [
+        Operand::s(40, 1),
+        Operand::Const(240),
+        konst(64),
+        Operand::Literal(0x4120_0000),
+        Operand::Literal(0x1234_5678),
+        Operand::Reg(Reg::vcc(1)),
+    ] {
+        let mut v = b.clone();
+        v.uses[0] = c;
+        out.push(v);
+    }
+    // Two scalar sources (plus VCC_LO for v_dual_cndmask_b32, or a K literal).
+    let mut v = b.clone();
+    v.uses[0] = Operand::s(40, 1);
+    v.uses[nx(op)] = Operand::s(41, 1);
+    out.push(v);
+    // High registers.
+    let mut v = b.clone();
+    v.defs = vec![Operand::v(254, 1), Operand::v(255, 1)];
+    v.uses[0] = Operand::v(253, 1);
+    if let Some(i) = op.info().uses(gpu).iter().position(|k| *k == Kind::Vgpr(1)) {
+        v.uses[i] = Operand::v(250, 1);
+    }
+    v.uses[nx(op)] = Operand::v(252, 1);
+    out.push(v);
+    // Y halves with a vsrc1, and the same operation twice.
+    for y in [Opcode::v_dual_add_nc_u32, Opcode::v_dual_fmaak_f32, Opcode::v_dual_fmac_f32, op] {
+        let p = vopd_pair(op, y, t);
+        out.push(p.clone());
+        // Same vsrc1 bank (v2 and v10).
+        if let (Some(i), true) = (y.info().uses(gpu).iter().position(|k| *k == Kind::Vgpr(1)), op.info().uses(gpu).contains(&Kind::Vgpr(1))) {
+            let mut v = p.clone();
+            v.uses[nx(op) + i] = Operand::v(10, 1);
+            out.push(v);
+        }
+    }
+    // src2 (fmamk's VGPR, fmac's accumulator) of the same parity: Y fmamk reads v4,
+    // like X's v2 or v0.
+    let mut v = vopd_pair(op, Opcode::v_dual_fmamk_f32, t);
+    let n = v.uses.len();
+    v.uses[n - 1] = Operand::v(4, 1);
+    out.push(v);
 }
 
 /// Forms that are legal on some targets only, or never: misaligned tuples, AGPRs,
@@ -54,7 +157,7 @@ fn probes(op: Opcode, t: Target, out: &mut Vec<Inst>) {
     let fmt = info.format(gpu);
     let b = base(op, t, fmt.has_e64_form());
     // Odd-aligned VGPR tuple (legal on gfx11 only).
-    for (slot, k) in info.defs(t.gpu).iter().chain(info.uses).enumerate() {
+    for (slot, k) in info.defs(t.gpu).iter().chain(info.uses(t.gpu)).enumerate() {
         if let Kind::Vgpr(n) | Kind::Src(n) | Kind::Vdata(n) = *k {
             if n >= 2 {
                 let mut x = b.clone();
@@ -73,7 +176,7 @@ fn probes(op: Opcode, t: Target, out: &mut Vec<Inst>) {
     if !gpu.has_agprs() {
         let mut x = b.clone();
         let mut any = false;
-        for (o, k) in x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses)) {
+        for (o, k) in x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses(t.gpu))) {
             if let (Kind::Vdata(n), Operand::Reg(r)) = (k, *o) {
                 *o = Operand::a(r.base.index(), *n);
                 any = true;
@@ -86,19 +189,19 @@ fn probes(op: Opcode, t: Target, out: &mut Vec<Inst>) {
     match fmt {
         Format::Vop3 | Format::Vop3b if gpu.generation() == Generation::Gfx9 => {
             // gfx9 VOP3 has no literal.
-            if let Some(i) = info.uses.iter().position(|k| *k == Kind::Src(1)) {
+            if let Some(i) = info.uses(t.gpu).iter().position(|k| *k == Kind::Src(1)) {
                 let mut x = b.clone();
                 x.uses[i] = Operand::Literal(0x1234_5678);
                 out.push(x);
             }
         }
-        Format::Vop2 if info.uses.contains(&Kind::Mask) => {
+        Format::Vop2 if info.uses(t.gpu).contains(&Kind::Mask) => {
             // The 32-bit encoding can only read VCC.
             let mut x = b.clone();
             *x.uses.last_mut().unwrap() = Operand::s(30, Kind::Mask.size(t.wave));
             out.push(x);
         }
-        Format::Sop2 if info.uses == [Kind::Ssrc(1), Kind::Ssrc(1)] => {
+        Format::Sop2 if info.uses(t.gpu) == [Kind::Ssrc(1), Kind::Ssrc(1)] => {
             // Two different literals.
             let mut x = b.clone();
             x.uses = vec![Operand::Literal(0x1234_5678), Operand::Literal(0x8765_4321)];
@@ -131,7 +234,7 @@ fn probes(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 out.push(x.clone());
                 x.uses[n - 1] = Operand::Off;
                 x.uses[0] = Operand::Off;
-                if info.uses[0] == Kind::Vaddr {
+                if info.uses(t.gpu)[0] == Kind::Vaddr {
                     out.push(x);
                 }
             }
@@ -169,6 +272,7 @@ fn pick(k: Kind, p: usize, fmt: Format, short: bool, wave: WaveSize) -> Operand 
             _ => Operand::Off,
         },
         Kind::Saddr => Operand::Off,
+        Kind::KImm => Operand::Literal(0x4120_0000),
     }
 }
 
@@ -176,7 +280,7 @@ fn base(op: Opcode, t: Target, short: bool) -> Inst {
     let info = op.info();
     let fmt = info.format(t.gpu);
     let defs = info.defs(t.gpu).iter().enumerate().map(|(p, &k)| pick(k, p, fmt, short, t.wave)).collect();
-    let uses = info.uses.iter().enumerate().map(|(p, &k)| pick(k, p + 3, fmt, short, t.wave)).collect();
+    let uses = info.uses(t.gpu).iter().enumerate().map(|(p, &k)| pick(k, p + 3, fmt, short, t.wave)).collect();
     let mut i = Inst::new(op, defs, uses);
     if info.name.starts_with("s_waitcnt_") && !i.uses.is_empty() {
         // gfx11's separate counters take NULL as their register operand.
@@ -208,8 +312,8 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
     let fmt = info.format(gpu);
     let name = info.name;
     let b = base(op, t, fmt.has_e64_form());
-    let first_src = info.uses.iter().position(|k| matches!(k, Kind::Src(_) | Kind::Ssrc(_)));
-    let src_size = |i: usize| info.uses[i].size(t.wave);
+    let first_src = info.uses(t.gpu).iter().position(|k| matches!(k, Kind::Src(_) | Kind::Ssrc(_)));
+    let src_size = |i: usize| info.uses(t.gpu)[i].size(t.wave);
     let is_f64 = name.contains("f64");
     // 16-bit operands take 16-bit literals; we only sample 32-bit ones.
     let is16 = ["f16", "u16", "i16", "b16"].iter().any(|t| name.contains(t));
@@ -243,14 +347,14 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 let n = k.size(t.wave);
                 *o = Operand::s(if n == 1 { 105 } else { 100 }, n);
             }
-            for (o, k) in x.uses.iter_mut().zip(info.uses) {
+            for (o, k) in x.uses.iter_mut().zip(info.uses(t.gpu)) {
                 if let Kind::Ssrc(n) = k {
                     *o = Operand::Reg(Reg::vcc(*n));
                 }
             }
             out.push(x);
             let mut x = b.clone();
-            for (o, k) in x.uses.iter_mut().zip(info.uses).take(1) {
+            for (o, k) in x.uses.iter_mut().zip(info.uses(t.gpu)).take(1) {
                 if let Kind::Ssrc(n) = k {
                     *o = Operand::Reg(Reg::exec(*n));
                     if *n == 1 {
@@ -259,7 +363,7 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 }
             }
             out.push(x);
-            if let (Some(null), Some(Kind::Ssrc(1))) = (PhysReg::null(gen), info.uses.last()) {
+            if let (Some(null), Some(Kind::Ssrc(1))) = (PhysReg::null(gen), info.uses(t.gpu).last()) {
                 let mut x = b.clone();
                 *x.uses.last_mut().unwrap() = Operand::Reg(Reg::new(null, 1));
                 out.push(x);
@@ -270,10 +374,18 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 x.defs[0] = Operand::Reg(Reg::new(PhysReg::FLAT_SCRATCH, 2));
                 out.push(x);
             }
-            if let Some(Kind::Ssrc(n)) = info.uses.first() {
+            if let Some(Kind::Ssrc(n)) = info.uses(t.gpu).first() {
                 let mut x = b.clone();
                 x.uses[0] = Operand::Reg(Reg::new(PhysReg::TTMP0, *n));
                 out.push(x);
+                // The aperture sources (LLVM reads them with s_mov_b64 for generic pointers).
+                if *n <= 2 {
+                    for a in [PhysReg::SRC_SHARED_BASE, PhysReg::SRC_PRIVATE_LIMIT] {
+                        let mut x = b.clone();
+                        x.uses[0] = Operand::Reg(Reg::new(a, *n));
+                        out.push(x);
+                    }
+                }
                 if *n == 1 {
                     let mut x = b.clone();
                     x.uses[0] = Operand::Reg(Reg::new(PhysReg::SCC, 1));
@@ -315,6 +427,16 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 }
             } else if info.flags.contains(OpFlags::BRANCH) {
                 for imm in [0u16, 5, 0xfffd, 0x7fff, 0x8000] {
+                    out.push(Inst::sopp(op, imm));
+                }
+            } else if op == Opcode::s_delay_alu {
+                // Values whose fields all have names (LLVM prints them symbolically and
+                // assembles the text back to the same bits).
+                for imm in [0u16, 0x1, 0x4, 0x5, 0x7, 0x8, 0x9, 0xb, 0x10, 0x50, 0x80, 0x91, 0x112, 0x581, 0x5db] {
+                    out.push(Inst::sopp(op, imm));
+                }
+            } else if op == Opcode::s_clause {
+                for imm in [0u16, 1, 0x3f] {
                     out.push(Inst::sopp(op, imm));
                 }
             } else if op == Opcode::s_waitcnt_depctr {
@@ -369,16 +491,31 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 if n == 1 {
                     specials.push(Reg::new(PhysReg::m0(gen), 1));
                 }
+                if n <= 2 {
+                    specials.extend([Reg::new(PhysReg::SRC_SHARED_LIMIT, n), Reg::new(PhysReg::SRC_PRIVATE_BASE, n)]);
+                }
                 for r in specials {
                     let mut x = b.clone();
                     x.uses[i] = Operand::Reg(r);
                     out.push(x);
                 }
             }
+            // v_fmamk/v_fmaak: K values (an inline-constant value is still a literal), and
+            // a literal src0 equal to K (one literal dword serves both).
+            if let Some(ki) = info.uses(t.gpu).iter().position(|k| *k == Kind::KImm) {
+                for k in [1u32, 0x3f80_0000, 0xffff_ffff] {
+                    let mut x = b.clone();
+                    x.uses[ki] = Operand::Literal(k);
+                    out.push(x);
+                }
+                let mut x = b.clone();
+                x.uses[0] = Operand::Literal(0x4120_0000);
+                out.push(x);
+            }
             const_forms(&b, out, short || gen == Generation::Gfx11);
             // High registers.
             let mut x = b.clone();
-            for (o, k) in x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses)) {
+            for (o, k) in x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses(t.gpu))) {
                 match (*o, k) {
                     (Operand::Reg(r), Kind::Vgpr(n) | Kind::Src(n)) if r.base.is_vgpr() => {
                         *o = Operand::v(256 - *n as u16, *n)
@@ -416,7 +553,7 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 if uses_mask(op) {
                     let mut x = e.clone();
                     for (o, k) in
-                        x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses))
+                        x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses(t.gpu)))
                     {
                         if *k == Kind::Mask {
                             *o = Operand::Reg(Reg::vcc(Kind::Mask.size(t.wave)));
@@ -429,9 +566,15 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                     mod_forms(&b, fmt, t, out);
                 }
                 if gen == Generation::Gfx11 && !name.starts_with("v_align") {
-                    if let Some(i) = info.uses.iter().rposition(|k| *k == Kind::Src(1)) {
+                    if let Some(i) = info.uses(t.gpu).iter().rposition(|k| *k == Kind::Src(1)) {
                         let mut x = b.clone();
                         x.uses[i] = Operand::Literal(0x4080_0001);
+                        out.push(x.clone());
+                        // An SGPR and an inline constant in the last source too (gfx11
+                        // v_add_co_u32's src1, a VGPR-only slot in the gfx9 VOP2 form).
+                        x.uses[i] = Operand::s(41, 1);
+                        out.push(x.clone());
+                        x.uses[i] = konst(5);
                         out.push(x);
                     }
                 }
@@ -456,7 +599,7 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
         Format::Vop3p => {
             out.push(b.clone());
             let mut x = b.clone();
-            for (o, k) in x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses)) {
+            for (o, k) in x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses(t.gpu))) {
                 match k {
                     Kind::Vgpr(n) | Kind::Src(n) => *o = Operand::v(256 - *n as u16, *n),
                     Kind::Agpr(n) => *o = Operand::a(256 - *n as u16, *n),
@@ -478,7 +621,7 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 }
             }
             if !name.starts_with("v_accvgpr") {
-                let n = info.uses.len() as u8;
+                let n = info.uses(t.gpu).len() as u8;
                 let all = (1u8 << n) - 1;
                 for m in [
                     Mods { op_sel: 1, ..Mods::default() },
@@ -562,8 +705,8 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 }
                 out.push(x);
             }
-            let vi = info.uses.iter().position(|k| *k == Kind::Vaddr).unwrap();
-            if let Some(si) = info.uses.iter().position(|k| *k == Kind::Saddr) {
+            let vi = info.uses(t.gpu).iter().position(|k| *k == Kind::Vaddr).unwrap();
+            if let Some(si) = info.uses(t.gpu).iter().position(|k| *k == Kind::Saddr) {
                 let mut x = b.clone();
                 if fmt == Format::Global {
                     x.uses[vi] = Operand::v(7, 1);
@@ -584,6 +727,7 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
             }
             agpr_form(&b, t, out);
         }
+        Format::Vopd => {}
         Format::Mubuf if info.flags.contains(OpFlags::CACHE_CTL) => {
             out.push(b.clone());
             for c in Cache::allowed_cache_ctl(gpu).iter().chain([Cache::allowed_cache_ctl(gpu)]) {
@@ -594,8 +738,8 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
         }
         Format::Mubuf => {
             out.push(b.clone());
-            let vi = info.uses.iter().position(|k| *k == Kind::Vaddr).unwrap();
-            let si = info.uses.len() - 1;
+            let vi = info.uses(t.gpu).iter().position(|k| *k == Kind::Vaddr).unwrap();
+            let si = info.uses(t.gpu).len() - 1;
             let mut x = b.clone();
             x.offen = true;
             x.uses[vi] = Operand::v(7, 1);
@@ -655,7 +799,7 @@ fn agpr_form(b: &Inst, t: Target, out: &mut Vec<Inst>) {
     let info = b.op.info();
     let mut x = b.clone();
     let mut any = false;
-    for (o, k) in x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses)) {
+    for (o, k) in x.defs.iter_mut().chain(x.uses.iter_mut()).zip(info.defs(t.gpu).iter().chain(info.uses(t.gpu))) {
         if let (Kind::Vdata(n), Operand::Reg(r)) = (k, *o) {
             *o = Operand::a(r.base.index() + 2, *n);
             any = true;

@@ -212,3 +212,98 @@ fn v_cmpx_results_differ_per_generation() {
     assert!(enc(&gfx9, t(Gpu::Gfx1100)).is_err());
     assert!(info.implicit_defs(WaveSize::W32).contains(&Reg::exec(1)));
 }
+
+#[test]
+fn gfx11_carry_out_add_takes_scalar_src1() {
+    // Bytes from `llvm-mc-22 -mcpu=gfx1100 -show-encoding`.
+    let t11 = t(Gpu::Gfx1100);
+    for (text, bytes) in [
+        ("v_add_co_u32 v2, vcc_lo, s4, v0", [0x02u8, 0x6a, 0x00, 0xd7, 0x04, 0x00, 0x02, 0x00]),
+        ("v_add_co_u32 v2, vcc_lo, v0, s4", [0x02, 0x6a, 0x00, 0xd7, 0x00, 0x09, 0x00, 0x00]),
+        ("v_sub_co_u32 v2, vcc_lo, v4, 5", [0x02, 0x6a, 0x01, 0xd7, 0x04, 0x0b, 0x01, 0x00]),
+        ("v_subrev_co_u32 v2, vcc_lo, s4, v0", [0x02, 0x6a, 0x02, 0xd7, 0x04, 0x00, 0x02, 0x00]),
+    ] {
+        let (i, n) = decode(&bytes, t11).unwrap();
+        assert_eq!(n, 8);
+        assert_eq!(print(&i, t11), text);
+        assert_eq!(enc(&i, t11).unwrap(), bytes);
+    }
+    // On gfx9 the 32-bit form still needs a VGPR src1.
+    let i = Inst::new(
+        Opcode::v_add_co_u32,
+        vec![Operand::v(2, 1), Operand::Reg(Reg::vcc(2))],
+        vec![Operand::v(0, 1), Operand::s(4, 1)],
+    );
+    assert!(enc(&i, t(Gpu::Gfx90a)).is_err());
+    assert!(enc(&i.clone().with_e64(), t(Gpu::Gfx90a)).is_ok());
+}
+
+#[test]
+fn literal_k_and_apertures_and_hints() {
+    // v_fmamk_f32 v0, v1, 0x41200000, v2 on gfx942 (bytes from llvm-mc-22).
+    let t942 = t(Gpu::Gfx942);
+    let b = [0x01u8, 0x05, 0x00, 0x2e, 0x00, 0x00, 0x20, 0x41];
+    let (i, n) = decode(&b, t942).unwrap();
+    assert_eq!((i.op, n), (Opcode::v_fmamk_f32, 8));
+    assert_eq!(print(&i, t942), "v_fmamk_f32 v0, v1, 0x41200000, v2");
+    // K must be a literal; a different literal src0 is a second literal.
+    let mut k = i.clone();
+    k.uses[1] = Operand::Const(242);
+    assert!(enc(&k, t942).is_err());
+    let mut two = i.clone();
+    two.uses[0] = Operand::Literal(1);
+    assert!(enc(&two, t942).is_err());
+    // s_mov_b64 s[0:1], src_shared_base (all three GPUs).
+    for gpu in Gpu::ALL {
+        let (m, _) = decode(&[0xeb, 0x01, 0x80, 0xbe], t(gpu)).unwrap();
+        assert_eq!(m.uses[0], Operand::Reg(Reg::new(PhysReg::SRC_SHARED_BASE, 2)));
+        assert_eq!(print(&m, t(gpu)), "s_mov_b64 s[0:1], src_shared_base");
+    }
+    // s_delay_alu prints its fields by name, as llvm-mc does.
+    let d = |imm| print(&Inst::sopp(Opcode::s_delay_alu, imm), t(Gpu::Gfx1100));
+    assert_eq!(d(0), "s_delay_alu 0");
+    assert_eq!(d(0x91), "s_delay_alu instid0(VALU_DEP_1) | instskip(NEXT) | instid1(VALU_DEP_1)");
+    assert_eq!(d(0x581), "s_delay_alu instid0(VALU_DEP_1) | instid1(SALU_CYCLE_3)");
+    assert_eq!(print(&Inst::sopp(Opcode::s_clause, 1), t(Gpu::Gfx1100)), "s_clause 0x1");
+}
+
+#[test]
+fn vopd_pairs() {
+    // Bytes from `llvm-mc-22 -mcpu=gfx1100 -show-encoding`.
+    let t11 = t(Gpu::Gfx1100);
+    for (text, bytes) in [
+        ("v_dual_mul_f32 v0, v1, v2 :: v_dual_mov_b32 v3, v4", &[0x01u8, 0x05, 0xd0, 0xc8, 0x04, 0x01, 0x02, 0x00][..]),
+        (
+            "v_dual_fmaak_f32 v0, v1, v2, 0x41200000 :: v_dual_mov_b32 v3, v4",
+            &[0x01, 0x05, 0x50, 0xc8, 0x04, 0x01, 0x02, 0x00, 0x00, 0x00, 0x20, 0x41][..],
+        ),
+        ("v_dual_mov_b32 v0, v1 :: v_dual_add_nc_u32 v3, v4, v5", &[0x01, 0x01, 0x20, 0xca, 0x04, 0x0b, 0x02, 0x00][..]),
+        ("v_dual_cndmask_b32 v0, v1, v2 :: v_dual_mov_b32 v3, v4", &[0x01, 0x05, 0x50, 0xca, 0x04, 0x01, 0x02, 0x00][..]),
+    ] {
+        let (i, n) = decode(bytes, t11).unwrap();
+        assert_eq!(n, bytes.len());
+        assert!(i.vopd_y.is_some());
+        assert_eq!(print(&i, t11), text);
+        assert_eq!(enc(&i, t11).unwrap(), bytes);
+        // VOPD needs wave32.
+        let w64 = Target { gpu: Gpu::Gfx1100, wave: WaveSize::W64 };
+        assert!(decode(bytes, w64).is_err());
+        assert!(enc(&i, w64).is_err());
+    }
+    // Same src0 bank, same destination parity, a Y-only operation as X.
+    let mov = Opcode::v_dual_mov_b32;
+    let pair = |x, y, d: [u16; 2], s: [u16; 2]| {
+        Inst::vopd(x, y, vec![Operand::v(d[0], 1), Operand::v(d[1], 1)], vec![Operand::v(s[0], 1), Operand::v(s[1], 1)])
+    };
+    assert!(enc(&pair(mov, mov, [0, 3], [1, 6]), t11).is_ok());
+    assert!(enc(&pair(mov, mov, [0, 3], [1, 5]), t11).is_err());
+    assert!(enc(&pair(mov, mov, [0, 2], [1, 6]), t11).is_err());
+    let and = Opcode::v_dual_and_b32;
+    let mut i = pair(mov, and, [0, 3], [1, 6]);
+    i.uses.push(Operand::v(7, 1));
+    assert!(enc(&i, t11).is_ok());
+    i.op = and;
+    i.vopd_y = Some(mov);
+    i.uses = vec![Operand::v(1, 1), Operand::v(7, 1), Operand::v(6, 1)];
+    assert!(enc(&i, t11).is_err());
+}

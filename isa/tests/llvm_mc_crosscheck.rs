@@ -75,7 +75,8 @@ fn check(mc: &Path, target: Target, insts: &[Inst], failures: &mut Vec<String>) 
     let args = mc_args(target);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut failed_ops = HashSet::new();
-    let seen_ops = insts.iter().map(|i| i.op).collect();
+    // A VOPD sample covers both of its halves.
+    let seen_ops = insts.iter().flat_map(|i| std::iter::once(i.op).chain(i.vopd_y)).collect();
     let mut fail = |op: Opcode, msg: String, failed_ops: &mut HashSet<Opcode>| {
         failed_ops.insert(op);
         failures.push(format!("[{tag}] {msg}"));
@@ -257,7 +258,7 @@ fn llvm_mc_crosscheck() {
         if full {
             // Every table entry that exists on this GPU must have passing samples.
             for op in Opcode::ALL {
-                if op.info().available(target.gpu) && !o.seen_ops.contains(&op) {
+                if op.info().available_for(target) && !o.seen_ops.contains(&op) {
                     failures.push(format!(
                         "[{} wave{}] {} has no sample that our encoder accepts",
                         target.gpu,

@@ -12,9 +12,11 @@ Each entry: (name, gfx11 name or None (= same), format gfx9, format gfx11, signa
      v<n>  VGPR only              c<n>  VOP source (VGPR, SGPR, constant, literal)
      a<n>  AGPR only              x<n>  VGPR, or AGPR on gfx90a/gfx942 (memory data)
      m     lane mask (SGPR pair in wave64, one SGPR in wave32)
+     k     the 32-bit literal constant K of v_fmamk/v_fmaak (always a literal dword)
      va    memory address VGPR(s) or off      sa    SGPR address / offset or off
  - flags: space separated, see OpFlags in opcodes.rs; "nodef11" (generator only) means
-   the gfx11 form has no results.
+   the gfx11 form has no results; "uses11=<kinds>" (generator only) gives the gfx11
+   form other sources (v_add_co_u32 is VOP3-only there, so src1 takes any source).
 """
 
 SPEC = []
@@ -73,6 +75,7 @@ for n, sig, fl in [
     add(n, None, "SOP1", "SOP1", sig, fl)
 add("s_ff1_i32_b32", "s_ctz_i32_b32", "SOP1", "SOP1", "s1|s1", "")
 add("s_flbit_i32_b32", "s_clz_i32_u32", "SOP1", "SOP1", "s1|s1", "")
+add("s_ff1_i32_b64", "s_ctz_i32_b64", "SOP1", "SOP1", "s1|s2", "")
 add("s_andn2_saveexec_b32", "s_and_not1_saveexec_b32", "SOP1", "SOP1", "s1|s1", "scc_def exec_def exec_use")
 add("s_andn2_saveexec_b64", "s_and_not1_saveexec_b64", "SOP1", "SOP1", "s2|s2", "scc_def exec_def exec_use")
 
@@ -116,6 +119,11 @@ add("s_trap", None, "SOPP", "SOPP", "|", "imm")
 add("s_icache_inv", None, "SOPP", "SOPP", "|", "")
 # gfx10+: waits for outstanding ALU results (hazard avoidance on gfx11).
 add("s_waitcnt_depctr", None, "SOPP", "SOPP", "|", "imm")
+# gfx11 scheduling hints: s_clause groups the next 1 + imm memory instructions,
+# s_delay_alu tells the hardware which earlier VALU/TRANS/SALU result the next
+# instructions wait for (printed symbolically, see print.rs).
+add("s_clause", None, "SOPP", "SOPP", "|", "imm")
+add("s_delay_alu", None, "SOPP", "SOPP", "|", "imm")
 
 # ---------------- SMEM ----------------
 SMEM_SZ = [("dword", "b32", 1), ("dwordx2", "b64", 2), ("dwordx4", "b128", 4),
@@ -142,12 +150,21 @@ for n, sig, fl in [
 add("v_add_u32", "v_add_nc_u32", "VOP2", "VOP2", "v1|c1,v1", "")
 add("v_sub_u32", "v_sub_nc_u32", "VOP2", "VOP2", "v1|c1,v1", "")
 add("v_subrev_u32", "v_subrev_nc_u32", "VOP2", "VOP2", "v1|c1,v1", "")
-add("v_add_co_u32", None, "VOP2", "VOP3B", "v1,m|c1,v1", "")
-add("v_sub_co_u32", None, "VOP2", "VOP3B", "v1,m|c1,v1", "")
-add("v_subrev_co_u32", None, "VOP2", "VOP3B", "v1,m|c1,v1", "")
+# VOP2 on gfx9 (vsrc1 is a VGPR in the 32-bit form); VOP3-only on gfx11, where src1
+# takes any source.
+add("v_add_co_u32", None, "VOP2", "VOP3B", "v1,m|c1,v1", "uses11=c1,c1")
+add("v_sub_co_u32", None, "VOP2", "VOP3B", "v1,m|c1,v1", "uses11=c1,c1")
+add("v_subrev_co_u32", None, "VOP2", "VOP3B", "v1,m|c1,v1", "uses11=c1,c1")
 add("v_addc_co_u32", "v_add_co_ci_u32", "VOP2", "VOP2", "v1,m|c1,v1,m", "")
 add("v_subb_co_u32", "v_sub_co_ci_u32", "VOP2", "VOP2", "v1,m|c1,v1,m", "")
 add("v_subbrev_co_u32", "v_subrev_co_ci_u32", "VOP2", "VOP2", "v1,m|c1,v1,m", "")
+add("v_fmac_f64", "-", "VOP2", "VOP2", "v2|c2,v2", "tied")
+# VOP2 with a literal constant K (no VOP3 form): madmk/madak (gfx90a, unfused) and
+# fmamk/fmaak (gfx942, gfx11): d = src0 * K + vsrc1 and d = src0 * vsrc1 + K.
+add("v_madmk_f32", "-", "VOP2", "VOP2", "v1|c1,k,v1", "")
+add("v_madak_f32", "-", "VOP2", "VOP2", "v1|c1,v1,k", "")
+add("v_fmamk_f32", None, "VOP2", "VOP2", "v1|c1,k,v1", "")
+add("v_fmaak_f32", None, "VOP2", "VOP2", "v1|c1,v1,k", "")
 
 # ---------------- VOP1 ----------------
 add("v_nop", None, "VOP1", "VOP1", "|", "")
@@ -216,7 +233,7 @@ for n, sig, fl in [
     ("v_bcnt_u32_b32", "v1|c1,c1", ""), ("v_mbcnt_lo_u32_b32", "v1|c1,c1", ""), ("v_mbcnt_hi_u32_b32", "v1|c1,c1", ""),
     ("v_lshl_add_u32", "v1|c1,c1,c1", ""), ("v_add_lshl_u32", "v1|c1,c1,c1", ""), ("v_add3_u32", "v1|c1,c1,c1", ""),
     ("v_lshl_or_b32", "v1|c1,c1,c1", ""), ("v_and_or_b32", "v1|c1,c1,c1", ""), ("v_or3_b32", "v1|c1,c1,c1", ""),
-    ("v_xad_u32", "v1|c1,c1,c1", ""), ("v_bfm_b32", "v1|c1,c1", ""), ("v_perm_b32", "v1|c1,c1,c1", ""),
+    ("v_xad_u32", "v1|c1,c1,c1", ""), ("v_xor3_b32", "v1|c1,c1,c1", ""), ("v_bfm_b32", "v1|c1,c1", ""), ("v_perm_b32", "v1|c1,c1,c1", ""),
     ("v_lshl_add_u64", "v2|c2,c1,c2", ""),
 ]:
     add(n, None, "VOP3", "VOP3", sig, fl)
@@ -258,6 +275,11 @@ add("ds_write2_b32", "ds_store_2addr_b32", "DS", "DS", "|v1,v1,v1", "store ds2")
 add("ds_write2_b64", "ds_store_2addr_b64", "DS", "DS", "|v1,v2,v2", "store ds2")
 add("ds_read2_b32", "ds_load_2addr_b32", "DS", "DS", "v2|v1", "load ds2")
 add("ds_read2_b64", "ds_load_2addr_b64", "DS", "DS", "v4|v1", "load ds2")
+# Two-address forms whose offsets are in units of 64 elements.
+add("ds_write2st64_b32", "ds_store_2addr_stride64_b32", "DS", "DS", "|v1,v1,v1", "store ds2")
+add("ds_write2st64_b64", "ds_store_2addr_stride64_b64", "DS", "DS", "|v1,v2,v2", "store ds2")
+add("ds_read2st64_b32", "ds_load_2addr_stride64_b32", "DS", "DS", "v2|v1", "load ds2")
+add("ds_read2st64_b64", "ds_load_2addr_stride64_b64", "DS", "DS", "v4|v1", "load ds2")
 add("ds_bpermute_b32", None, "DS", "DS", "v1|v1,v1", "load")
 add("ds_permute_b32", None, "DS", "DS", "v1|v1,v1", "load")
 
@@ -296,3 +318,19 @@ for a, b, n in ST:
 for n in ["buffer_wbl2", "buffer_invl2", "buffer_wbinvl1_vol", "buffer_wbinvl1", "buffer_inv",
           "buffer_gl0_inv", "buffer_gl1_inv"]:
     add(n, None, "MUBUF", "MUBUF", "|", "cache_ctl")
+
+# ---------------- VOPD (gfx11, wave32) ----------------
+# One row per component operation; an Inst pairs an X row (op) with a Y row (vopd_y).
+# The opcode number is the component's code: X takes codes 0..13, Y also 16..18.
+# v_dual_cndmask_b32 reads VCC_LO implicitly (the "m" operand, not printed).
+for n, sig, fl in [
+    ("v_dual_fmac_f32", "v1|c1,v1", "tied"), ("v_dual_fmaak_f32", "v1|c1,v1,k", ""),
+    ("v_dual_fmamk_f32", "v1|c1,k,v1", ""), ("v_dual_mul_f32", "v1|c1,v1", ""),
+    ("v_dual_add_f32", "v1|c1,v1", ""), ("v_dual_sub_f32", "v1|c1,v1", ""),
+    ("v_dual_subrev_f32", "v1|c1,v1", ""), ("v_dual_mul_dx9_zero_f32", "v1|c1,v1", ""),
+    ("v_dual_mov_b32", "v1|c1", ""), ("v_dual_cndmask_b32", "v1|c1,v1,m", ""),
+    ("v_dual_max_f32", "v1|c1,v1", ""), ("v_dual_min_f32", "v1|c1,v1", ""),
+    ("v_dual_add_nc_u32", "v1|c1,v1", ""), ("v_dual_lshlrev_b32", "v1|c1,v1", ""),
+    ("v_dual_and_b32", "v1|c1,v1", ""),
+]:
+    add(n, None, "VOPD", "VOPD", sig, fl)

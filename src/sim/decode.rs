@@ -2,33 +2,20 @@
 //! plus the simulator's semantic class [`Sem`]), decoded once per PC and cached.
 //!
 //! Semantics are attached by mnemonic (the isa table's gfx9 name), so instructions
-//! the isa crate adds later are picked up without changes here. A small fallback
-//! decoder covers encodings that LLVM emits for the reference kernels but the isa
-//! table does not have yet (see [`EXTRA_INSTRUCTIONS`]); it reports them as
-//! `extra` in the text so that the gap stays visible.
+//! the isa crate adds later are picked up without changes here; a VOPD pair gets
+//! [`Sem::Dual`] from its two component rows. A small fallback decoder covers the
+//! two encodings that LLVM emits for the reference kernels but the isa table does
+//! not have (see [`EXTRA_INSTRUCTIONS`]); it reports them as `extra` in the text so
+//! that the gap stays visible.
 
-use amdgpu_isa::{Counters, Generation, Gpu, Inst, Opcode, Operand, Reg, Target};
+use amdgpu_isa::{Counters, Generation, Gpu, Inst, Kind, Opcode, Operand, Target};
 
 /// Instructions the fallback decoder knows (mnemonic, format, GPUs): the isa table
-/// lacks them; LLVM 22 emits them for the reference kernels.
-pub const EXTRA_INSTRUCTIONS: &[(&str, &str, &str)] = &[
-    ("s_clause", "SOPP", "gfx1100"),
-    ("s_delay_alu", "SOPP", "gfx1100"),
-    ("s_waitcnt_depctr", "SOPP", "gfx1100"),
-    ("s_code_end", "SOPP", "gfx1100"),
-    ("s_sendmsg", "SOPP", "gfx1100"),
-    ("buffer_gl0_inv", "MUBUF", "gfx1100"),
-    ("buffer_gl1_inv", "MUBUF", "gfx1100"),
-    ("v_cmpx_* (all v_cmp_* conditions/types)", "VOPC and VOP3", "gfx1100"),
-    ("ds_read2st64_b32 / ds_load_2addr_stride64_b32", "DS", "gfx90a gfx942 gfx1100"),
-    ("ds_write2st64_b32 / ds_store_2addr_stride64_b32", "DS", "gfx90a gfx942 gfx1100"),
-    ("s_ff1_i32_b64 (gfx11: s_ctz_i32_b64)", "SOP1", "gfx90a gfx942 gfx1100 (wave64)"),
-    ("v_fmac_f64", "VOP2", "gfx90a gfx942"),
-    ("v_madmk_f32 (gfx90a) / v_fmamk_f32", "VOP2", "gfx90a gfx942 gfx1100"),
-    ("v_fmaak_f32", "VOP2", "gfx942 gfx1100"),
-    ("src_shared_base/src_shared_limit/src_private_base/src_private_limit operands (codes 235-238) of SOP1/SOP2/SOPC", "operand", "gfx90a gfx942 gfx1100"),
-    ("v_dual_* (VOPD: mov, cndmask, add/sub/mul/fmac/min/max_f32, add_nc_u32, lshlrev, and)", "VOPD", "gfx1100"),
-];
+/// lacks them; LLVM 22 emits them for the reference kernels. (ds_read2st64,
+/// s_ff1_i32_b64, v_fmac_f64, v_madmk/fmamk/fmaak, the aperture operands, gfx11
+/// s_clause/s_delay_alu/v_cmpx, VOPD and SGPR src1 of gfx11 v_add_co_u32 used to be
+/// here; the isa table has them now.)
+pub const EXTRA_INSTRUCTIONS: &[(&str, &str, &str)] = &[("s_code_end", "SOPP", "gfx1100"), ("s_sendmsg", "SOPP", "gfx1100")];
 
 macro_rules! named {
     ($($n:ident),* $(,)?) => {
@@ -77,7 +64,7 @@ named! {
     v_lshrrev_b32, v_ashrrev_i32, v_lshlrev_b32, v_and_b32, v_or_b32, v_xor_b32, v_xnor_b32,
     v_mac_f32, v_fmac_f32, v_fmac_f64, v_cndmask_b32, v_add_u32, v_sub_u32, v_subrev_u32,
     v_add_co_u32, v_sub_co_u32, v_subrev_co_u32, v_addc_co_u32, v_subb_co_u32, v_subbrev_co_u32,
-    v_fmamk_f32, v_fmaak_f32,
+    v_fmamk_f32, v_fmaak_f32, v_madmk_f32, v_madak_f32,
     // VOP1
     v_nop, v_readfirstlane_b32, v_mov_b32, v_mov_b64, v_cvt_i32_f64, v_cvt_f64_i32, v_cvt_f32_i32,
     v_cvt_f32_u32, v_cvt_u32_f32, v_cvt_i32_f32, v_cvt_f32_f64, v_cvt_f64_f32, v_cvt_u32_f64,
@@ -95,7 +82,7 @@ named! {
     v_mul_f64, v_ldexp_f64, v_ldexp_f32, v_lshlrev_b64, v_lshrrev_b64, v_ashrrev_i64,
     v_readlane_b32, v_writelane_b32, v_bcnt_u32_b32, v_mbcnt_lo_u32_b32, v_mbcnt_hi_u32_b32,
     v_lshl_add_u32, v_add_lshl_u32, v_add3_u32, v_lshl_or_b32, v_and_or_b32, v_or3_b32,
-    v_xad_u32, v_bfm_b32, v_perm_b32, v_lshl_add_u64, v_min_f64, v_max_f64, v_div_scale_f32,
+    v_xad_u32, v_xor3_b32, v_bfm_b32, v_perm_b32, v_lshl_add_u64, v_min_f64, v_max_f64, v_div_scale_f32,
     v_div_scale_f64, v_mad_u64_u32, v_mad_i64_i32,
     // VOP3P (AGPR moves)
     v_accvgpr_read_b32, v_accvgpr_write_b32, v_pk_fma_f32, v_pk_mul_f32, v_pk_add_f32,
@@ -342,6 +329,10 @@ fn mem_sem(name: &str) -> Option<Sem> {
             "write2_b64" => Ds::Write2 { elem: 8, st64: false },
             "read2_b32" => Ds::Read2 { elem: 4, st64: false },
             "read2_b64" => Ds::Read2 { elem: 8, st64: false },
+            "write2st64_b32" => Ds::Write2 { elem: 4, st64: true },
+            "write2st64_b64" => Ds::Write2 { elem: 8, st64: true },
+            "read2st64_b32" => Ds::Read2 { elem: 4, st64: true },
+            "read2st64_b64" => Ds::Read2 { elem: 8, st64: true },
             "bpermute_b32" => Ds::Bpermute,
             "permute_b32" => Ds::Permute,
             _ => {
@@ -412,6 +403,49 @@ pub fn sem_of(op: Opcode) -> Option<Sem> {
     cmp_sem(name).or_else(|| mem_sem(name))
 }
 
+/// The VOPD component operation of a table row (`v_dual_*`).
+fn dual_op(op: Opcode) -> Option<DualOp> {
+    Some(match op.info().name {
+        "v_dual_fmac_f32" => DualOp::FmacF32,
+        "v_dual_fmaak_f32" => DualOp::FmaakF32,
+        "v_dual_fmamk_f32" => DualOp::FmamkF32,
+        "v_dual_mul_f32" => DualOp::MulF32,
+        "v_dual_add_f32" => DualOp::AddF32,
+        "v_dual_sub_f32" => DualOp::SubF32,
+        "v_dual_subrev_f32" => DualOp::SubrevF32,
+        "v_dual_mov_b32" => DualOp::MovB32,
+        "v_dual_cndmask_b32" => DualOp::CndmaskB32,
+        "v_dual_max_f32" => DualOp::MaxF32,
+        "v_dual_min_f32" => DualOp::MinF32,
+        "v_dual_add_nc_u32" => DualOp::AddNcU32,
+        "v_dual_lshlrev_b32" => DualOp::LshlrevB32,
+        "v_dual_and_b32" => DualOp::AndB32,
+        _ => return None,
+    })
+}
+
+/// [`Sem::Dual`] of a VOPD pair (X half `inst.op`, Y half `y`): the table gives each
+/// half's sources in order (src0, then vsrc1 and/or the literal K).
+fn dual_sem(inst: &Inst, y: Opcode, gpu: Gpu) -> Option<Sem> {
+    let nx = inst.op.info().uses(gpu).len().min(inst.uses.len());
+    let half = |op: Opcode, dst: Option<&Operand>, uses: &[Operand]| -> Option<DualHalf> {
+        let kinds = op.info().uses(gpu);
+        let vsrc1 = kinds
+            .iter()
+            .zip(uses)
+            .skip(1)
+            .find_map(|(k, o)| (*k == Kind::Vgpr(1)).then(|| o.as_reg()).flatten())
+            .map_or(0, |r| r.base.index());
+        Some(DualHalf { op: dual_op(op)?, dst: dst?.as_reg()?.base.index(), src0: *uses.first()?, vsrc1 })
+    };
+    let literal = inst.uses.iter().find_map(|o| if let Operand::Literal(v) = o { Some(*v) } else { None });
+    Some(Sem::Dual {
+        x: half(inst.op, inst.defs.first(), &inst.uses[..nx])?,
+        y: half(y, inst.defs.get(1), &inst.uses[nx..])?,
+        literal: literal.unwrap_or(0),
+    })
+}
+
 fn word(bytes: &[u8], i: usize) -> Option<u32> {
     bytes.get(i * 4..i * 4 + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
@@ -421,7 +455,11 @@ pub fn decode(bytes: &[u8], target: Target) -> Result<DInst, String> {
     match amdgpu_isa::decode(bytes, target) {
         Ok((inst, len)) => {
             let text = amdgpu_isa::print(&inst, target);
-            let sem = sem_of(inst.op).ok_or_else(|| format!("instruction not implemented by the simulator: {text}"))?;
+            let sem = match inst.vopd_y {
+                Some(y) => dual_sem(&inst, y, target.gpu),
+                None => sem_of(inst.op),
+            }
+            .ok_or_else(|| format!("instruction not implemented by the simulator: {text}"))?;
             let counters = inst.counters(target.gpu);
             Ok(DInst { sem, inst, len: len as u32, text, counters })
         }
@@ -439,45 +477,18 @@ fn dummy(op: Opcode) -> Inst {
     Inst::new(op, vec![], vec![])
 }
 
-/// Decodes a VALU source operand code (9 bits) with an optional literal.
-fn src_code(code: u32, gen: Generation, literal: Option<u32>) -> Option<Operand> {
-    let _ = gen;
-    Some(match code {
-        0..=127 => Operand::Reg(Reg::s(code as u16, 1)),
-        253 => Operand::Reg(Reg::new(amdgpu_isa::PhysReg::SCC, 1)),
-        255 => Operand::Literal(literal?),
-        256..=511 => Operand::v(code as u16 - 256, 1),
-        c if amdgpu_isa::regs::is_inline_code(c as u16) => Operand::Const(c as u8),
-        _ => return None,
-    })
-}
-
-fn with_op_field(w: u32, lo: u32, bits: u32, value: u32) -> u32 {
-    let m = ((1u32 << bits) - 1) << lo;
-    (w & !m) | (value << lo & m)
-}
-
-fn redecode(bytes: &[u8], w0: u32, target: Target) -> Option<(Inst, usize)> {
-    let mut b = bytes.to_vec();
-    b[..4].copy_from_slice(&w0.to_le_bytes());
-    amdgpu_isa::decode(&b, target).ok()
-}
-
-/// Encodings the isa table does not have yet (see [`EXTRA_INSTRUCTIONS`]).
+/// Encodings the isa table does not have (see [`EXTRA_INSTRUCTIONS`]).
 fn extra(bytes: &[u8], target: Target) -> Option<DInst> {
     let gpu = target.gpu;
     let gen = gpu.generation();
     let w = word(bytes, 0)?;
     let top = |bits: u32| w >> (32 - bits);
     let mk = |sem: Sem, inst: Inst, len: u32, text: String, counters: Counters| DInst { sem, inst, len, text, counters };
-    // SOPP hints (gfx11).
+    // SOPP (gfx11) outside the table.
     if top(9) == 0x17F && gen == Generation::Gfx11 {
         let op = w >> 16 & 0x7F;
         let imm = w & 0xFFFF;
         let (sem, name) = match op {
-            0x05 => (Sem::Hint, "s_clause"),
-            0x07 => (Sem::Hint, "s_delay_alu"),
-            0x08 => (Sem::Hint, "s_waitcnt_depctr"),
             0x1f => (Sem::CodeEnd, "s_code_end"),
             0x36 => (Sem::SendMsg, "s_sendmsg"),
             _ => return None,
@@ -486,285 +497,5 @@ fn extra(bytes: &[u8], target: Target) -> Option<DInst> {
         i.imm = imm as u16;
         return Some(mk(sem, i, 4, format!("{name} {imm:#x} (extra)"), Counters::empty()));
     }
-    // Scalar instructions reading the aperture registers (src_shared_base,
-    // src_shared_limit, src_private_base, src_private_limit: codes 235..=238):
-    // decode with a placeholder constant, then put the register back.
-    let salu_srcs: &[u32] = if top(9) == 0x17D {
-        &[0]
-    } else if top(2) == 0b10 && top(4) != 0xB || top(9) == 0x17E {
-        &[0, 8]
-    } else {
-        &[]
-    };
-    if salu_srcs.iter().any(|&sh| (235..=238).contains(&(w >> sh & 0xFF))) {
-        let mut w0 = w;
-        let mut which = Vec::new();
-        for (k, &sh) in salu_srcs.iter().enumerate() {
-            let c = w >> sh & 0xFF;
-            if (235..=238).contains(&c) {
-                w0 = with_op_field(w0, sh, 8, 128);
-                which.push((k, c));
-            }
-        }
-        let (mut inst, len) = redecode(bytes, w0, target)?;
-        for (k, c) in which {
-            let size = match inst.uses.get(k) {
-                Some(Operand::Const(_)) => inst.op.info().uses.get(k).map_or(1, |kind| kind.size(target.wave)),
-                _ => return None,
-            };
-            inst.uses[k] = Operand::Reg(Reg::new(amdgpu_isa::PhysReg(c as u16), size.max(1)));
-        }
-        let sem = sem_of(inst.op)?;
-        let text = format!("{} (extra: aperture register)", amdgpu_isa::print(&inst, target).replace("0, ", "src_aperture, "));
-        let counters = inst.counters(gpu);
-        return Some(mk(sem, inst, len as u32, text, counters));
-    }
-    // SOP1 s_ff1_i32_b64 (gfx9).
-    let ff1_op = if gen == Generation::Gfx9 { 0x11 } else { 0x09 };
-    if top(9) == 0x17D && (w >> 8 & 0xFF) == ff1_op {
-        let mut i = dummy(Opcode::s_ff1_i32_b32);
-        i.defs.push(Operand::s((w >> 16 & 0x7F) as u16, 1));
-        let lit = word(bytes, 1);
-        let s0 = match w & 0xFF {
-            c @ 0..=127 => Operand::s(c as u16, 2),
-            255 => Operand::Literal(lit?),
-            c if amdgpu_isa::regs::is_inline_code(c as u16) => Operand::Const(c as u8),
-            _ => return None,
-        };
-        let len = if matches!(s0, Operand::Literal(_)) { 8 } else { 4 };
-        i.uses.push(s0);
-        let name = if gen == Generation::Gfx9 { "s_ff1_i32_b64" } else { "s_ctz_i32_b64" };
-        let text = format!("{name} {} (extra)", fmt_ops(&i, target));
-        return Some(mk(Sem::N(N::s_ff1_i32_b64), i, len, text, Counters::empty()));
-    }
-    // MUBUF cache invalidates (gfx11).
-    if top(6) == 0x38 && gen == Generation::Gfx11 {
-        let op = w >> 18 & 0xFF;
-        let name = match op {
-            0x2b => "buffer_gl0_inv",
-            0x2c => "buffer_gl1_inv",
-            _ => return None,
-        };
-        return Some(mk(Sem::Hint, dummy(Opcode::s_nop), 8, format!("{name} (extra)"), Counters::empty()));
-    }
-    // gfx11 v_cmpx: VOPC op + 0x80 (e32), VOP3 op + 0x80 (e64).
-    if gen == Generation::Gfx11 && top(7) == 0x3E && (w >> 17 & 0xFF) >= 0x80 {
-        let (mut inst, len) = redecode(bytes, with_op_field(w, 17, 8, (w >> 17 & 0xFF) - 0x80), target)?;
-        let sem = cmpx(sem_of(inst.op)?)?;
-        inst.defs.clear();
-        let text = format!("{} {} (extra)", amdgpu_isa::print::mnemonic(&inst, gpu).replacen("v_cmp_", "v_cmpx_", 1), fmt_ops(&inst, target));
-        return Some(mk(sem, inst, len as u32, text, Counters::empty()));
-    }
-    if gen == Generation::Gfx11 && top(6) == 0x35 {
-        let op = w >> 16 & 0x3FF;
-        if (0x80..0x100).contains(&op) {
-            let (mut inst, len) = redecode(bytes, with_op_field(w, 16, 10, op - 0x80), target)?;
-            let sem = cmpx(sem_of(inst.op)?)?;
-            inst.defs.clear();
-            let text = format!("{} {} (extra)", amdgpu_isa::print::mnemonic(&inst, gpu).replacen("v_cmp_", "v_cmpx_", 1), fmt_ops(&inst, target));
-            return Some(mk(sem, inst, len as u32, text, Counters::empty()));
-        }
-    }
-    // DS stride-64 two-address forms: op + 1 of the plain form.
-    if top(6) == 0x36 {
-        let (lo, bits) = if gen == Generation::Gfx9 { (17, 8) } else { (18, 8) };
-        let op = w >> lo & 0xFF;
-        let (plain, read, elem) = match op {
-            0x0f => (0x0e, false, 4),
-            0x38 => (0x37, true, 4),
-            _ => return None,
-        };
-        let (inst, len) = redecode(bytes, with_op_field(w, lo, bits, plain), target)?;
-        let sem = if read { Ds::Read2 { elem, st64: true } } else { Ds::Write2 { elem, st64: true } };
-        let name = match (gen, read) {
-            (Generation::Gfx9, true) => "ds_read2st64_b32",
-            (Generation::Gfx9, false) => "ds_write2st64_b32",
-            (_, true) => "ds_load_2addr_stride64_b32",
-            (_, false) => "ds_store_2addr_stride64_b32",
-        };
-        let text = format!("{name} {} offset0:{} offset1:{} (extra)", fmt_ops(&inst, target), inst.offset, inst.offset1);
-        return Some(mk(Sem::Ds(sem), inst, len as u32, text, Counters::LGKM));
-    }
-    // VOP3 whose src1/src2 is an SGPR or constant where the isa table's signature
-    // says VGPR (VOP3-only instructions such as gfx11 v_add_co_u32): decode with
-    // VGPR placeholders, then put the real operands back.
-    if (gen == Generation::Gfx9 && top(6) == 0x34) || (gen == Generation::Gfx11 && top(6) == 0x35) {
-        let w1 = word(bytes, 1)?;
-        let codes = [w1 & 0x1FF, w1 >> 9 & 0x1FF, w1 >> 18 & 0x1FF];
-        let mut w1p = w1;
-        let mut replaced = [false; 3];
-        for k in 1..3 {
-            if codes[k] < 256 {
-                w1p = with_op_field(w1p, 9 * k as u32, 9, 256);
-                replaced[k] = true;
-            }
-        }
-        if !replaced.contains(&true) {
-            return None;
-        }
-        let mut b = bytes.to_vec();
-        b[4..8].copy_from_slice(&w1p.to_le_bytes());
-        let (mut inst, mut len) = amdgpu_isa::decode(&b, target).ok()?;
-        let lit = if gen == Generation::Gfx11 { word(bytes, 2) } else { None };
-        let had_lit = inst.uses.iter().any(|o| matches!(o, Operand::Literal(_)));
-        for k in 1..3 {
-            if !replaced[k] || k >= inst.uses.len() {
-                continue;
-            }
-            let size = match inst.uses[k] {
-                Operand::Reg(r) => r.size,
-                _ => 1,
-            };
-            let mut o = src_code(codes[k], gen, lit)?;
-            if let Operand::Reg(r) = &mut o {
-                r.size = size;
-            }
-            inst.uses[k] = o;
-        }
-        if !had_lit && inst.uses.iter().any(|o| matches!(o, Operand::Literal(_))) {
-            len += 4;
-        }
-        let sem = sem_of(inst.op)?;
-        let text = format!("{} (extra: SGPR/constant src the isa decoder rejects)", amdgpu_isa::print(&inst, target));
-        let counters = inst.counters(gpu);
-        return Some(mk(sem, inst, len as u32, text, counters));
-    }
-    // VOP2 extras.
-    if top(1) == 0 {
-        let op = w >> 25 & 0x3F;
-        let src0c = w & 0x1FF;
-        let vsrc1 = (w >> 9 & 0xFF) as u16;
-        let vdst = (w >> 17 & 0xFF) as u16;
-        let lit = word(bytes, 1);
-        let (n, kform) = match (gen, gpu, op) {
-            (Generation::Gfx9, _, 0x04) => (N::v_fmac_f64, 0),
-            (Generation::Gfx9, _, 0x17) => (N::v_fmamk_f32, 1),
-            (Generation::Gfx9, Gpu::Gfx942, 0x18) => (N::v_fmaak_f32, 2),
-            (Generation::Gfx11, _, 0x2c) => (N::v_fmamk_f32, 1),
-            (Generation::Gfx11, _, 0x2d) => (N::v_fmaak_f32, 2),
-            _ => return None,
-        };
-        let mut i = dummy(Opcode::v_fma_f32);
-        let wide = n == N::v_fmac_f64;
-        let size = if wide { 2 } else { 1 };
-        let mut s0 = src_code(src0c, gen, lit)?;
-        if let Operand::Reg(r) = &mut s0 {
-            r.size = size;
-        }
-        let needs_lit = kform != 0 || matches!(s0, Operand::Literal(_));
-        let len = if needs_lit { lit?; 8 } else { 4 };
-        i.defs.push(Operand::v(vdst, size));
-        match kform {
-            0 => i.uses.extend([s0, Operand::v(vsrc1, size), Operand::v(vdst, size)]),
-            1 => i.uses.extend([s0, Operand::Literal(lit?), Operand::v(vsrc1, 1)]),
-            _ => i.uses.extend([s0, Operand::v(vsrc1, 1), Operand::Literal(lit?)]),
-        }
-        let name = match (n, gpu) {
-            (N::v_fmamk_f32, Gpu::Gfx90a) => "v_madmk_f32",
-            (N::v_fmamk_f32, _) => "v_fmamk_f32",
-            (N::v_fmaak_f32, _) => "v_fmaak_f32",
-            _ => "v_fmac_f64_e32",
-        };
-        let text = format!("{name} {}, {} (extra)", fmt_op(i.defs[0], target), fmt_list(&i.uses, target));
-        return Some(mk(Sem::N(n), i, len, text, Counters::empty()));
-    }
-    // VOPD (gfx11).
-    if gen == Generation::Gfx11 && top(6) == 0x32 {
-        let w1 = word(bytes, 1)?;
-        let opx = w >> 22 & 0xF;
-        let opy = w >> 17 & 0x1F;
-        let dop = |o: u32| -> Option<DualOp> {
-            Some(match o {
-                0 => DualOp::FmacF32,
-                1 => DualOp::FmaakF32,
-                2 => DualOp::FmamkF32,
-                3 => DualOp::MulF32,
-                4 => DualOp::AddF32,
-                5 => DualOp::SubF32,
-                6 => DualOp::SubrevF32,
-                8 => DualOp::MovB32,
-                9 => DualOp::CndmaskB32,
-                10 => DualOp::MaxF32,
-                11 => DualOp::MinF32,
-                16 => DualOp::AddNcU32,
-                17 => DualOp::LshlrevB32,
-                18 => DualOp::AndB32,
-                _ => return None,
-            })
-        };
-        let (ox, oy) = (dop(opx)?, dop(opy)?);
-        let (sx, sy) = (w & 0x1FF, w1 & 0x1FF);
-        let uses_lit = sx == 255 || sy == 255 || matches!(ox, DualOp::FmaakF32 | DualOp::FmamkF32) || matches!(oy, DualOp::FmaakF32 | DualOp::FmamkF32);
-        let lit = if uses_lit { Some(word(bytes, 2)?) } else { None };
-        let vdstx = (w1 >> 24) as u16;
-        let vdsty = ((w1 >> 17 & 0x7F) << 1) as u16 | ((vdstx & 1) ^ 1);
-        let x = DualHalf { op: ox, dst: vdstx, src0: src_code(sx, gen, lit)?, vsrc1: (w >> 9 & 0xFF) as u16 };
-        let y = DualHalf { op: oy, dst: vdsty, src0: src_code(sy, gen, lit)?, vsrc1: (w1 >> 9 & 0xFF) as u16 };
-        let half = |h: &DualHalf| {
-            let name = match h.op {
-                DualOp::FmacF32 => "fmac_f32",
-                DualOp::FmaakF32 => "fmaak_f32",
-                DualOp::FmamkF32 => "fmamk_f32",
-                DualOp::MulF32 => "mul_f32",
-                DualOp::AddF32 => "add_f32",
-                DualOp::SubF32 => "sub_f32",
-                DualOp::SubrevF32 => "subrev_f32",
-                DualOp::MovB32 => "mov_b32",
-                DualOp::CndmaskB32 => "cndmask_b32",
-                DualOp::MaxF32 => "max_f32",
-                DualOp::MinF32 => "min_f32",
-                DualOp::AddNcU32 => "add_nc_u32",
-                DualOp::LshlrevB32 => "lshlrev_b32",
-                DualOp::AndB32 => "and_b32",
-            };
-            if h.op == DualOp::MovB32 {
-                format!("v_dual_{name} v{}, {}", h.dst, fmt_op(h.src0, target))
-            } else {
-                format!("v_dual_{name} v{}, {}, v{}", h.dst, fmt_op(h.src0, target), h.vsrc1)
-            }
-        };
-        let text = format!("{} :: {} (extra VOPD)", half(&x), half(&y));
-        // Record the operands as an Inst so that the waitcnt/hazard checks see them.
-        let mut i = dummy(Opcode::v_fma_f32);
-        i.defs.extend([Operand::v(vdstx, 1), Operand::v(vdsty, 1)]);
-        i.uses.extend([x.src0, Operand::v(x.vsrc1, 1), y.src0, Operand::v(y.vsrc1, 1)]);
-        for h in [&x, &y] {
-            if matches!(h.op, DualOp::FmacF32 | DualOp::FmaakF32 | DualOp::FmamkF32) {
-                i.uses.push(Operand::v(h.dst, 1));
-            }
-            if h.op == DualOp::CndmaskB32 {
-                i.uses.push(Operand::Reg(Reg::vcc(1)));
-            }
-        }
-        let len = if uses_lit { 12 } else { 8 };
-        return Some(mk(Sem::Dual { x, y, literal: lit.unwrap_or(0) }, i, len, text, Counters::empty()));
-    }
     None
-}
-
-fn cmpx(s: Sem) -> Option<Sem> {
-    match s {
-        Sem::Cmp { ty, cond, .. } => Some(Sem::Cmp { ty, cond, x: true }),
-        Sem::CmpClass { f64, .. } => Some(Sem::CmpClass { f64, x: true }),
-        _ => None,
-    }
-}
-
-fn fmt_op(o: Operand, target: Target) -> String {
-    match o {
-        Operand::Reg(r) => r.name(target.gpu),
-        Operand::Const(c) => amdgpu_isa::regs::inline_name(c, false),
-        Operand::Literal(v) => format!("{v:#x}"),
-        Operand::Off => "off".into(),
-    }
-}
-
-fn fmt_list(v: &[Operand], target: Target) -> String {
-    v.iter().map(|o| fmt_op(*o, target)).collect::<Vec<_>>().join(", ")
-}
-
-fn fmt_ops(i: &Inst, target: Target) -> String {
-    let mut v = i.defs.clone();
-    v.extend(i.uses.iter().copied());
-    fmt_list(&v, target)
 }

@@ -64,7 +64,6 @@ const DEPTH: usize = 32;
 fn is_valu(d: &DInst, gpu: Gpu) -> bool {
     match d.sem {
         Sem::Cmp { .. } | Sem::CmpClass { .. } | Sem::Dual { .. } => true,
-        Sem::N(N::v_fmac_f64 | N::v_fmamk_f32 | N::v_fmaak_f32) => true,
         Sem::N(_) => d.inst.op.info().format(gpu).is_valu(),
         _ => false,
     }

@@ -478,6 +478,14 @@ fn check_reads(w: &Wave, d: &DInst, opts: &Options) -> Result<(), (ErrorKind, St
         return Ok(());
     }
     let mut regs: Vec<(usize, usize)> = d.inst.uses.iter().filter_map(reg_range).collect();
+    // VOPD v_dual_fmac_f32 accumulates into its destination.
+    if let Sem::Dual { x, y, .. } = d.sem {
+        for h in [x, y] {
+            if h.op == decode::DualOp::FmacF32 {
+                regs.extend(reg_range(&Operand::v(h.dst, 1)));
+            }
+        }
+    }
     if let Sem::N(n) = d.sem {
         use decode::N;
         // Read-modify-write destinations.
@@ -485,6 +493,9 @@ fn check_reads(w: &Wave, d: &DInst, opts: &Options) -> Result<(), (ErrorKind, St
             regs.extend(d.inst.defs.iter().filter_map(reg_range));
         }
         let mask = if w.wave64() { 2 } else { 1 };
+        if matches!(n, N::v_fmac_f64) {
+            regs.extend(d.inst.defs.iter().filter_map(reg_range));
+        }
         if matches!(n, N::v_div_fmas_f32 | N::v_div_fmas_f64 | N::s_cbranch_vccz | N::s_cbranch_vccnz) {
             regs.push((106, mask));
         }
@@ -603,7 +614,7 @@ fn step(w: &mut Wave, lds: &mut [u8], races: Option<&mut mem::LdsRaces>, co: &Co
     let flow = match d.sem {
         Sem::N(n) => {
             let fmt = d.inst.op.info().format(gpu);
-            if fmt.is_salu() && !matches!(n, decode::N::v_fmac_f64 | decode::N::v_fmamk_f32 | decode::N::v_fmaak_f32) {
+            if fmt.is_salu() {
                 salu::exec(w, &d, n, next).map_err(|m| fail(if m.contains("not a scalar") { ErrorKind::Unimplemented } else { ErrorKind::Other }, m))?
             } else {
                 valu::exec(w, &d, ftz).map_err(|m| fail(if m.contains("not implemented") { ErrorKind::Unimplemented } else { ErrorKind::Other }, m))?;

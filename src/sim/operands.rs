@@ -104,6 +104,8 @@ pub fn v32(w: &Wave, o: &Operand, lane: u32) -> u32 {
                 w.v((b - 256) as usize, lane)
             } else if r.base == PhysReg::SCC {
                 w.scc as u32
+            } else if let Some(a) = aperture(b) {
+                (a >> 32) as u32
             } else {
                 w.sget(b as usize)
             }
@@ -129,6 +131,8 @@ pub fn v64(w: &Wave, o: &Operand, lane: u32, fp: bool) -> u64 {
                 w.v(i, lane) as u64 | (w.v(i + 1, lane) as u64) << 32
             } else if r.base == PhysReg::SCC {
                 w.scc as u64
+            } else if let Some(a) = aperture(b) {
+                a
             } else {
                 w.sget(b as usize) as u64 | (w.sget(b as usize + 1) as u64) << 32
             }

@@ -161,15 +161,15 @@ fn exec_n(w: &mut Wave, d: &DInst, n: N, ftz: bool) -> Result<(), String> {
                 let acc = ftz32(f32::from_bits(v32(w, &i.defs[0], lane)), ftz);
                 R::F(f(w, 0, lane).mul_add(f(w, 1, lane), acc))
             }
-            N::v_fmac_f64 => R::D(fd(w, 0, lane).mul_add(fd(w, 1, lane), fd(w, 2, lane))),
-            N::v_fmamk_f32 => {
-                if w.target.gpu == amdgpu_isa::Gpu::Gfx90a {
-                    R::F(f(w, 0, lane) * f(w, 1, lane) + f(w, 2, lane))
-                } else {
-                    R::F(f(w, 0, lane).mul_add(f(w, 1, lane), f(w, 2, lane)))
-                }
+            N::v_fmac_f64 => {
+                // The accumulator is the (tied) destination.
+                let acc = f64::from_bits(v64(w, &i.defs[0], lane, true));
+                R::D(fd(w, 0, lane).mul_add(fd(w, 1, lane), acc))
             }
-            N::v_fmaak_f32 => R::F(f(w, 0, lane).mul_add(f(w, 1, lane), f(w, 2, lane))),
+            // d = src0 * K + vsrc1 / d = src0 * vsrc1 + K (K is a literal use): the
+            // gfx90a mad forms round twice, the fma forms once.
+            N::v_madmk_f32 | N::v_madak_f32 => R::F(f(w, 0, lane) * f(w, 1, lane) + f(w, 2, lane)),
+            N::v_fmamk_f32 | N::v_fmaak_f32 => R::F(f(w, 0, lane).mul_add(f(w, 1, lane), f(w, 2, lane))),
             N::v_cndmask_b32 => {
                 let sel = msk(w, 2) >> lane & 1 == 1;
                 // Float modifiers apply to the selected value's bits (VOP3 form).
@@ -388,6 +388,7 @@ fn exec_n(w: &mut Wave, d: &DInst, n: N, ftz: bool) -> Result<(), String> {
             N::v_and_or_b32 => R::I((u(w, 0, lane) & u(w, 1, lane)) | u(w, 2, lane)),
             N::v_or3_b32 => R::I(u(w, 0, lane) | u(w, 1, lane) | u(w, 2, lane)),
             N::v_xad_u32 => R::I((u(w, 0, lane) ^ u(w, 1, lane)).wrapping_add(u(w, 2, lane))),
+            N::v_xor3_b32 => R::I(u(w, 0, lane) ^ u(w, 1, lane) ^ u(w, 2, lane)),
             N::v_bfm_b32 => R::I((((1u64 << (u(w, 0, lane) & 31)) - 1) as u32) << (u(w, 1, lane) & 31)),
             N::v_perm_b32 => {
                 let data = (u(w, 0, lane) as u64) << 32 | u(w, 1, lane) as u64;
