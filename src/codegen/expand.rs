@@ -92,10 +92,11 @@ impl Placement {
         }
         let mut vgpr_end = 1u16;
         let mut sgpr_end = 0u16;
+        let mut vgpr_used = [false; 64];
         let mut note = |a: ra::Allocation| {
             if let Some(p) = a.as_reg() {
                 match p.class() {
-                    ra::RegClass::Float => vgpr_end = vgpr_end.max(p.hw_enc() as u16 + 1),
+                    ra::RegClass::Float => vgpr_used[p.hw_enc()] = true,
                     ra::RegClass::Int => sgpr_end = sgpr_end.max(p.hw_enc() as u16 + 1),
                     ra::RegClass::Vector => sgpr_end = sgpr_end.max(pair[p.hw_enc()] + 2),
                 }
@@ -106,11 +107,20 @@ impl Placement {
             note(*from);
             note(*to);
         }
-        if vcode.layout == Layout::Callee {
-            // The windows have a fixed place in a callee.
-            vgpr_end = Layout::CALLEE_WINDOWS;
+        // v0-v31 keep their numbers (a call clobbers them by number; arguments
+        // are pinned there). Registers above, which only values live across
+        // calls use, are interchangeable: they are packed from v32 up. A callee
+        // allocates below v26, so its windows (right above) stay below v32.
+        let mut vgpr: Vec<u16> = (0..64).collect();
+        let mut next = 32;
+        for (i, _) in vgpr_used.iter().enumerate().filter(|(_, u)| **u) {
+            if i >= 32 {
+                vgpr[i] = next;
+                next += 1;
+            }
+            vgpr_end = vgpr_end.max(vgpr[i] + 1);
         }
-        Placement { vgpr: (0..64).collect(), sgpr: (0..64).collect(), pair, temps, vgpr_end, sgpr_end: sgpr_end.max(temps + 8) }
+        Placement { vgpr, sgpr: (0..64).collect(), pair, temps, vgpr_end, sgpr_end: sgpr_end.max(temps + 8) }
     }
 
     /// Computes the renumbering from every allocation the output mentions.
