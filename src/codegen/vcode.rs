@@ -210,7 +210,7 @@ pub enum Layout {
     /// and s0-s31 by number); s32-s34 (SP, wave scratch offset, FP) stay free.
     Caller,
     /// Device functions: only registers the amdgpu-cg convention lets a callee
-    /// clobber: v0-v25 (v26-v31 hold the pair windows), s4-s11, SGPR pairs in
+    /// clobber: v0-v25 (the pair windows go right above, below v32), s4-s11, SGPR pairs in
     /// s12-s21 and the expansion temporaries in s22-s29.
     Callee,
 }
