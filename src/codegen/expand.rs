@@ -228,6 +228,9 @@ struct Ctx<'a> {
     window_base: u16,
     /// VGPR whose lanes hold spilled SGPRs (above the windows).
     spill_vgpr: u16,
+    /// How spill code reaches scratch (the wave offset moved out of a callee's
+    /// reach in a kernel that calls).
+    scratch: Option<Scratch>,
     code: Vec<Emitted>,
 }
 
@@ -475,7 +478,7 @@ impl Ctx<'_> {
             return Ok(());
         }
         let offset = 4 * slot as i32;
-        let scratch = self.vcode.scratch.ok_or_else(|| Diagnostic::new("internal error: VGPR spill without scratch", crate::mir::Span::NONE))?;
+        let scratch = self.scratch.ok_or_else(|| Diagnostic::new("internal error: VGPR spill without scratch", crate::mir::Span::NONE))?;
         let inst = match (scratch, store) {
             (Scratch::Flat, true) => isa::Inst::new(Opcode::scratch_store_dword, vec![], vec![isa::Operand::Off, isa::Operand::Reg(reg), isa::Operand::Off]),
             (Scratch::Flat, false) => isa::Inst::new(Opcode::scratch_load_dword, vec![isa::Operand::Reg(reg)], vec![isa::Operand::Off, isa::Operand::Off]),
@@ -579,13 +582,25 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
             crate::mir::Span::NONE,
         ));
     }
-    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, code: Vec::new() };
+    // The wave's scratch offset arrives in an SGPR a callee may clobber; a
+    // kernel that calls and spills to buffer scratch keeps it in s34 (which
+    // the caller layout leaves free), copied before anything else runs.
+    let (scratch, keep_wave_offset) = match vcode.scratch {
+        Some(Scratch::Buffer { rsrc, wave_offset }) if vcode.layout == Layout::Caller => {
+            (Some(Scratch::Buffer { rsrc, wave_offset: Layout::CALLER_WAVE_OFFSET }), Some(wave_offset))
+        }
+        other => (other, None),
+    };
+    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, code: Vec::new() };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
     let layout = vcode.layout();
     for (position, &b) in layout.iter().enumerate() {
         let block = &vcode.blocks[b];
         let start = ctx.code.len();
+        if let (0, Some(from)) = (position, keep_wave_offset) {
+            ctx.mov(isa::Reg::s(Layout::CALLER_WAVE_OFFSET, 1), isa::Reg::s(from, 1));
+        }
         for item in out.block_insts_and_edits(vcode, ra::Block::new(b)) {
             match item {
                 ra::InstOrEdit::Edit(edit) => ctx.edit(edit, block.partial_exec)?,
@@ -615,6 +630,9 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     let mut sgprs = u32::from(place.sgpr_end);
     if uses_reserved {
         sgprs = sgprs.max(u32::from(temps) + 8);
+    }
+    if keep_wave_offset.is_some() {
+        sgprs = sgprs.max(u32::from(Layout::CALLER_WAVE_OFFSET) + 1);
     }
     let uses_vcc = blocks.iter().flat_map(|(_, _, c)| c).any(|e| {
         e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))

@@ -377,6 +377,15 @@ impl<'a> Isel<'a> {
                 self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Imm((bits >> 32) as u32)], |_| {});
                 self.make_pair(lo, hi)
             }
+            // A value uniform by analysis that lives in VGPRs (a 64-bit multiply,
+            // a folded address): every lane holds it, the first one is read.
+            Lowered::V64(..) | Lowered::Addr { .. } => {
+                let (vl, vh) = self.to_v64(l)?;
+                let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
+                self.emit(Opcode::v_readfirstlane_b32, &[Dst::R(lo)], &[Src::R(vl)], |_| {});
+                self.emit(Opcode::v_readfirstlane_b32, &[Dst::R(hi)], &[Src::R(vh)], |_| {});
+                self.make_pair(lo, hi)
+            }
             _ => return Err(self.error("internal: expected a uniform 64-bit value")),
         })
     }

@@ -224,6 +224,8 @@ impl Layout {
     pub const CALLEE_TEMPS: u16 = 22;
     /// First SGPR of the pair units in a caller (above every single SGPR).
     pub const CALLER_PAIRS: u16 = 64;
+    /// Where a calling kernel keeps the wave's scratch offset for spill code.
+    pub const CALLER_WAVE_OFFSET: u16 = 34;
     /// First SGPR of the expansion temporaries in a caller.
     pub const CALLER_TEMPS: u16 = 56;
 
