@@ -147,6 +147,37 @@ pub struct Options {
     pub check_lds_races: bool,
     /// Print every instruction executed to stderr.
     pub trace: bool,
+    /// Register snapshots taken when a wave reaches one of the watched
+    /// addresses, before the instruction there runs (for ABI conformance tests:
+    /// where arguments are at a callee's entry, what survives a call).
+    pub watch: Option<std::rc::Rc<std::cell::RefCell<Watch>>>,
+}
+
+/// Device addresses to watch and the snapshots taken there.
+#[derive(Clone, Debug, Default)]
+pub struct Watch {
+    pub addresses: Vec<u64>,
+    pub hits: Vec<Snapshot>,
+}
+
+/// A wave's registers just before the instruction at `pc` ran.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub pc: u64,
+    /// Work-group id and the wave's index within it.
+    pub group: [u32; 3],
+    pub wave: u32,
+    pub lanes: u32,
+    pub exec: u64,
+    pub sgpr: Vec<u32>,
+    /// `vgpr[reg * lanes + lane]`.
+    pub vgpr: Vec<u32>,
+}
+
+impl Snapshot {
+    pub fn v(&self, reg: u16, lane: u32) -> u32 {
+        self.vgpr[reg as usize * self.lanes as usize + lane as usize]
+    }
 }
 
 impl Default for Options {
@@ -158,6 +189,7 @@ impl Default for Options {
             max_instructions: 500_000_000,
             check_lds_races: true,
             trace: false,
+            watch: None,
         }
     }
 }
@@ -440,6 +472,21 @@ fn run_group(
                     });
                 }
                 stats.instructions += 1;
+                if let Some(watch) = &opts.watch {
+                    let mut watch = watch.borrow_mut();
+                    if watch.addresses.contains(&w.pc) {
+                        let snapshot = Snapshot {
+                            pc: w.pc,
+                            group,
+                            wave: w.index,
+                            lanes: w.lanes,
+                            exec: w.exec(),
+                            sgpr: w.sgpr.to_vec(),
+                            vgpr: w.vgpr.clone(),
+                        };
+                        watch.hits.push(snapshot);
+                    }
+                }
                 step(w, lds, races.as_mut(), co, cache, dev, opts, ftz).map_err(|mut e| {
                     e.wave = Some((group, w.index));
                     e
