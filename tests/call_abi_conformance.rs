@@ -17,7 +17,7 @@ use std::rc::Rc;
 use amdgpu_cg::abi::{self, Convention, ImplicitInput, Location, RegKind};
 use amdgpu_cg::codegen::{self, Options, Report};
 use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
-use amdgpu_cg::isa::{self, Gpu, Opcode, Target, WaveSize};
+use amdgpu_cg::isa::{self, Opcode, Target, WaveSize};
 use amdgpu_cg::mir::{self, launch::LaunchSpec};
 use amdgpu_cg::sim::{self, Snapshot, Watch};
 use object::{Object, ObjectSymbol};
@@ -144,9 +144,7 @@ fn addresses_of(hsaco: &[u8], symbol: &str, op: Opcode, target: Target) -> Vec<u
 }
 
 fn targets() -> Vec<CodeObjectTarget> {
-    let mut t: Vec<CodeObjectTarget> = Gpu::ALL.iter().map(|&g| CodeObjectTarget::new(Target::new(g))).collect();
-    t.push(CodeObjectTarget::new(Target::with_wave(Gpu::Gfx1100, WaveSize::W64).unwrap()));
-    t
+    CodeObjectTarget::all_configurations()
 }
 
 #[test]

@@ -12,7 +12,6 @@ use std::fmt::Write;
 
 use amdgpu_cg::codegen::{self, Options, Report};
 use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
-use amdgpu_cg::isa::{Gpu, Target, WaveSize};
 use amdgpu_cg::mir::{self, launch::LaunchSpec};
 
 /// xorshift64*: deterministic, so a failing seed can be replayed.
@@ -177,9 +176,7 @@ fn module_text(seed: u64) -> String {
 }
 
 fn targets() -> Vec<CodeObjectTarget> {
-    let mut t: Vec<CodeObjectTarget> = Gpu::ALL.iter().map(|&g| CodeObjectTarget::new(Target::new(g))).collect();
-    t.push(CodeObjectTarget::new(Target::with_wave(Gpu::Gfx1100, WaveSize::W64).unwrap()));
-    t
+    CodeObjectTarget::all_configurations()
 }
 
 #[test]

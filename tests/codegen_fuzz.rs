@@ -6,14 +6,11 @@ mod common;
 
 use amdgpu_cg::codegen::{self, Options, Report};
 use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
-use amdgpu_cg::isa::{Gpu, Target, WaveSize};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn targets() -> Vec<CodeObjectTarget> {
-    let mut t: Vec<CodeObjectTarget> = Gpu::ALL.iter().map(|&g| CodeObjectTarget::new(Target::new(g))).collect();
-    t.push(CodeObjectTarget::new(Target::with_wave(Gpu::Gfx1100, WaveSize::W64).unwrap()));
-    t
+    CodeObjectTarget::all_configurations()
 }
 
 static COMPILED: AtomicUsize = AtomicUsize::new(0);

@@ -7,13 +7,11 @@
 
 use amdgpu_cg::codegen::{self, Options, Report};
 use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
-use amdgpu_cg::isa::{Gpu, Target, WaveSize};
+use amdgpu_cg::isa::{Gpu, Target};
 use amdgpu_cg::mir::{self, launch::LaunchSpec};
 
 fn targets() -> Vec<CodeObjectTarget> {
-    let mut t: Vec<CodeObjectTarget> = Gpu::ALL.iter().map(|&g| CodeObjectTarget::new(Target::new(g))).collect();
-    t.push(CodeObjectTarget::new(Target::with_wave(Gpu::Gfx1100, WaveSize::W64).unwrap()));
-    t
+    CodeObjectTarget::all_configurations()
 }
 
 fn check(file: &str, spec: &LaunchSpec, expect_spills: bool, expect_scratch: bool) {

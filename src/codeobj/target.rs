@@ -73,6 +73,14 @@ fn has_xnack_sramecc(gpu: Gpu) -> bool {
 }
 
 impl CodeObjectTarget {
+    /// Every supported GPU in its default wave size, then gfx1100 in wave64:
+    /// the configurations the tests compile for.
+    pub fn all_configurations() -> Vec<CodeObjectTarget> {
+        let mut all: Vec<CodeObjectTarget> = Gpu::ALL.iter().map(|&g| CodeObjectTarget::new(Target::new(g))).collect();
+        all.push(CodeObjectTarget::new(Target::with_wave(Gpu::Gfx1100, WaveSize::W64).expect("gfx1100 has wave64")));
+        all
+    }
+
     /// The target with xnack and sramecc "any" where the GPU has them.
     pub fn new(target: Target) -> CodeObjectTarget {
         let f = if has_xnack_sramecc(target.gpu) {
