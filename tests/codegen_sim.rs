@@ -118,6 +118,19 @@ fn calls_to_device_functions() {
     }
 }
 
+#[test]
+fn early_returns_on_divergent_paths() {
+    let spec = LaunchSpec::from_flags(
+        "128",
+        "64",
+        &["in=i32:iota:128".into(), "out=i32:zero:128".into(), "flags=i32:fill:7:128".into()],
+        &["in=@in".into(), "out=@out".into(), "flags=@flags".into()],
+        &[],
+    )
+    .unwrap();
+    check("early_return.mir", &spec, false, false);
+}
+
 fn compile_error(text: &str) -> String {
     let module = mir::parse(text).unwrap();
     mir::verify::verify(&module).unwrap();

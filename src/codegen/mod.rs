@@ -19,6 +19,7 @@ pub mod lower_cf;
 pub mod regalloc;
 pub mod structure;
 pub mod uniformity;
+pub mod unify_returns;
 pub mod vcode;
 pub mod waitcnt;
 
@@ -105,6 +106,8 @@ pub fn compile_kernel(
         }
         clock = Instant::now();
     };
+    let unified = unify_returns::run(func);
+    let func = unified.as_ref().unwrap_or(func);
     let uniformity = uniformity::analyze(func);
     lap(report, "uniformity");
     if wants(options, "uniformity") {
