@@ -119,7 +119,7 @@ fn calls_to_device_functions() {
 }
 
 #[test]
-fn early_returns_on_divergent_paths() {
+fn early_returns_and_shared_joins_on_divergent_paths() {
     let spec = LaunchSpec::from_flags(
         "128",
         "64",
@@ -129,6 +129,8 @@ fn early_returns_on_divergent_paths() {
     )
     .unwrap();
     check("early_return.mir", &spec, false, false);
+    let spec = LaunchSpec::from_flags("64", "64", &["out=i32:zero:64".into()], &["out=@out".into()], &[]).unwrap();
+    check("nested_join.mir", &spec, false, false);
 }
 
 fn compile_error(text: &str) -> String {

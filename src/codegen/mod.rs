@@ -17,6 +17,7 @@ pub mod hazards;
 pub mod isel;
 pub mod lower_cf;
 pub mod regalloc;
+pub mod split_joins;
 pub mod structure;
 pub mod uniformity;
 pub mod unify_returns;
@@ -106,9 +107,21 @@ pub fn compile_kernel(
         }
         clock = Instant::now();
     };
-    let unified = unify_returns::run(func);
-    let func = unified.as_ref().unwrap_or(func);
-    let uniformity = uniformity::analyze(func);
+    let mut normalized = unify_returns::run(func);
+    let (uniformity, structure) = loop {
+        let f = normalized.as_ref().unwrap_or(func);
+        let uniformity = uniformity::analyze(f);
+        match structure::analyze(f, &uniformity) {
+            Ok(structure) => break (uniformity, structure),
+            // Bounded: each split removes a shared join (module docs).
+            Err(structure::Rejection { shared_join: Some(s), diagnostic }) if f.blocks.len() < 4 * func.blocks.len() + 16 => {
+                let _ = diagnostic;
+                normalized = Some(split_joins::split(f, &s.from, s.join));
+            }
+            Err(rejection) => return Err(rejection.diagnostic),
+        }
+    };
+    let func = normalized.as_ref().unwrap_or(func);
     lap(report, "uniformity");
     if wants(options, "uniformity") {
         report.printed.push_str(&format!("; after uniformity: @{}\n", func.name));
@@ -118,7 +131,6 @@ pub fn compile_kernel(
             }
         }
     }
-    let structure = structure::analyze(func, &uniformity)?;
     lap(report, "structure");
     if wants(options, "structure") {
         report.printed.push_str(&format!("; after structure: @{}\n;   loops: {:?}\n;   branches: {:?}\n", func.name, structure.loops, structure.branches));

@@ -68,7 +68,27 @@ fn reject(func: &Function, block: usize, why: &str) -> Diagnostic {
 }
 
 /// Analyses the loops and divergent branches of a function.
-pub fn analyze(func: &Function, uniformity: &Uniformity) -> Result<Structure, Diagnostic> {
+/// Why a function's structure was refused. `shared_join` is set when the only
+/// problem found is a side of a divergent branch reaching the join from several
+/// blocks, which `split_join` can repair.
+pub struct Rejection {
+    pub diagnostic: Diagnostic,
+    pub shared_join: Option<SharedJoin>,
+}
+
+/// The blocks of one side of a divergent branch that all branch to `join`.
+pub struct SharedJoin {
+    pub from: Vec<usize>,
+    pub join: usize,
+}
+
+impl From<Diagnostic> for Rejection {
+    fn from(diagnostic: Diagnostic) -> Rejection {
+        Rejection { diagnostic, shared_join: None }
+    }
+}
+
+pub fn analyze(func: &Function, uniformity: &Uniformity) -> Result<Structure, Rejection> {
     let cfg = Cfg::new(func);
     let n = cfg.len();
     let idom = cfg.dominators();
@@ -142,31 +162,31 @@ pub fn analyze(func: &Function, uniformity: &Uniformity) -> Result<Structure, Di
         let Terminator::BrIf { then_to, else_to, .. } = &func.blocks[b].term else { continue };
         let succ = [then_to.block.0 as usize, else_to.block.0 as usize];
         if succ[0] == succ[1] {
-            return Err(reject(func, b, "both targets are the same block"));
+            return Err(Rejection::from(reject(func, b, "both targets are the same block")));
         }
         // A branch that leaves its innermost loop is a loop exit.
         if let Some(li) = loop_of[b] {
             let l = &loops[li];
             let leaving: Vec<usize> = (0..2).filter(|&k| !l.blocks.contains(&succ[k])).collect();
             if leaving.len() == 2 {
-                return Err(reject(func, b, "both targets leave the loop"));
+                return Err(Rejection::from(reject(func, b, "both targets leave the loop")));
             }
             if let [k] = leaving[..] {
                 if l.exit != Some(succ[k]) {
-                    return Err(reject(func, b, "a loop with a divergent exit must leave to a single block"));
+                    return Err(Rejection::from(reject(func, b, "a loop with a divergent exit must leave to a single block")));
                 }
                 if l.preheader.is_none() {
-                    return Err(reject(func, b, "the loop must be entered by exactly one edge from outside it"));
+                    return Err(Rejection::from(reject(func, b, "the loop must be entered by exactly one edge from outside it")));
                 }
                 if !l.latches.iter().all(|&latch| Cfg::dominates(&idom, b, latch)) {
-                    return Err(reject(func, b, "a divergent loop exit must be in a block that dominates the loop's back edges"));
+                    return Err(Rejection::from(reject(func, b, "a divergent loop exit must be in a block that dominates the loop's back edges")));
                 }
                 branches[b] = Some(DivergentBranch::LoopExit { loop_index: li, exit_successor: k });
                 continue;
             }
         }
         let Some(join) = ipdom[b] else {
-            return Err(reject(func, b, "the two paths never meet again"));
+            return Err(Rejection::from(reject(func, b, "the two paths never meet again")));
         };
         let mut sides: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
         let mut exits: [Option<usize>; 2] = [None, None];
@@ -185,19 +205,20 @@ pub fn analyze(func: &Function, uniformity: &Uniformity) -> Result<Structure, Di
             // Single entry (from B) and single exit (one block to J).
             for &x in &seen {
                 if x == b {
-                    return Err(reject(func, b, "a path from the branch comes back to it before the join (a loop with a divergent branch that is not an exit)"));
+                    return Err(Rejection::from(reject(func, b, "a path from the branch comes back to it before the join (a loop with a divergent branch that is not an exit)")));
                 }
                 let entry_ok = cfg.preds[x].iter().all(|p| seen.contains(p) || (*p == b && x == succ[k]));
                 if !entry_ok {
-                    return Err(reject(func, b, &format!("block '{}' is entered from outside the divergent region", func.blocks[x].name)));
+                    return Err(Rejection::from(reject(func, b, &format!("block '{}' is entered from outside the divergent region", func.blocks[x].name))));
                 }
             }
             let to_join: Vec<usize> = seen.iter().copied().filter(|x| cfg.succs[*x].contains(&join)).collect();
             if to_join.len() != 1 {
-                return Err(reject(func, b, "each side of a divergent branch must reach the join through exactly one block"));
+                let diagnostic = reject(func, b, "each side of a divergent branch must reach the join through exactly one block");
+                return Err(Rejection { diagnostic, shared_join: Some(SharedJoin { from: to_join, join }) });
             }
             if seen.iter().any(|x| cfg.succs[*x].iter().any(|s| *s != join && !seen.contains(s))) {
-                return Err(reject(func, b, "a side of the divergent branch leaves the region"));
+                return Err(Rejection::from(reject(func, b, "a side of the divergent branch leaves the region")));
             }
             exits[k] = Some(to_join[0]);
             sides[k] = seen.into_iter().collect();
@@ -213,7 +234,7 @@ pub fn analyze(func: &Function, uniformity: &Uniformity) -> Result<Structure, Di
             for &x in &l.blocks {
                 let exits_here = cfg.succs[x].iter().any(|s| !l.blocks.contains(s));
                 if exits_here && !l.latches.iter().all(|&latch| Cfg::dominates(&idom, x, latch)) {
-                    return Err(reject(func, x, "an exit of a loop with divergent exits must dominate the loop's back edges"));
+                    return Err(Rejection::from(reject(func, x, "an exit of a loop with divergent exits must dominate the loop's back edges")));
                 }
             }
         }
