@@ -1,6 +1,7 @@
 //! Generated code checked by LLVM's tools, batched one process per target:
 //! - the `-S` listing assembles with llvm-mc-22 into exactly our bytes;
-//! - llvm-objdump-22 disassembles the `.hsaco` into exactly our instructions.
+//! - llvm-objdump-22 disassembles the `.hsaco` into exactly our instructions;
+//! - the relocatable form of modules with calls links with ld.lld-22 and runs.
 
 use std::path::Path;
 use std::process::Command;
@@ -152,6 +153,48 @@ fn objdump_shows_our_instructions() {
                     })
                     .collect();
                 assert_eq!(body, our_instructions(&function.asm), "{name}, @{} on {}", function.name, target.isa_name());
+            }
+        }
+    }
+}
+
+/// The relocatable form of modules with calls (R_AMDGPU_REL32_LO/HI against the
+/// callee) links with ld.lld-22 into a code object whose calls land: it runs on
+/// the simulator with the interpreter's results, on every target.
+#[test]
+fn relocatable_calls_link_with_lld_and_run() {
+    let Some(lld) = llvm_tools::require("ld.lld-22") else { return };
+    let dir = temp_dir();
+    let cases: [(&str, &str, &str, Vec<String>, Vec<String>); 2] = [
+        (
+            "examples/call",
+            "128",
+            "64",
+            vec!["in=f32:iota:128".into(), "out=f32:zero:128".into()],
+            vec!["in=@in".into(), "out=@out".into(), "k=3".into()],
+        ),
+        (
+            "tests/data/codegen/calls",
+            "16,8,1",
+            "8,8,1",
+            vec!["in=f32:iota:128".into(), "out=f32:zero:128".into(), "tags=i32:zero:128".into()],
+            vec!["in=@in".into(), "out=@out".into(), "tags=@tags".into(), "k=3".into()],
+        ),
+    ];
+    for (name, grid, block, buffers, args) in cases {
+        let module = mir::parse(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{name}.mir"))).unwrap()).unwrap();
+        let spec = mir::launch::LaunchSpec::from_flags(grid, block, &buffers, &args, &[]).unwrap();
+        let want = mir::launch::run(&module, &spec).unwrap();
+        for (target, _) in targets() {
+            let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+            let (obj, linked) = (dir.join("calls.o"), dir.join("calls.hsaco"));
+            std::fs::write(&obj, codeobj::write_relocatable(&object).unwrap()).unwrap();
+            let out = Command::new(&lld).arg("-shared").arg(&obj).arg("-o").arg(&linked).output().unwrap();
+            assert!(out.status.success() && out.stderr.is_empty(), "{name} on {}: {}", target.isa_name(), String::from_utf8_lossy(&out.stderr));
+            let (got, _) = amdgpu_cg::sim::run_launch(&std::fs::read(&linked).unwrap(), &spec).unwrap_or_else(|e| panic!("{name} on {}: {e}", target.isa_name()));
+            for w in &want.buffers {
+                let g = got.iter().find(|b| b.name == w.name).unwrap();
+                assert_eq!(g.elements(), w.elements(), "{name} on {}: buffer {}", target.isa_name(), w.name);
             }
         }
     }
