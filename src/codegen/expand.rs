@@ -87,6 +87,28 @@ impl Placement {
             _ => (Layout::CALLER_PAIRS, Layout::CALLER_TEMPS),
         };
         let mut pair: Vec<u16> = (0..64u16).map(|u| pairs + 2 * u).collect();
+        let mut temps = temps;
+        if vcode.layout == Layout::Caller {
+            // A calling kernel's pair units and temporaries are packed right above
+            // its highest single SGPR, never below s36 (s0-s31 are clobbered by
+            // calls, s32-s34 are the stack pointer, wave offset and frame pointer).
+            let mut singles_end = 36u16;
+            let mut units = [false; 64];
+            let regs = out.allocs.iter().copied().chain(out.edits.iter().flat_map(|(_, ra::Edit::Move { from, to })| [*from, *to]));
+            for p in regs.filter_map(|a| a.as_reg()) {
+                match p.class() {
+                    ra::RegClass::Int => singles_end = singles_end.max(p.hw_enc() as u16 + 1),
+                    ra::RegClass::Vector => units[p.hw_enc()] = true,
+                    ra::RegClass::Float => {}
+                }
+            }
+            let mut next = singles_end.div_ceil(2) * 2;
+            for (u, _) in units.iter().enumerate().filter(|(_, used)| **used) {
+                pair[u] = next;
+                next += 2;
+            }
+            temps = next;
+        }
         for &(unit, first) in &vcode.pinned_pairs {
             pair[unit as usize] = first;
         }
