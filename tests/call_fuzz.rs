@@ -2,8 +2,9 @@
 //! has one to three device functions with random signatures (i32, f32, i64,
 //! f64 in VGPRs; i32, i64, f32 `inreg`), bodies that use every argument (and
 //! sometimes the work-item id and a divergent branch), and a kernel that calls
-//! them one to four times with divergent and uniform values while its own values
-//! stay live across the calls. Compiled for every target and run on the
+//! them one to four times (a third of the calls inside a divergent if) with
+//! divergent and uniform values while its own values stay live across the
+//! calls. Compiled for every target and run on the
 //! simulator, every module must leave exactly the interpreter's buffers.
 //!
 //! `CALL_FUZZ_CASES` sets the number of modules (default 100).
@@ -166,8 +167,17 @@ fn module_text(seed: u64) -> String {
             from_i32(&mut text, &name, &src, a.ty());
             args.push(format!("%{name}"));
         }
-        writeln!(text, "  %r{call} = call @{}({})", c.name, args.join(", ")).unwrap();
-        to_i32(&mut text, &format!("ri{call}"), &format!("r{call}"), c.ret);
+        if rng.below(3) == 0 {
+            // The call on one side of a divergent if (some lanes off).
+            writeln!(text, "  %w{call} = and i32 %x, {}\n  %wc{call} = icmp ne i32 %w{call}, 0", 1 << rng.below(5)).unwrap();
+            writeln!(text, "  brif %wc{call}, call{call}, after{call}(0)\ncall{call}:").unwrap();
+            writeln!(text, "  %r{call} = call @{}({})", c.name, args.join(", ")).unwrap();
+            to_i32(&mut text, &format!("rv{call}"), &format!("r{call}"), c.ret);
+            writeln!(text, "  br after{call}(%rv{call})\nafter{call}(%ri{call}: i32):").unwrap();
+        } else {
+            writeln!(text, "  %r{call} = call @{}({})", c.name, args.join(", ")).unwrap();
+            to_i32(&mut text, &format!("ri{call}"), &format!("r{call}"), c.ret);
+        }
         writeln!(text, "  %t{call} = add i32 %{total}, %ri{call}").unwrap();
         total = format!("t{call}");
     }

@@ -115,6 +115,15 @@ fn calls_to_device_functions() {
     )
     .unwrap();
     check("call_aggregates.mir", &spec, false, false);
+    let spec = LaunchSpec::from_flags(
+        "128",
+        "64",
+        &["in=i32:iota:128".into(), "out=i32:zero:128".into()],
+        &["in=@in".into(), "out=@out".into(), "k=5".into()],
+        &[],
+    )
+    .unwrap();
+    check("call_control_flow.mir", &spec, false, false);
     let text = std::fs::read_to_string(format!("{}/examples/call.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let module = mir::parse(&text).unwrap();
     let spec = LaunchSpec::from_flags("128", "64", &["in=f32:iota:128".into(), "out=f32:zero:128".into()], &["in=@in".into(), "out=@out".into(), "k=3".into()], &[]).unwrap();

@@ -1373,3 +1373,19 @@ fn memory_api() {
     assert_eq!(mem.read(c, 0).unwrap(), &[] as &[u8]);
     assert_eq!(mem.allocations(), vec![(a, 3), (b, 10), (c, 0)]);
 }
+
+/// Constant call arguments in a block written after a block it branches to
+/// forward (block ids are renumbered into text order after parsing): the
+/// constant keeps its value. power(n) = 3^n, computed here by repeated calls.
+#[test]
+fn constant_call_arguments_outside_the_entry_block() {
+    let m = module(
+        "func @times(%x: i32, %k: inreg i32) -> i32 {\nentry:\n  %r = mul i32 %x, %k\n  ret %r\n}\n\
+         func @power(%n: i32) -> i32 {\nentry:\n  br loop(0, 1)\nloop(%j: i32, %acc: i32):\n  %done = icmp uge i32 %j, %n\n  brif %done, exit, body\n\
+         body:\n  %next = call @times(%acc, 3)\n  %j2 = add i32 %j, 1\n  br loop(%j2, %next)\nexit:\n  ret %acc\n}\n",
+    );
+    assert!(m.to_string().contains("call @times(%acc, 3)"), "{m}");
+    for n in 0..10u32 {
+        assert_eq!(call_bits(&m, "power", &[u64::from(n)]).unwrap(), 3u64.pow(n));
+    }
+}

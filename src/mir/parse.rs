@@ -516,6 +516,12 @@ impl<'a> Parser<'a> {
             };
             call.args[pending.arg_index] = Operand::Const(c);
         }
+        // Constant call arguments are typed after the whole module is read;
+        // their block indices must follow the renumbering too.
+        let mut pending_calls = pending_calls;
+        for pending in &mut pending_calls {
+            pending.block = renumber[pending.block].0 as usize;
+        }
         Ok((func, pending_calls))
     }
 
