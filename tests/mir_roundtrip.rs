@@ -57,7 +57,7 @@ fn constants_round_trip_exactly() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: std::env::var("MANGLE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn random_kernels_verify_and_round_trip(module in common::mirgen::arb_kernel()) {
@@ -70,7 +70,7 @@ proptest! {
     }
 
     #[test]
-    fn mangled_text_never_panics(index in 0usize..6, edits in prop::collection::vec((any::<u16>(), any::<u8>(), 0u8..3), 1..8)) {
+    fn mangled_text_never_panics(index in 0usize..7, edits in prop::collection::vec((any::<u16>(), any::<u8>(), 0u8..3), 1..8)) {
         let (_, text) = &examples()[index];
         let mut bytes = text.clone().into_bytes();
         for (at, byte, kind) in edits {
@@ -86,8 +86,20 @@ proptest! {
         }
         let text = String::from_utf8_lossy(&bytes);
         if let Ok(module) = mir::parse(&text) {
-            let _ = verify(&module);
+            let verified = verify(&module).is_ok();
             let _ = module.to_string();
+            // What verifies goes through the code generator: an error is fine,
+            // a panic is not.
+            if verified {
+                let target = amdgpu_cg::codeobj::CodeObjectTarget::new(amdgpu_cg::isa::Target::new(amdgpu_cg::isa::Gpu::Gfx90a));
+                let _ = amdgpu_cg::codegen::compile_module(
+                    &module,
+                    &target,
+                    amdgpu_cg::codeobj::CodeObjectVersion::V5,
+                    &amdgpu_cg::codegen::Options::default(),
+                    &mut amdgpu_cg::codegen::Report::default(),
+                );
+            }
         }
     }
 }
