@@ -19,7 +19,7 @@ fn cases() -> Vec<Case> {
         ("vector_add.mir", "256", "64", s(&["a=f32:iota:256", "b=f32:fill:0.25:256", "c=f32:fill:0:256"]), s(&["a=@a", "b=@b", "c=@c"])),
         ("saxpy.mir", "320", "64", s(&["x=f32:iota:320", "y=f32:fill:-1.5:320"]), s(&["n=300", "a=2.5", "x=@x", "y=@y"])),
         ("divergent_loop.mir", "192", "64", s(&["in=i32:iota:192", "out=i32:fill:0:192"]), s(&["in=@in", "out=@out"])),
-        ("lds_reduction.mir", "1024", "256", s(&["in=i32:iota:1024", "out=i32:fill:0:4"]), s(&["in=@in", "out=@out"])),
+        ("lds_reduction.mir", "1024", "256", s(&["in=f32:iota:1024", "out=f32:fill:0:4"]), s(&["in=@in", "out=@out"])),
         ("matmul.mir", "32,32", "16,16", s(&["a=f32:iota:1024", "b=f32:fill:0.5:1024", "c=f32:fill:0:1024"]), s(&["a=@a", "b=@b", "c=@c", "n=32"])),
     ]
 }
