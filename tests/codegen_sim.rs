@@ -151,6 +151,48 @@ fn early_returns_and_shared_joins_on_divergent_paths() {
     check("nested_join.mir", &spec, false, false);
 }
 
+#[test]
+fn f16_arithmetic_compares_and_conversions() {
+    // Random f16 bit patterns (every class: NaNs, infinities, denormals, zeros)
+    // and the special values, on the targets that support f16 (gfx9).
+    let mut x = 0x2545_f491u32;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    let specials = [0x0000u16, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0xbc00];
+    let mut half = |i: usize| if i % 5 == 0 { specials[(i / 5) % specials.len()] } else { next() as u16 };
+    let a: Vec<String> = (0..64).map(|i| (half(i) as i16).to_string()).collect();
+    let b: Vec<String> = (0..64).map(|i| (half(i + 3) as i16).to_string()).collect();
+    let spec = LaunchSpec::from_flags(
+        "64",
+        "64",
+        &[format!("a=i16:{}", a.join(",")), format!("b=i16:{}", b.join(",")), "out=f16:zero:512".into(), "flags=i32:zero:64".into()],
+        &["a=@a".into(), "b=@b".into(), "out=@out".into(), "flags=@flags".into()],
+        &[],
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/f16.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let module = mir::parse(&text).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    for target in targets() {
+        let compiled = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default());
+        if target.target.gpu == Gpu::Gfx1100 {
+            let message = compiled.err().expect("f16 is refused on gfx1100").message;
+            assert!(message.contains("not supported on gfx1100"), "{message}");
+            continue;
+        }
+        let (object, _) = compiled.unwrap_or_else(|d| panic!("{}: {d}", target.isa_name()));
+        let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap();
+        for w in &want.buffers {
+            let g = got.iter().find(|b| b.name == w.name).unwrap();
+            assert_eq!(g.elements(), w.elements(), "f16.mir on {}: buffer {}", target.isa_name(), w.name);
+        }
+    }
+}
+
 fn compile_error(text: &str) -> String {
     let module = mir::parse(text).unwrap();
     mir::verify::verify(&module).unwrap();

@@ -533,6 +533,37 @@ impl<'a> Isel<'a> {
         Ok(())
     }
 
+    /// An f16 value (low 16 bits) as f32; exact. Constants fold.
+    fn f16_to_f32(&mut self, a: Lowered) -> Result<Lowered, Diagnostic> {
+        if let Lowered::Imm(bits) = a {
+            return Ok(Lowered::Imm(u64::from(crate::mir::float::f16_to_f32(bits as u16).to_bits())));
+        }
+        self.f16_supported()?;
+        let d = self.vreg(Class::Vgpr);
+        self.valu(Opcode::v_cvt_f32_f16, d, &[a], false)?;
+        Ok(Lowered::V(d))
+    }
+
+    /// An f32 value rounded to f16 (to nearest even), in the low 16 bits.
+    fn f32_to_f16(&mut self, a: Lowered) -> Result<Lowered, Diagnostic> {
+        if let Lowered::Imm(bits) = a {
+            return Ok(Lowered::Imm(u64::from(crate::mir::float::f32_to_f16(f32::from_bits(bits as u32)))));
+        }
+        self.f16_supported()?;
+        let d = self.vreg(Class::Vgpr);
+        self.valu(Opcode::v_cvt_f16_f32, d, &[a], false)?;
+        Ok(Lowered::V(d))
+    }
+
+    /// gfx11's f16 conversions are true16 instructions (`v1.l` operands), which
+    /// the ISA layer does not model yet.
+    fn f16_supported(&self) -> Result<(), Diagnostic> {
+        if self.target.gpu.generation() == isa::Generation::Gfx11 {
+            return Err(self.error(format!("f16 arithmetic and conversions are not supported on {} yet (its f16 conversions are true16 instructions)", self.target.gpu.name())));
+        }
+        Ok(())
+    }
+
     fn set(&mut self, v: Value, l: Lowered) {
         self.values[v.0 as usize] = Some(l);
     }
@@ -583,6 +614,13 @@ impl<'a> Isel<'a> {
             Op::Fcmp { pred, ty: Type::F32, lhs: Operand::Const(x), rhs: Operand::Const(y) } => {
                 let (a, b) = (f32::from_bits(x.bits as u32), f32::from_bits(y.bits as u32));
                 self.set(result.unwrap(), Lowered::Imm(u64::from(fold_fcmp(*pred, a, b))));
+            }
+            Op::Fcmp { pred, ty: Type::F16, lhs, rhs } => {
+                // Exact in f32.
+                let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+                let (a, b) = (self.f16_to_f32(a)?, self.f16_to_f32(b)?);
+                let m = self.vcmp(fcmp_opcode(*pred), a, b)?;
+                self.set(result.unwrap(), Lowered::Mask(m));
             }
             Op::Fcmp { pred, ty, lhs, rhs } => {
                 if *ty != Type::F32 {
@@ -652,6 +690,10 @@ impl<'a> Isel<'a> {
 
     fn binary(&mut self, op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+        self.binary_values(op, ty, a, b, divergent)
+    }
+
+    fn binary_values(&mut self, op: BinOp, ty: &Type, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
         let divergent = divergent || in_vector_registers(&a) || in_vector_registers(&b);
         if let (Lowered::Imm(x), Lowered::Imm(y)) = (&a, &b) {
             if let Some(folded) = fold_binary(op, ty, *x, *y) {
@@ -660,6 +702,14 @@ impl<'a> Isel<'a> {
         }
         match ty {
             Type::I32 => self.binary32(op, a, b, divergent),
+            // f16 arithmetic in f32, rounded once to f16: f32 has 24 >= 2 * 11 + 2
+            // bits, so add, sub, mul and div round as if done in f16 directly;
+            // min and max are exact.
+            Type::F16 => {
+                let (a, b) = (self.f16_to_f32(a)?, self.f16_to_f32(b)?);
+                let wide = self.binary_values(op, &Type::F32, a, b, divergent)?;
+                self.f32_to_f16(wide)
+            }
             Type::F32 => {
                 let opcode = match op {
                     BinOp::FAdd => Opcode::v_add_f32,
@@ -1300,6 +1350,25 @@ impl<'a> Isel<'a> {
 
     fn cast(&mut self, op: CastOp, from: &Type, arg: &Operand, to: &Type, divergent: bool) -> Result<Lowered, Diagnostic> {
         let a = self.lowered(arg);
+        self.cast_value(op, from, a, to, divergent)
+    }
+
+    fn cast_value(&mut self, op: CastOp, from: &Type, a: Lowered, to: &Type, divergent: bool) -> Result<Lowered, Diagnostic> {
+        // f16 goes through f32: f16 -> f32 is exact, so extensions and
+        // float -> int conversions of f16 are those of f32; f32 -> f16 rounds once,
+        // and i32 -> f32 -> f16 is i32 -> f16 rounded once (integers up to 2^24
+        // are exact in f32, larger ones overflow f16 either way).
+        if *from == Type::F16 && matches!(op, CastOp::FpExt | CastOp::FpToSi | CastOp::FpToUi) {
+            let wide = self.f16_to_f32(a)?;
+            if *to == Type::F32 && op == CastOp::FpExt {
+                return Ok(wide);
+            }
+            return self.cast_value(op, &Type::F32, wide, to, divergent);
+        }
+        if *to == Type::F16 && ((op == CastOp::FpTrunc && *from == Type::F32) || (matches!(op, CastOp::SiToFp | CastOp::UiToFp) && *from == Type::I32)) {
+            let wide = if op == CastOp::FpTrunc { a } else { self.cast_value(op, from, a, &Type::F32, divergent)? };
+            return self.f32_to_f16(wide);
+        }
         let a = match a {
             Lowered::Addr { .. } => {
                 let (lo, hi) = self.to_v64(&a)?;
@@ -1310,7 +1379,7 @@ impl<'a> Isel<'a> {
         let divergent = divergent || in_vector_registers(&a);
         let unsupported = || format!("'{}' from {from} to {to} is not supported by the code generator yet", op.mnemonic());
         Ok(match (op, from, to) {
-            (CastOp::Bitcast, _, _) if from.bits() == 32 && to.bits() == 32 && from.is_scalar() && to.is_scalar() => a,
+            (CastOp::Bitcast, _, _) if matches!(from.bits(), 16 | 32) && to.bits() == from.bits() && from.is_scalar() && to.is_scalar() => a,
             (CastOp::SiToFp | CastOp::UiToFp, Type::I32, Type::F32) => {
                 let d = self.vreg(Class::Vgpr);
                 let opcode = if op == CastOp::SiToFp { Opcode::v_cvt_f32_i32 } else { Opcode::v_cvt_f32_u32 };
