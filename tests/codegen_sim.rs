@@ -169,7 +169,7 @@ fn f16_arithmetic_compares_and_conversions() {
     let spec = LaunchSpec::from_flags(
         "64",
         "64",
-        &[format!("a=i16:{}", a.join(",")), format!("b=i16:{}", b.join(",")), "out=f16:zero:512".into(), "flags=i32:zero:64".into()],
+        &[format!("a=i16:{}", a.join(",")), format!("b=i16:{}", b.join(",")), "out=f16:zero:576".into(), "flags=i32:zero:64".into()],
         &["a=@a".into(), "b=@b".into(), "out=@out".into(), "flags=@flags".into()],
         &[],
     )

@@ -1149,6 +1149,33 @@ impl<'a> Isel<'a> {
                 Ok(Lowered::V(d))
             }
             (UnOp::Sqrt, Type::F32) => self.sqrt32(a),
+            (UnOp::FNeg | UnOp::FAbs, Type::F16) => {
+                // Sign bit 15; the bits above an f16 are undefined anyway.
+                let d = self.vreg(Class::Vgpr);
+                let (opcode, mask) = if op == UnOp::FNeg { (Opcode::v_xor_b32, 0x8000) } else { (Opcode::v_and_b32, 0x7fff) };
+                self.valu(opcode, d, &[Lowered::Imm(mask), a], true)?;
+                Ok(Lowered::V(d))
+            }
+            (UnOp::Sqrt | UnOp::Floor | UnOp::Ceil | UnOp::Trunc, Type::F16) => {
+                // In f32 and rounded once: floor/ceil/trunc are exact, and a
+                // correctly rounded f32 square root rounds to the correctly
+                // rounded f16 one (24 >= 2 * 11 + 2).
+                let wide = self.f16_to_f32(a)?;
+                let r = match op {
+                    UnOp::Sqrt => self.sqrt32(wide)?,
+                    _ => {
+                        let d = self.vreg(Class::Vgpr);
+                        let opcode = match op {
+                            UnOp::Floor => Opcode::v_floor_f32,
+                            UnOp::Ceil => Opcode::v_ceil_f32,
+                            _ => Opcode::v_trunc_f32,
+                        };
+                        self.valu(opcode, d, &[wide], false)?;
+                        Lowered::V(d)
+                    }
+                };
+                self.f32_to_f16(r)
+            }
             (UnOp::FNeg | UnOp::FAbs, Type::F64) => {
                 // The sign is bit 31 of the high half.
                 let (lo, hi) = self.to_v64(&a)?;
