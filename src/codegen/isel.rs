@@ -21,6 +21,7 @@ use crate::abi::kernarg::{self, KernargLayout};
 use crate::abi::kernel::{self, InitialState, KernelInputs, SgprInput};
 use crate::abi::{assign, Assignment, Convention, ImplicitInput, Location, Signature};
 use crate::isa::{self, Opcode, Target, WaveSize};
+use crate::mir::interp;
 use crate::mir::{
     AddrSpace, AtomicOp, BinOp, BlockCall, Module, Builtin, CastOp, Const, Diagnostic, FloatPred, FuncKind, Function, Inst, IntPred, Op,
     Operand, Type, UnOp, Value,
@@ -612,8 +613,7 @@ impl<'a> Isel<'a> {
                 self.set(result.unwrap(), Lowered::Mask(m));
             }
             Op::Fcmp { pred, ty: Type::F32, lhs: Operand::Const(x), rhs: Operand::Const(y) } => {
-                let (a, b) = (f32::from_bits(x.bits as u32), f32::from_bits(y.bits as u32));
-                self.set(result.unwrap(), Lowered::Imm(u64::from(fold_fcmp(*pred, a, b))));
+                self.set(result.unwrap(), Lowered::Imm(u64::from(interp::ops::fcmp(*pred, &Type::F32, x.bits, y.bits))));
             }
             Op::Fcmp { pred, ty: Type::F16, lhs, rhs } => {
                 // Exact in f32.
@@ -696,7 +696,9 @@ impl<'a> Isel<'a> {
     fn binary_values(&mut self, op: BinOp, ty: &Type, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
         let divergent = divergent || in_vector_registers(&a) || in_vector_registers(&b);
         if let (Lowered::Imm(x), Lowered::Imm(y)) = (&a, &b) {
-            if let Some(folded) = fold_binary(op, ty, *x, *y) {
+            // Folded by the interpreter's own semantics (the oracle); what it
+            // refuses (division by zero, overflow) is left to run.
+            if let Some(folded) = (*ty == Type::I32).then(|| interp::ops::int_binary(op, 32, *x, *y).ok()).flatten() {
                 return Ok(Lowered::Imm(folded));
             }
         }
@@ -1267,7 +1269,7 @@ impl<'a> Isel<'a> {
     fn icmp(&mut self, pred: IntPred, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         let (a, b) = (self.lowered(lhs), self.lowered(rhs));
         if let (Lowered::Imm(x), Lowered::Imm(y), Type::I32) = (&a, &b, ty) {
-            return Ok(Lowered::Imm(u64::from(fold_icmp(pred, *x, *y))));
+            return Ok(Lowered::Imm(u64::from(interp::ops::icmp(pred, 32, *x, *y))));
         }
         let divergent = divergent || in_vector_registers(&a) || in_vector_registers(&b);
         let wide = ty.bits() == 64;
@@ -2317,79 +2319,6 @@ fn in_vector_registers(l: &Lowered) -> bool {
 
 fn const_lowered(c: &Const) -> Lowered {
     Lowered::Imm(c.bits)
-}
-
-/// Constant folding of i32 operations (the MIR semantics: wrapping, shifts
-/// modulo 32; division by zero and overflowing signed division are left to run
-/// time, where the interpreter reports them).
-fn fold_binary(op: BinOp, ty: &Type, x: u64, y: u64) -> Option<u64> {
-    if *ty != Type::I32 {
-        return None;
-    }
-    let (a, b) = (x as u32, y as u32);
-    let (sa, sb) = (a as i32, b as i32);
-    let r = match op {
-        BinOp::Add => a.wrapping_add(b),
-        BinOp::Sub => a.wrapping_sub(b),
-        BinOp::Mul => a.wrapping_mul(b),
-        BinOp::MulHiU => ((u64::from(a) * u64::from(b)) >> 32) as u32,
-        BinOp::MulHiS => ((i64::from(sa) * i64::from(sb)) >> 32) as u32,
-        BinOp::And => a & b,
-        BinOp::Or => a | b,
-        BinOp::Xor => a ^ b,
-        BinOp::Shl => a.wrapping_shl(b),
-        BinOp::LShr => a.wrapping_shr(b),
-        BinOp::AShr => sa.wrapping_shr(b) as u32,
-        BinOp::SMin => sa.min(sb) as u32,
-        BinOp::SMax => sa.max(sb) as u32,
-        BinOp::UMin => a.min(b),
-        BinOp::UMax => a.max(b),
-        BinOp::UDiv if b != 0 => a / b,
-        BinOp::URem if b != 0 => a % b,
-        BinOp::SDiv if b != 0 && !(sa == i32::MIN && sb == -1) => (sa / sb) as u32,
-        BinOp::SRem if b != 0 && !(sa == i32::MIN && sb == -1) => (sa % sb) as u32,
-        _ => return None,
-    };
-    Some(u64::from(r))
-}
-
-/// Constant folding of an i32 compare.
-fn fold_icmp(pred: IntPred, x: u64, y: u64) -> bool {
-    let (a, b) = (x as u32, y as u32);
-    let (sa, sb) = (a as i32, b as i32);
-    match pred {
-        IntPred::Eq => a == b,
-        IntPred::Ne => a != b,
-        IntPred::Slt => sa < sb,
-        IntPred::Sle => sa <= sb,
-        IntPred::Sgt => sa > sb,
-        IntPred::Sge => sa >= sb,
-        IntPred::Ult => a < b,
-        IntPred::Ule => a <= b,
-        IntPred::Ugt => a > b,
-        IntPred::Uge => a >= b,
-    }
-}
-
-/// Constant folding of an f32 compare (`o*` false on NaN, `u*` true).
-fn fold_fcmp(pred: FloatPred, a: f32, b: f32) -> bool {
-    let unordered = a.is_nan() || b.is_nan();
-    match pred {
-        FloatPred::Oeq => !unordered && a == b,
-        FloatPred::One => !unordered && a != b,
-        FloatPred::Olt => !unordered && a < b,
-        FloatPred::Ole => !unordered && a <= b,
-        FloatPred::Ogt => !unordered && a > b,
-        FloatPred::Oge => !unordered && a >= b,
-        FloatPred::Ord => !unordered,
-        FloatPred::Uno => unordered,
-        FloatPred::Ueq => unordered || a == b,
-        FloatPred::Une => unordered || a != b,
-        FloatPred::Ult => unordered || a < b,
-        FloatPred::Ule => unordered || a <= b,
-        FloatPred::Ugt => unordered || a > b,
-        FloatPred::Uge => unordered || a >= b,
-    }
 }
 
 /// True for a constant that needs a literal dword (not an inline constant).

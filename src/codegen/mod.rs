@@ -114,8 +114,7 @@ pub fn compile_kernel(
         match structure::analyze(f, &uniformity) {
             Ok(structure) => break (uniformity, structure),
             // Bounded: each split removes a shared join (module docs).
-            Err(structure::Rejection { shared_join: Some(s), diagnostic }) if f.blocks.len() < 4 * func.blocks.len() + 16 => {
-                let _ = diagnostic;
+            Err(structure::Rejection { shared_join: Some(s), .. }) if f.blocks.len() < 4 * func.blocks.len() + 16 => {
                 normalized = Some(split_joins::split(f, &s.from, s.join));
             }
             Err(rejection) => return Err(rejection.diagnostic),

@@ -279,21 +279,29 @@ fn patch32(text: &mut [u8], at: u64, value: u32) {
     text[at..at + 4].copy_from_slice(&value.to_le_bytes());
 }
 
+/// What both object forms start from: the validated functions' metadata note,
+/// laid-out text, and the kernels (indices into `co.functions`) with their
+/// descriptor symbol names.
+struct Prepared {
+    note: Vec<u8>,
+    text: TextLayout,
+    kernels: Vec<usize>,
+    kd_names: Vec<String>,
+}
+
+fn prepare(co: &CodeObject) -> Result<Prepared, CodeObjectError> {
+    validate(co)?;
+    let kernels: Vec<usize> = (0..co.functions.len()).filter(|&i| co.functions[i].kernel.is_some()).collect();
+    let kd_names = kernels.iter().map(|&i| format!("{}.kd", co.functions[i].name)).collect();
+    Ok(Prepared { note: build_note(co), text: layout_text(co), kernels, kd_names })
+}
+
 /// Writes a loadable `.hsaco` (`ET_DYN`), laid out as `ld.lld-22 -shared` lays
 /// out LLVM's objects (docs/code-object.md). Calls are resolved; the result has
 /// no relocations. Errors leave nothing behind: the bytes are returned only
 /// when the whole file was written.
 pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
-    validate(co)?;
-    let note = build_note(co);
-    let mut text = layout_text(co);
-    let kernels: Vec<usize> = (0..co.functions.len())
-        .filter(|&i| co.functions[i].kernel.is_some())
-        .collect();
-    let kd_names: Vec<String> = kernels
-        .iter()
-        .map(|&i| format!("{}.kd", co.functions[i].name))
-        .collect();
+    let Prepared { note, mut text, kernels, kd_names } = prepare(co)?;
 
     let mut out = Vec::new();
     let mut w = Writer::new(Endianness::Little, true, &mut out);
@@ -703,16 +711,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
 /// (`R_AMDGPU_REL64` for each descriptor's entry offset), the metadata `.note`.
 /// `ld.lld-22 -shared` turns it (with other objects) into a `.hsaco`.
 pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
-    validate(co)?;
-    let note = build_note(co);
-    let mut text = layout_text(co);
-    let kernels: Vec<usize> = (0..co.functions.len())
-        .filter(|&i| co.functions[i].kernel.is_some())
-        .collect();
-    let kd_names: Vec<String> = kernels
-        .iter()
-        .map(|&i| format!("{}.kd", co.functions[i].name))
-        .collect();
+    let Prepared { note, mut text, kernels, kd_names } = prepare(co)?;
     let defined: HashMap<&str, usize> = co
         .functions
         .iter()
