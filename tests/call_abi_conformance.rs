@@ -1,7 +1,7 @@
 //! Register-level conformance of calls (issue 8, 6b), checked on the simulator
 //! with register snapshots:
 //! - at a callee's first instruction every argument piece is in the register
-//!   `abi::assign` names for the amdgpu-cg convention (VGPR pieces in every
+//!   or stack slot `abi::assign` names for the amdgpu-cg convention (VGPR and stack pieces in every
 //!   active lane), the packed work-item id is where the convention puts it, and
 //!   s[30:31] holds the address right after the caller's `s_swappc_b64`;
 //! - at the callee's `s_setpc_b64` every register the convention preserves
@@ -9,7 +9,9 @@
 //!   entry values.
 //!
 //! Signatures are random (seeded): 1-10 parameters of i32, f32, i64, f64 in
-//! VGPRs and i32, i64, f32 `inreg`, within the registers this slice supports.
+//! VGPRs and i32, i64, f32 `inreg`, and one in three with 25-44 of them, which
+//! overflow v0-v31 and s4-s29: stack pieces are read from the wave's private
+//! memory at the entry SP plus their offset.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -66,19 +68,10 @@ fn dwords(j: usize, ty: &str, inreg: bool, t: u32) -> Vec<u32> {
 }
 
 fn module_text(rng: &mut Rng) -> (String, Vec<(&'static str, bool)>) {
-    let mut params = Vec::new();
-    let (mut vgprs, mut sgprs) = (0, 0);
-    for _ in 0..1 + rng.below(10) {
-        let (ty, inreg) = KINDS[rng.below(KINDS.len() as u64) as usize];
-        let size = if matches!(ty, "i64" | "f64") { 2 } else { 1 };
-        if inreg && sgprs + size <= 8 {
-            sgprs += size;
-            params.push((ty, inreg));
-        } else if !inreg && vgprs + size <= 20 {
-            vgprs += size;
-            params.push((ty, inreg));
-        }
-    }
+    // One signature in three has 25-44 parameters: VGPR and SGPR pieces
+    // overflow to the stack (and the packed work-item id with them).
+    let count = if rng.below(3) == 0 { 25 + rng.below(20) } else { 1 + rng.below(10) };
+    let params: Vec<(&'static str, bool)> = (0..count).map(|_| KINDS[rng.below(KINDS.len() as u64) as usize]).collect();
     let decl: Vec<String> = params.iter().enumerate().map(|(j, (ty, inreg))| format!("%a{j}: {}{ty}", if *inreg { "inreg " } else { "" })).collect();
     // The callee reads the work-item ids (so the packed id is passed) and
     // folds every argument into its result, so it has registers to keep
@@ -152,6 +145,7 @@ fn arguments_arrive_where_the_abi_says_and_preserved_registers_survive() {
     let spec = LaunchSpec::from_flags("16,4,1", "16,4,1", &["out=i32:zero:64".into()], &["out=@out".into(), format!("u={U}")], &[]).unwrap();
     let mut rng = Rng(0x5eed_ab1c_0ffe_e123);
     let mut checked_pieces = 0;
+    let mut stack_pieces = 0;
     for case in 0..30 {
         let (text, params) = module_text(&mut rng);
         let module = mir::parse(&text).unwrap();
@@ -190,27 +184,42 @@ fn arguments_arrive_where_the_abi_says_and_preserved_registers_survive() {
                 assert_eq!(u64::from(e.sgpr[30]) | u64::from(e.sgpr[31]) << 32, swappc[0] + 4, "{what}");
                 let active: Vec<u32> = (0..e.lanes).filter(|l| e.exec >> l & 1 == 1).collect();
                 assert_eq!(active.len() as u32, e.lanes, "{what}: every lane is active at the call");
+                // A stack piece is at the entry SP plus its offset, per lane: SP is
+                // a per-lane offset on flat scratch and a wave-level offset above
+                // the wave's scratch offset (s33) on buffer scratch.
+                let sp_lane = if t.gpu.has_architected_flat_scratch() {
+                    u64::from(e.sgpr[32])
+                } else {
+                    u64::from(e.sgpr[32] - e.sgpr[33]) / u64::from(e.lanes)
+                };
+                let read = |loc: Location, lane: u32| -> u32 {
+                    match loc {
+                        Location::Vgpr(n) => e.v(n, lane),
+                        Location::Sgpr(n) => e.sgpr[n as usize],
+                        Location::Stack { offset, size } => {
+                            e.private(lane, sp_lane + u64::from(offset), size as usize).unwrap_or_else(|| panic!("{what}: {loc:?} outside private memory")) as u32
+                        }
+                    }
+                };
                 for arg in &assignment.args {
                     let (ty, inreg) = params[arg.index];
                     for lane in &active {
                         let local = e.wave * e.lanes + lane;
                         let want = dwords(arg.index, ty, inreg, local);
                         for (k, piece) in arg.pieces.iter().enumerate() {
-                            let got = match piece.loc {
-                                Location::Vgpr(n) => e.v(n, *lane),
-                                Location::Sgpr(n) => e.sgpr[n as usize],
-                                Location::Stack { .. } => panic!("{what}: stack pieces are not generated"),
-                            };
+                            let got = read(piece.loc, *lane);
+                            if !piece.loc.is_reg() {
+                                stack_pieces += 1;
+                            }
                             assert_eq!(got, want[k], "{what}: argument {} piece '{}' at {:?}, lane {lane}", arg.index, piece.path, piece.loc);
                             checked_pieces += 1;
                         }
                     }
                 }
                 let id = assignment.implicit.iter().find(|i| i.input == ImplicitInput::WorkitemId).expect("the probe reads work-item ids");
-                let Location::Vgpr(n) = id.pieces[0] else { panic!("{what}: work-item id not in a VGPR") };
                 for lane in &active {
                     let local = e.wave * e.lanes + lane;
-                    assert_eq!(e.v(n, *lane) & 0x3fff_ffff, (local % 16) | (local / 16) << 10, "{what}: packed work-item id, lane {lane}");
+                    assert_eq!(read(id.pieces[0], *lane) & 0x3fff_ffff, (local % 16) | (local / 16) << 10, "{what}: packed work-item id, lane {lane}");
                 }
                 // Preserved registers at the return.
                 assert_eq!(ret.exec, e.exec, "{what}: EXEC");
@@ -230,5 +239,6 @@ fn arguments_arrive_where_the_abi_says_and_preserved_registers_survive() {
         }
     }
     assert!(checked_pieces > 10_000, "{checked_pieces}");
-    eprintln!("{checked_pieces} argument pieces checked in their ABI locations");
+    assert!(stack_pieces > 1_000, "{stack_pieces}");
+    eprintln!("{checked_pieces} argument pieces checked in their ABI locations, {stack_pieces} of them on the stack");
 }

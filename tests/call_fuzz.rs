@@ -1,13 +1,17 @@
-//! Random caller/callee modules (issue 8, register-argument slice): each module
-//! has one to three device functions with random signatures (i32, f32, i64,
-//! f64 in VGPRs; i32, i64, f32 `inreg`), bodies that use every argument (and
+//! Random caller/callee modules (issue 8): each module has one to three device
+//! functions with random signatures (i1, i8, i16, i32, i64, f32, f64,
+//! `<2 x i32>`, a small struct decomposed into registers and a struct over 16
+//! bytes passed by reference, each possibly `inreg`; one signature in four has
+//! 20 to 59 arguments, which overflow to the stack; results of those types, the
+//! large struct through sret), bodies that use every argument (and
 //! sometimes the work-item id and a divergent branch), and a kernel that calls
 //! them one to four times (a third of the calls inside a divergent if) with
 //! divergent and uniform values while its own values stay live across the
 //! calls. Compiled for every target and run on the
 //! simulator, every module must leave exactly the interpreter's buffers.
 //!
-//! `CALL_FUZZ_CASES` sets the number of modules (default 100).
+//! `CALL_FUZZ_CASES` sets the number of modules (default 100), `CALL_FUZZ_FIRST`
+//! the first seed.
 
 use std::fmt::Write;
 
@@ -31,79 +35,147 @@ impl Rng {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Arg {
+/// A value type of the generated signatures.
+#[derive(Clone, PartialEq)]
+enum Ty {
+    I1,
+    I8,
+    I16,
     I32,
-    F32,
     I64,
+    F32,
     F64,
-    InregI32,
-    InregI64,
-    InregF32,
+    /// `<2 x i32>`
+    V2,
+    Struct(Vec<Ty>),
 }
 
-impl Arg {
-    const ALL: [Arg; 7] = [Arg::I32, Arg::F32, Arg::I64, Arg::F64, Arg::InregI32, Arg::InregI64, Arg::InregF32];
-
-    fn ty(self) -> &'static str {
+impl Ty {
+    fn text(&self) -> String {
         match self {
-            Arg::I32 | Arg::InregI32 => "i32",
-            Arg::F32 | Arg::InregF32 => "f32",
-            Arg::I64 | Arg::InregI64 => "i64",
-            Arg::F64 => "f64",
+            Ty::I1 => "i1".into(),
+            Ty::I8 => "i8".into(),
+            Ty::I16 => "i16".into(),
+            Ty::I32 => "i32".into(),
+            Ty::I64 => "i64".into(),
+            Ty::F32 => "f32".into(),
+            Ty::F64 => "f64".into(),
+            Ty::V2 => "<2 x i32>".into(),
+            Ty::Struct(fields) => format!("{{{}}}", fields.iter().map(Ty::text).collect::<Vec<_>>().join(", ")),
         }
     }
 
-    fn inreg(self) -> bool {
-        matches!(self, Arg::InregI32 | Arg::InregI64 | Arg::InregF32)
+    /// A small struct (decomposed into registers) and a large one (over 16
+    /// bytes: passed by reference, returned through sret).
+    fn small_struct() -> Ty {
+        Ty::Struct(vec![Ty::I32, Ty::F32])
     }
+
+    fn big_struct() -> Ty {
+        Ty::Struct(vec![Ty::I8, Ty::I64, Ty::F64, Ty::I16, Ty::I32])
+    }
+
+    fn random(rng: &mut Rng) -> Ty {
+        match rng.below(12) {
+            0 => Ty::I1,
+            1 => Ty::I8,
+            2 => Ty::I16,
+            3 | 4 => Ty::I32,
+            5 => Ty::I64,
+            6 | 7 => Ty::F32,
+            8 => Ty::F64,
+            9 => Ty::V2,
+            10 => Ty::small_struct(),
+            _ => Ty::big_struct(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Arg {
+    ty: Ty,
+    inreg: bool,
 }
 
 struct Callee {
     name: String,
     args: Vec<Arg>,
-    ret: &'static str,
+    ret: Ty,
 }
 
-/// Emits `%{dst} = <value of type ty as i32>` from `%{src}`.
-fn to_i32(out: &mut String, dst: &str, src: &str, ty: &str) {
+/// Emits `%{dst}: i32` mixing every bit of `%{src}: ty` that matters.
+fn to_i32(out: &mut String, dst: &str, src: &str, ty: &Ty) {
     match ty {
-        "i32" => writeln!(out, "  %{dst} = add i32 %{src}, 0").unwrap(),
-        "f32" => writeln!(out, "  %{dst} = fptosi f32 %{src} to i32").unwrap(),
-        "f64" => writeln!(out, "  %{dst} = fptosi f64 %{src} to i32").unwrap(),
-        _ => {
+        Ty::I32 => writeln!(out, "  %{dst} = add i32 %{src}, 0").unwrap(),
+        Ty::I1 => writeln!(out, "  %{dst} = zext i1 %{src} to i32").unwrap(),
+        Ty::I8 | Ty::I16 => writeln!(out, "  %{dst} = sext {} %{src} to i32", ty.text()).unwrap(),
+        Ty::F32 => writeln!(out, "  %{dst} = fptosi f32 %{src} to i32").unwrap(),
+        Ty::F64 => writeln!(out, "  %{dst} = fptosi f64 %{src} to i32").unwrap(),
+        Ty::I64 => {
             writeln!(out, "  %{dst}_hi64 = lshr i64 %{src}, 32").unwrap();
             writeln!(out, "  %{dst}_hi = trunc i64 %{dst}_hi64 to i32").unwrap();
             writeln!(out, "  %{dst}_lo = trunc i64 %{src} to i32").unwrap();
             writeln!(out, "  %{dst} = xor i32 %{dst}_lo, %{dst}_hi").unwrap();
         }
+        Ty::V2 | Ty::Struct(_) => {
+            let fields = match ty {
+                Ty::Struct(f) => f.clone(),
+                _ => vec![Ty::I32, Ty::I32],
+            };
+            writeln!(out, "  %{dst}_acc0 = add i32 0, 0").unwrap();
+            for (k, f) in fields.iter().enumerate() {
+                writeln!(out, "  %{dst}_f{k} = extract %{src}, {k}").unwrap();
+                to_i32(out, &format!("{dst}_g{k}"), &format!("{dst}_f{k}"), f);
+                writeln!(out, "  %{dst}_m{k} = mul i32 %{dst}_acc{k}, {}", 5 + 2 * k).unwrap();
+                writeln!(out, "  %{dst}_acc{} = add i32 %{dst}_m{k}, %{dst}_g{k}", k + 1).unwrap();
+            }
+            writeln!(out, "  %{dst} = add i32 %{dst}_acc{}, 0", fields.len()).unwrap();
+        }
     }
 }
 
 /// Emits `%{dst}: ty` from the i32 `%{src}` (small values stay exact in floats).
-fn from_i32(out: &mut String, dst: &str, src: &str, ty: &str) {
+fn from_i32(out: &mut String, dst: &str, src: &str, ty: &Ty) {
     match ty {
-        "i32" => writeln!(out, "  %{dst} = add i32 %{src}, 0").unwrap(),
-        "f32" => {
+        Ty::I32 => writeln!(out, "  %{dst} = add i32 %{src}, 0").unwrap(),
+        Ty::I1 => {
+            writeln!(out, "  %{dst}_b = and i32 %{src}, 1").unwrap();
+            writeln!(out, "  %{dst} = icmp ne i32 %{dst}_b, 0").unwrap();
+        }
+        Ty::I8 | Ty::I16 => writeln!(out, "  %{dst} = trunc i32 %{src} to {}", ty.text()).unwrap(),
+        Ty::F32 => {
             writeln!(out, "  %{dst}_m = and i32 %{src}, 65535").unwrap();
             writeln!(out, "  %{dst} = sitofp i32 %{dst}_m to f32").unwrap();
         }
-        "f64" => writeln!(out, "  %{dst} = sitofp i32 %{src} to f64").unwrap(),
-        _ => {
+        Ty::F64 => writeln!(out, "  %{dst} = sitofp i32 %{src} to f64").unwrap(),
+        Ty::I64 => {
             writeln!(out, "  %{dst}_w = sext i32 %{src} to i64").unwrap();
             writeln!(out, "  %{dst} = mul i64 %{dst}_w, 4294967297").unwrap();
+        }
+        Ty::V2 | Ty::Struct(_) => {
+            let fields = match ty {
+                Ty::Struct(f) => f.clone(),
+                _ => vec![Ty::I32, Ty::I32],
+            };
+            let mut parts = Vec::new();
+            for (k, f) in fields.iter().enumerate() {
+                writeln!(out, "  %{dst}_s{k} = mul i32 %{src}, {}", 3 + 4 * k).unwrap();
+                from_i32(out, &format!("{dst}_p{k}"), &format!("{dst}_s{k}"), f);
+                parts.push(format!("%{dst}_p{k}"));
+            }
+            writeln!(out, "  %{dst} = make {} {}", ty.text(), parts.join(", ")).unwrap();
         }
     }
 }
 
 fn callee_text(rng: &mut Rng, c: &Callee) -> String {
     let params: Vec<String> =
-        c.args.iter().enumerate().map(|(j, a)| format!("%a{j}: {}{}", if a.inreg() { "inreg " } else { "" }, a.ty())).collect();
-    let mut t = format!("func @{}({}) -> {} {{\nentry:\n", c.name, params.join(", "), c.ret);
+        c.args.iter().enumerate().map(|(j, a)| format!("%a{j}: {}{}", if a.inreg { "inreg " } else { "" }, a.ty.text())).collect();
+    let mut t = format!("func @{}({}) -> {} {{\nentry:\n", c.name, params.join(", "), c.ret.text());
     let mut acc = "seed".to_string();
     writeln!(t, "  %seed = add i32 0, {}", rng.below(1000)).unwrap();
     for (j, a) in c.args.iter().enumerate() {
-        to_i32(&mut t, &format!("v{j}"), &format!("a{j}"), a.ty());
+        to_i32(&mut t, &format!("v{j}"), &format!("a{j}"), &a.ty);
         writeln!(t, "  %m{j} = mul i32 %{acc}, {}", 3 + rng.below(40)).unwrap();
         writeln!(t, "  %s{j} = add i32 %m{j}, %v{j}").unwrap();
         acc = format!("s{j}");
@@ -118,7 +190,7 @@ fn callee_text(rng: &mut Rng, c: &Callee) -> String {
         writeln!(t, "flip:\n  %flipped = xor i32 %{acc}, 1365\n  br done(%flipped)\ndone(%joined: i32):").unwrap();
         acc = "joined".into();
     }
-    from_i32(&mut t, "result", &acc, c.ret);
+    from_i32(&mut t, "result", &acc, &c.ret);
     t.push_str("  ret %result\n}\n\n");
     t
 }
@@ -127,22 +199,22 @@ fn module_text(seed: u64) -> String {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let callees: Vec<Callee> = (0..1 + rng.below(3))
         .map(|n| {
-            // At most 16 VGPR dwords and 20 SGPRs: the registers this slice of
-            // the calling convention supports (docs/pipeline.md, "Calls").
-            let mut args = Vec::new();
-            let (mut vgprs, mut sgprs) = (0, 0);
-            for _ in 0..1 + rng.below(8) {
-                let a = Arg::ALL[rng.below(7) as usize];
-                let size = if matches!(a.ty(), "i64" | "f64") { 2 } else { 1 };
-                if a.inreg() && sgprs + size <= 20 {
-                    sgprs += size;
-                    args.push(a);
-                } else if !a.inreg() && vgprs + size <= 16 {
-                    vgprs += size;
-                    args.push(a);
-                }
-            }
-            Callee { name: format!("f{n}"), args, ret: ["i32", "f32", "i64", "f64"][rng.below(4) as usize] }
+            // Mostly a few arguments; one signature in four has 20 to 59, which
+            // overflow v0-v31 (and with many inreg ones, s4-s29) to the stack.
+            let count = if rng.below(4) == 0 { 20 + rng.below(40) } else { 1 + rng.below(8) };
+            let inreg_share = rng.below(3);
+            let args = (0..count).map(|_| Arg { ty: Ty::random(&mut rng), inreg: rng.below(3) < inreg_share }).collect();
+            let ret = match rng.below(8) {
+                0 => Ty::big_struct(),
+                1 => Ty::small_struct(),
+                2 => Ty::V2,
+                3 => Ty::I1,
+                4 => Ty::I8,
+                5 => Ty::I64,
+                6 => Ty::F64,
+                _ => Ty::F32,
+            };
+            Callee { name: format!("f{n}"), args, ret }
         })
         .collect();
     let mut text = format!("; call_fuzz seed {seed}\n");
@@ -159,12 +231,12 @@ fn module_text(seed: u64) -> String {
         for (j, a) in c.args.iter().enumerate() {
             let name = format!("c{call}_{j}");
             let src = format!("{name}_i");
-            if a.inreg() {
+            if a.inreg {
                 writeln!(text, "  %{src} = add i32 %u{}, {}", rng.below(2), rng.below(100)).unwrap();
             } else {
                 writeln!(text, "  %{src} = mul i32 %{}, {}", if rng.below(2) == 0 { "x" } else { "i" }, 1 + rng.below(9)).unwrap();
             }
-            from_i32(&mut text, &name, &src, a.ty());
+            from_i32(&mut text, &name, &src, &a.ty);
             args.push(format!("%{name}"));
         }
         if rng.below(3) == 0 {
@@ -172,11 +244,11 @@ fn module_text(seed: u64) -> String {
             writeln!(text, "  %w{call} = and i32 %x, {}\n  %wc{call} = icmp ne i32 %w{call}, 0", 1 << rng.below(5)).unwrap();
             writeln!(text, "  brif %wc{call}, call{call}, after{call}(0)\ncall{call}:").unwrap();
             writeln!(text, "  %r{call} = call @{}({})", c.name, args.join(", ")).unwrap();
-            to_i32(&mut text, &format!("rv{call}"), &format!("r{call}"), c.ret);
+            to_i32(&mut text, &format!("rv{call}"), &format!("r{call}"), &c.ret);
             writeln!(text, "  br after{call}(%rv{call})\nafter{call}(%ri{call}: i32):").unwrap();
         } else {
             writeln!(text, "  %r{call} = call @{}({})", c.name, args.join(", ")).unwrap();
-            to_i32(&mut text, &format!("ri{call}"), &format!("r{call}"), c.ret);
+            to_i32(&mut text, &format!("ri{call}"), &format!("r{call}"), &c.ret);
         }
         writeln!(text, "  %t{call} = add i32 %{total}, %ri{call}").unwrap();
         total = format!("t{call}");
@@ -200,9 +272,14 @@ fn random_calls_match_the_interpreter() {
         &[],
     )
     .unwrap();
+    // `CALL_FUZZ_FIRST` replays from a seed (a failure names its seed).
+    let first: u64 = std::env::var("CALL_FUZZ_FIRST").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
     let mut runs = 0;
-    for seed in 0..cases {
+    for seed in first..first + cases {
         let text = module_text(seed);
+        if std::env::var("CALL_FUZZ_DUMP").is_ok() {
+            std::fs::write(format!("/tmp/call_fuzz_{seed}.mir"), &text).unwrap();
+        }
         let module = mir::parse(&text).unwrap_or_else(|d| panic!("seed {seed}: {d}\n{text}"));
         mir::verify::verify(&module).unwrap_or_else(|d| panic!("seed {seed}: {d:?}\n{text}"));
         let want = mir::launch::run(&module, &spec).unwrap_or_else(|e| panic!("seed {seed}: interpreter: {e}\n{text}"));

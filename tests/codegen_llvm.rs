@@ -12,9 +12,9 @@ use amdgpu_cg::isa::{llvm_tools, Gpu, Target, WaveSize};
 use amdgpu_cg::mir;
 use object::{Object, ObjectSection, ObjectSymbol};
 
-/// Examples the code generator supports (call_many needs stack arguments:
-/// issue 8), the register-pressure kernels that make it spill, and calls.
-const EXAMPLES: [&str; 10] = [
+/// Every example, the register-pressure kernels that make it spill, and calls
+/// (with stack arguments, by-reference copies, sret and saved VGPRs).
+const EXAMPLES: [&str; 12] = [
     "examples/vector_add",
     "examples/saxpy",
     "examples/lds_reduction",
@@ -25,6 +25,8 @@ const EXAMPLES: [&str; 10] = [
     "examples/call",
     "tests/data/codegen/calls",
     "tests/data/codegen/call_aggregates",
+    "examples/call_many",
+    "tests/data/codegen/call_frames",
 ];
 
 fn targets() -> Vec<(CodeObjectTarget, Vec<&'static str>)> {
@@ -84,8 +86,8 @@ fn listing_reassembles_to_identical_bytes() {
     }
     // Every example's functions: one each, and the device functions of the
     // call modules (one in call.mir, three in calls.mir, one in
-    // call_aggregates.mir).
-    assert_eq!(checked, (EXAMPLES.len() + 1 + 3 + 1) * 4);
+    // call_aggregates.mir, one in call_many.mir, two in call_frames.mir).
+    assert_eq!(checked, (EXAMPLES.len() + 1 + 3 + 1 + 1 + 2) * 4);
 }
 
 /// Our listing's instructions (labels and comments dropped, branch targets

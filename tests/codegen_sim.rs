@@ -23,7 +23,7 @@ fn check(file: &str, spec: &LaunchSpec, expect_spills: bool, expect_scratch: boo
         let (object, kernels) =
             codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
                 .unwrap_or_else(|d| panic!("{file} on {}: {d}", target.isa_name()));
-        let stats = &kernels[0].stats;
+        let stats = &kernels.iter().find(|k| k.is_kernel).unwrap().stats;
         assert_eq!(stats.spills > 0, expect_spills, "{file} on {}: spills", target.isa_name());
         assert_eq!(stats.scratch_bytes > 0, expect_scratch, "{file} on {}", target.isa_name());
         let hsaco = codeobj::write_hsaco(&object).unwrap();
@@ -124,6 +124,15 @@ fn calls_to_device_functions() {
     )
     .unwrap();
     check("call_control_flow.mir", &spec, false, false);
+    let spec = LaunchSpec::from_flags(
+        "128",
+        "64",
+        &["in=i32:iota:128".into(), "out=i32:zero:128".into()],
+        &["in=@in".into(), "out=@out".into(), "u0=17".into(), "u1=-5".into()],
+        &[],
+    )
+    .unwrap();
+    check("call_frames.mir", &spec, true, true);
     let text = std::fs::read_to_string(format!("{}/examples/call.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let module = mir::parse(&text).unwrap();
     let spec = LaunchSpec::from_flags("128", "64", &["in=f32:iota:128".into(), "out=f32:zero:128".into()], &["in=@in".into(), "out=@out".into(), "k=3".into()], &[]).unwrap();
@@ -133,6 +142,37 @@ fn calls_to_device_functions() {
         let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap();
         let out = |b: &[amdgpu_cg::mir::launch::BufferOutput]| b.iter().find(|b| b.name == "out").unwrap().elements();
         assert_eq!(out(&got), out(&want.buffers), "call.mir on {}", target.isa_name());
+    }
+}
+
+/// Issue 8 (6c): the 40-argument call with a struct argument (stack arguments,
+/// a by-reference copy, the work-item id on the stack) on every target. The
+/// simulator takes the struct's fields with their types.
+#[test]
+fn call_with_forty_arguments_and_a_struct() {
+    let text = std::fs::read_to_string(format!("{}/examples/call_many.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let module = mir::parse(&text).unwrap();
+    let flags = |s: &str| {
+        LaunchSpec::from_flags(
+            "128",
+            "64",
+            &["in=i32:iota:128".into(), "out=f32:zero:128".into()],
+            &["in=@in".into(), "out=@out".into(), s.into()],
+            &[],
+        )
+        .unwrap()
+    };
+    let want = mir::launch::run(&module, &flags("s=17,0.25,4294967301,-3.5")).unwrap();
+    let out = |b: &[amdgpu_cg::mir::launch::BufferOutput]| b.iter().find(|b| b.name == "out").unwrap().elements();
+    for target in targets() {
+        let (object, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
+            .unwrap_or_else(|d| panic!("call_many on {}: {d}", target.isa_name()));
+        let kernel = kernels.iter().find(|k| k.is_kernel).unwrap();
+        // 48 bytes of stack arguments and the 24-byte struct's copy at least.
+        assert!(kernel.resources.private_segment_fixed_size >= 48 + 32, "{}", kernel.resources.private_segment_fixed_size);
+        let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &flags("s=i32:17,f32:0.25,i64:4294967301,f64:-3.5"))
+            .unwrap_or_else(|e| panic!("call_many on {}: simulator: {e}", target.isa_name()));
+        assert_eq!(out(&got), out(&want.buffers), "call_many on {}", target.isa_name());
     }
 }
 

@@ -40,6 +40,9 @@ pub struct Expanded {
     pub uses_vcc: bool,
     /// Bytes of scratch per work-item (VGPR spill slots).
     pub scratch_bytes: u32,
+    /// Bytes per lane of the function's frame from its entry SP (incoming stack
+    /// arguments, locals, spill slots; 16-byte aligned), 0 without scratch.
+    pub frame_bytes: u32,
 }
 
 /// True if regalloc2 moved a VGPR value to a spill slot (which needs scratch).
@@ -253,7 +256,23 @@ struct Ctx<'a> {
     /// How spill code reaches scratch (the wave offset moved out of a callee's
     /// reach in a kernel that calls).
     scratch: Option<Scratch>,
+    /// The SGPR frame offsets are relative to (SP in a function; none in a
+    /// kernel on flat scratch; the wave offset in a kernel on buffer scratch).
+    frame_base: Option<u16>,
+    frame: FrameLayout,
     code: Vec<Emitted>,
+}
+
+/// Where a function's frame parts start, in bytes per lane from the entry SP.
+#[derive(Clone, Copy, Debug)]
+struct FrameLayout {
+    locals_base: u32,
+    spill_base: u32,
+    /// Callee-saved VGPRs (v32 up) saved by the prologue, and where.
+    saved_base: u32,
+    saved_vgprs: u16,
+    /// The end of the frame (16-byte aligned): the SP for calls.
+    sp_end: u32,
 }
 
 
@@ -401,6 +420,15 @@ impl Ctx<'_> {
                 self.push(isa::Inst::new(Opcode::s_addc_u32, vec![isa::Operand::Reg(hi)], vec![isa::Operand::Reg(hi), slot]));
                 self.push(isa::Inst::new(Opcode::s_swappc_b64, vec![isa::Operand::Reg(ra)], vec![isa::Operand::Reg(ra)]));
             }
+            MKind::Private { store, width, at } => {
+                let (ptr, offset) = match *at {
+                    PrivateAt::Incoming(o) => (None, o),
+                    PrivateAt::Local(o) => (None, self.frame.locals_base + o),
+                    PrivateAt::Outgoing(o) => (None, self.frame.sp_end + o),
+                    PrivateAt::Pointer(o) => (Some(reg(1)), o),
+                };
+                self.private_access(*store, *width, reg(0), ptr, offset, false)?;
+            }
             MKind::Branch(_) => unreachable!("branches are expanded with their block"),
         }
         Ok(())
@@ -480,16 +508,11 @@ impl Ctx<'_> {
     fn spill(&mut self, reg: isa::Reg, slot: u32, store: bool, partial_exec: bool) -> Result<(), Diagnostic> {
         if !reg.base.is_vgpr() {
             let lanes = if self.wave64() { 64 } else { 32 };
-            if slot + u32::from(reg.size) > lanes {
-                return Err(Diagnostic::new(
-                    format!("register pressure needs more than {lanes} SGPR spill slots, which is not supported yet"),
-                    crate::mir::Span::NONE,
-                ));
-            }
-            let v = isa::Reg::v(self.spill_vgpr, 1);
             for k in 0..reg.size {
+                let index = slot + u32::from(k);
+                let v = isa::Reg::v(self.spill_vgpr + (index / lanes) as u16, 1);
                 let s = isa::Reg::s(reg.base.0 + u16::from(k), 1);
-                let lane = isa::Operand::imm32(slot + u32::from(k));
+                let lane = isa::Operand::imm32(index % lanes);
                 let inst = if store {
                     isa::Inst::new(Opcode::v_writelane_b32, vec![isa::Operand::Reg(v)], vec![isa::Operand::Reg(s), lane])
                 } else {
@@ -499,29 +522,108 @@ impl Ctx<'_> {
             }
             return Ok(());
         }
-        let offset = 4 * slot as i32;
-        let scratch = self.scratch.ok_or_else(|| Diagnostic::new("internal error: VGPR spill without scratch", crate::mir::Span::NONE))?;
-        let inst = match (scratch, store) {
-            (Scratch::Flat, true) => isa::Inst::new(Opcode::scratch_store_dword, vec![], vec![isa::Operand::Off, isa::Operand::Reg(reg), isa::Operand::Off]),
-            (Scratch::Flat, false) => isa::Inst::new(Opcode::scratch_load_dword, vec![isa::Operand::Reg(reg)], vec![isa::Operand::Off, isa::Operand::Off]),
-            (Scratch::Buffer { rsrc, wave_offset }, true) => isa::Inst::new(
-                Opcode::buffer_store_dword,
-                vec![],
-                vec![isa::Operand::Reg(reg), isa::Operand::Off, isa::Operand::Reg(isa::Reg::s(rsrc, 4)), isa::Operand::Reg(isa::Reg::s(wave_offset, 1))],
-            ),
-            (Scratch::Buffer { rsrc, wave_offset }, false) => isa::Inst::new(
-                Opcode::buffer_load_dword,
-                vec![isa::Operand::Reg(reg)],
-                vec![isa::Operand::Off, isa::Operand::Reg(isa::Reg::s(rsrc, 4)), isa::Operand::Reg(isa::Reg::s(wave_offset, 1))],
-            ),
+        self.private_access(store, 4, reg, None, self.frame.spill_base + 4 * slot, partial_exec)
+    }
+
+    /// One private (scratch) access of `width` bytes per lane at a frame offset
+    /// (`ptr` None: bytes from the entry SP, from 0 in a kernel) or through a
+    /// private pointer. Flat scratch (gfx942, gfx1100): `scratch_*` with the frame
+    /// base (SP) in saddr, or the pointer as vaddr. Buffer scratch (gfx90a):
+    /// `buffer_*` through the scratch V#, with the frame base as soffset, or the
+    /// pointer as `offen` VGPR offset with the wave's scratch offset as soffset.
+    fn private_access(&mut self, store: bool, width: u8, data: isa::Reg, ptr: Option<isa::Reg>, offset: u32, partial_exec: bool) -> Result<(), Diagnostic> {
+        let scratch = self.scratch.ok_or_else(|| Diagnostic::new("internal error: private memory access without scratch", crate::mir::Span::NONE))?;
+        if offset > 4095 {
+            return Err(Diagnostic::new(
+                format!("a stack frame offset of {offset} bytes per lane is beyond the 4095 bytes an instruction can address (large frames are not supported yet)"),
+                crate::mir::Span::NONE,
+            ));
+        }
+        let reg = |r: isa::Reg| isa::Operand::Reg(r);
+        let sreg = |n: u16| isa::Operand::Reg(isa::Reg::s(n, 1));
+        let mut inst = match scratch {
+            Scratch::Flat => {
+                let op = match (store, width) {
+                    (true, 1) => Opcode::scratch_store_byte,
+                    (true, 2) => Opcode::scratch_store_short,
+                    (true, _) => Opcode::scratch_store_dword,
+                    (false, 1) => Opcode::scratch_load_ubyte,
+                    (false, 2) => Opcode::scratch_load_ushort,
+                    (false, _) => Opcode::scratch_load_dword,
+                };
+                let (vaddr, saddr) = match ptr {
+                    Some(p) => (reg(p), isa::Operand::Off),
+                    None => (isa::Operand::Off, self.frame_base.map_or(isa::Operand::Off, sreg)),
+                };
+                if store {
+                    isa::Inst::new(op, vec![], vec![vaddr, reg(data), saddr])
+                } else {
+                    isa::Inst::new(op, vec![reg(data)], vec![vaddr, saddr])
+                }
+            }
+            Scratch::Buffer { rsrc, wave_offset } => {
+                let op = match (store, width) {
+                    (true, 1) => Opcode::buffer_store_byte,
+                    (true, 2) => Opcode::buffer_store_short,
+                    (true, _) => Opcode::buffer_store_dword,
+                    (false, 1) => Opcode::buffer_load_ubyte,
+                    (false, 2) => Opcode::buffer_load_ushort,
+                    (false, _) => Opcode::buffer_load_dword,
+                };
+                let (vaddr, soffset) = match ptr {
+                    Some(p) => (reg(p), sreg(wave_offset)),
+                    None => (isa::Operand::Off, sreg(self.frame_base.unwrap_or(wave_offset))),
+                };
+                let rsrc = isa::Operand::Reg(isa::Reg::s(rsrc, 4));
+                let mut i = if store {
+                    isa::Inst::new(op, vec![], vec![reg(data), vaddr, rsrc, soffset])
+                } else {
+                    isa::Inst::new(op, vec![reg(data)], vec![vaddr, rsrc, soffset])
+                };
+                i.offen = ptr.is_some();
+                i
+            }
         };
-        let inst = isa::Inst { offset, ..inst };
+        inst.offset = offset as i32;
         if partial_exec {
             self.whole_wave(|c| c.push(inst));
         } else {
             self.push(inst);
         }
         Ok(())
+    }
+
+    /// Saves (prologue) or restores (epilogue) the callee-saved VGPRs the
+    /// function uses, with every lane enabled and EXEC parked in VCC (which
+    /// the convention lets a callee clobber, and which holds nothing at the entry
+    /// or at the return, where arguments and results are elsewhere).
+    fn save_restore_vgprs(&mut self, save: bool) -> Result<(), Diagnostic> {
+        let park = isa::Reg::new(isa::PhysReg::VCC, self.mask_size());
+        let saveexec = self.op_b(Opcode::s_or_saveexec_b64, Opcode::s_or_saveexec_b32);
+        self.push(isa::Inst::new(saveexec, vec![isa::Operand::Reg(park)], vec![isa::Operand::imm32(u32::MAX)]));
+        for i in 0..self.frame.saved_vgprs {
+            let v = isa::Reg::v(32 + i, 1);
+            self.private_access(save, 4, v, None, self.frame.saved_base + 4 * u32::from(i), false)?;
+        }
+        let mov = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
+        self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::Reg(park)]));
+        Ok(())
+    }
+
+    /// A calling kernel's SP (s32) for its callees: the end of its frame, per lane
+    /// on flat scratch, as a wave-level offset above the wave's scratch offset
+    /// on buffer scratch (docs/abi.md section 3).
+    fn set_kernel_sp(&mut self) {
+        let sp = isa::Operand::Reg(isa::Reg::s(Layout::STACK_POINTER, 1));
+        let lanes = if self.wave64() { 64 } else { 32 };
+        match self.scratch {
+            Some(Scratch::Buffer { wave_offset, .. }) => self.push(isa::Inst::new(
+                Opcode::s_add_u32,
+                vec![sp],
+                vec![isa::Operand::Reg(isa::Reg::s(wave_offset, 1)), isa::Operand::imm32(self.frame.sp_end * lanes)],
+            )),
+            _ => self.push(isa::Inst::new(Opcode::s_mov_b32, vec![sp], vec![isa::Operand::imm32(self.frame.sp_end)])),
+        }
     }
 
     /// Runs `body` with every lane enabled, EXEC parked in a reserved register.
@@ -534,7 +636,7 @@ impl Ctx<'_> {
         self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::Reg(save)]));
     }
 
-    fn branch(&mut self, block: usize, kind: &Branch, allocs: &[ra::Allocation], next_in_layout: Option<usize>) {
+    fn branch(&mut self, block: usize, kind: &Branch, allocs: &[ra::Allocation], next_in_layout: Option<usize>) -> Result<(), Diagnostic> {
         let succs: Vec<usize> = self.vcode.blocks[block].succs.iter().map(|b| b.index()).collect();
         let jump = |c: &mut Self, target: usize| {
             if Some(target) != next_in_layout {
@@ -565,9 +667,14 @@ impl Ctx<'_> {
             }
             Branch::EndProgram => self.push(isa::Inst::sopp(Opcode::s_endpgm, 0)),
             Branch::Return => {
+                if self.frame.saved_vgprs > 0 {
+                    // Nothing but the results (VGPRs) and the return address is live.
+                    self.save_restore_vgprs(false)?;
+                }
                 self.push(isa::Inst::new(Opcode::s_setpc_b64, vec![], vec![isa::Operand::Reg(isa::Reg::s(30, 2))]))
             }
         }
+        Ok(())
     }
 }
 
@@ -575,7 +682,11 @@ impl Ctx<'_> {
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
     let place = Placement::new(vcode, out);
     let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::Address { .. }))));
-    let window_base = place.vgpr_end.div_ceil(2) * 2;
+    // A callee's windows sit right above its allocation, below v26 at most:
+    // arguments arriving in v26-v31 are moved out by regalloc2 right at the
+    // entry, before any instruction uses a window.
+    let vgpr_end = if vcode.layout == Layout::Callee { place.vgpr_end.min(Layout::CALLEE_WINDOWS) } else { place.vgpr_end };
+    let window_base = vgpr_end.div_ceil(2) * 2;
     let temps = place.temps;
     let windows_used = vcode
         .insts
@@ -592,28 +703,57 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         })
         .max()
         .unwrap_or(0);
-    let vgpr_top = if uses_windows { window_base + 2 * windows_used } else { place.vgpr_end };
+    let vgpr_top = if uses_windows { window_base + 2 * windows_used } else { vgpr_end };
     let spilled = super::regalloc::spilled_classes(out);
     let spills_sgprs = spilled[0] || spilled[2];
-    // A kernel that calls keeps spilled SGPRs above v31, which no callee may
-    // touch; a device function must keep them below v32, which it may clobber.
-    let spill_vgpr = if vcode.layout == Layout::Caller { vgpr_top.max(32) } else { vgpr_top };
-    if vcode.layout == Layout::Callee && spills_sgprs && spill_vgpr >= 32 {
-        return Err(Diagnostic::new(
-            "register pressure in a device function needs more registers than a callee may clobber (v0-v31), which needs a stack frame (not supported yet)".to_string(),
-            crate::mir::Span::NONE,
-        ));
-    }
+    // Spilled SGPRs live in lanes of spill VGPRs (as many as the slots need).
+    // A kernel that calls keeps them above v31, which no callee may touch. A
+    // device function keeps them below v32, which it may clobber, when they fit
+    // there without overlapping an argument register; otherwise it uses v32 and
+    // up, saved in its prologue and restored in its epilogue with every lane
+    // enabled (the caller's inactive lanes hold live values too).
+    let lanes: u32 = if target.wave == WaveSize::W64 { 64 } else { 32 };
+    let spill_vgpr_count = if spills_sgprs { (out.num_spillslots as u32 + 1).div_ceil(lanes).max(1) as u16 } else { 0 };
+    let highest_argument_vgpr = vcode
+        .insts
+        .iter()
+        .filter(|m| matches!(m.kind, MKind::Entry))
+        .flat_map(|m| &m.ops)
+        .filter_map(|o| match o.constraint() {
+            ra::OperandConstraint::FixedReg(p) if p.class() == ra::RegClass::Float => Some(p.hw_enc() as u16),
+            _ => None,
+        })
+        .max();
+    let (spill_vgpr, saved_vgprs) = match vcode.layout {
+        Layout::Caller => (vgpr_top.max(32), 0),
+        Layout::Dense => (vgpr_top, 0),
+        Layout::Callee => {
+            let fits_below = vgpr_top + spill_vgpr_count <= 32 && !highest_argument_vgpr.is_some_and(|v| v >= vgpr_top);
+            if fits_below {
+                (vgpr_top, 0)
+            } else {
+                (32, spill_vgpr_count)
+            }
+        }
+    };
     // The wave's scratch offset arrives in an SGPR a callee may clobber; a
-    // kernel that calls and spills to buffer scratch keeps it in s34 (which
-    // the caller layout leaves free), copied before anything else runs.
+    // kernel that calls and uses buffer scratch keeps it in s33, where its
+    // callees expect it (docs/abi.md section 3), copied before anything else
+    // runs. A device function finds the V# in s[0:3], the wave offset in s33 and
+    // its frame at SP (s32).
     let (scratch, keep_wave_offset) = match vcode.scratch {
         Some(Scratch::Buffer { rsrc, wave_offset }) if vcode.layout == Layout::Caller => {
             (Some(Scratch::Buffer { rsrc, wave_offset: Layout::CALLER_WAVE_OFFSET }), Some(wave_offset))
         }
         other => (other, None),
     };
-    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, code: Vec::new() };
+    let frame_base = if vcode.layout == Layout::Callee { Some(Layout::STACK_POINTER) } else { None };
+    let spill_bytes = if spills_vgprs(out) { 4 * out.num_spillslots as u32 } else { 0 };
+    let locals_base = vcode.frame.incoming;
+    let spill_base = locals_base + vcode.frame.locals;
+    let saved_base = spill_base + spill_bytes;
+    let frame = FrameLayout { locals_base, spill_base, saved_base, saved_vgprs, sp_end: (saved_base + 4 * u32::from(saved_vgprs)).div_ceil(16) * 16 };
+    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new() };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
     let layout = vcode.layout();
@@ -623,6 +763,12 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         if let (0, Some(from)) = (position, keep_wave_offset) {
             ctx.mov(isa::Reg::s(Layout::CALLER_WAVE_OFFSET, 1), isa::Reg::s(from, 1));
         }
+        if position == 0 && vcode.layout == Layout::Caller && scratch.is_some() {
+            ctx.set_kernel_sp();
+        }
+        if position == 0 && saved_vgprs > 0 {
+            ctx.save_restore_vgprs(true)?;
+        }
         for item in out.block_insts_and_edits(vcode, ra::Block::new(b)) {
             match item {
                 ra::InstOrEdit::Edit(edit) => ctx.edit(edit, block.partial_exec)?,
@@ -631,7 +777,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
                     if let MKind::Branch(kind) = &m.kind {
                         let allocs = out.inst_allocs(inst).to_vec();
                         let next = layout.get(position + 1).copied();
-                        ctx.branch(b, kind, &allocs, next);
+                        ctx.branch(b, kind, &allocs, next)?;
                     } else {
                         let uses_address = matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::Address { .. })));
                         if matches!(m.kind, MKind::LaneMerge { vector: false, .. }) || uses_address {
@@ -648,19 +794,18 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         }
         blocks.push((b, block.name.clone(), code));
     }
-    let vgprs = if spills_sgprs { u32::from(spill_vgpr) + 1 } else { u32::from(vgpr_top) };
+    let vgprs = if spills_sgprs { u32::from(spill_vgpr + spill_vgpr_count) } else { u32::from(vgpr_top) };
     let mut sgprs = u32::from(place.sgpr_end);
     if uses_reserved {
         sgprs = sgprs.max(u32::from(temps) + 8);
     }
-    if keep_wave_offset.is_some() {
+    if keep_wave_offset.is_some() || (vcode.layout == Layout::Caller && scratch.is_some()) {
         sgprs = sgprs.max(u32::from(Layout::CALLER_WAVE_OFFSET) + 1);
     }
     let uses_vcc = blocks.iter().flat_map(|(_, _, c)| c).any(|e| {
         e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))
     });
-    let scratch_bytes = if spills_vgprs(out) { 4 * out.num_spillslots as u32 } else { 0 };
-    Ok(Expanded { blocks, vgprs, sgprs, uses_vcc, scratch_bytes })
+    Ok(Expanded { blocks, vgprs, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { frame.sp_end } else { 0 } })
 }
 
 /// The post-allocation checker: every register operand of the expanded code is

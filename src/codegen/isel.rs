@@ -115,6 +115,11 @@ struct Isel<'a> {
     /// result pieces go.
     return_address: Option<(ra::VReg, ra::VReg)>,
     ret_locations: Vec<Location>,
+    /// Device functions returning through memory: the caller's result buffer.
+    sret_ptr: Option<ra::VReg>,
+    /// Bytes per lane of locals allocated so far (by-reference copies, result
+    /// buffers of calls).
+    locals: u32,
     func: &'a Function,
     uni: &'a Uniformity,
     structure: &'a Structure,
@@ -1943,28 +1948,110 @@ impl<'a> Isel<'a> {
     /// The signature a device function is compiled (and called) with: its
     /// parameters and result, and the implicit inputs it uses.
     fn signature_of(&self, f: &Function) -> Signature {
-        let mut sig = Signature::new(
-            f.params.iter().map(|p| crate::abi::Param { ty: f.value_type(p.value).clone(), inreg: p.inreg, is_self: false }).collect(),
-            f.ret.clone(),
-        );
-        sig.uses = Some(self.callee_uses.get(&f.name).cloned().unwrap_or_default());
-        sig
+        function_signature(f, self.callee_uses)
     }
 
     fn assignment_of(&self, f: &Function) -> Result<Assignment, Diagnostic> {
-        let a = assign(&self.signature_of(f), Convention::AmdgpuCg, self.target).map_err(|e| self.error(format!("calling convention: {e}")))?;
-        let on_stack = a.args.iter().flat_map(|x| &x.pieces).map(|p| p.loc).chain(a.ret.iter().map(|p| p.loc)).any(|l| !l.is_reg());
-        if on_stack || a.sret.is_some() || a.args.iter().any(|x| x.by_ref) {
-            return Err(self.error(format!(
-                "'@{}' has arguments or a result in memory (stack arguments, structs over 16 bytes, sret), which needs stack frames (not supported yet)",
-                f.name
-            )));
+        assign(&self.signature_of(f), Convention::AmdgpuCg, self.target).map_err(|e| self.error(format!("calling convention: {e}")))
+    }
+
+    // ---- private memory (stack arguments, by-reference copies, sret) -------
+
+    fn private_store(&mut self, data: ra::VReg, width: u8, at: PrivateAt, ptr: Option<ra::VReg>) {
+        let mut ops = vec![ra::Operand::reg_use(data)];
+        ops.extend(ptr.map(ra::Operand::reg_use));
+        self.push(MInst { kind: MKind::Private { store: true, width, at }, ops });
+    }
+
+    fn private_load(&mut self, width: u8, at: PrivateAt, ptr: Option<ra::VReg>) -> ra::VReg {
+        let d = self.vreg(Class::Vgpr);
+        let mut ops = vec![ra::Operand::reg_def(d)];
+        ops.extend(ptr.map(ra::Operand::reg_use));
+        self.push(MInst { kind: MKind::Private { store: false, width, at }, ops });
+        d
+    }
+
+    /// Stores a value in its memory layout (fields and elements at their
+    /// offsets) at `at`.
+    fn store_private_value(&mut self, l: &Lowered, ty: &Type, at: PrivateAt, ptr: Option<ra::VReg>) -> Result<(), Diagnostic> {
+        match ty {
+            Type::Struct(fields) => {
+                let Lowered::Agg(parts) = l else { return Err(self.error("internal: struct value")) };
+                for ((p, f), o) in parts.clone().iter().zip(fields).zip(ty.field_offsets()) {
+                    self.store_private_value(p, f, at.plus(o), ptr)?;
+                }
+            }
+            Type::Vector(elem, _) if elem.bits() >= 32 => {
+                let Lowered::Agg(parts) = l else { return Err(self.error("internal: vector value")) };
+                for (k, p) in parts.clone().iter().enumerate() {
+                    self.store_private_value(p, elem, at.plus(k as u32 * elem.size()), ptr)?;
+                }
+            }
+            Type::Vector(..) => return Err(self.error("vectors of 8- or 16-bit elements in stack memory are not supported yet")),
+            t if t.bits() == 64 => {
+                let (lo, hi) = self.to_v64(l)?;
+                self.private_store(lo, 4, at, ptr);
+                self.private_store(hi, 4, at.plus(4), ptr);
+            }
+            Type::I1 => {
+                let m = self.to_mask(l)?;
+                let v = self.to_v(&Lowered::Mask(m))?;
+                self.private_store(v, 1, at, ptr);
+            }
+            t => {
+                let v = self.to_v(l)?;
+                self.private_store(v, (t.size() as u8).min(4), at, ptr);
+            }
         }
-        let too_high = a.args.iter().flat_map(|x| &x.pieces).any(|p| matches!(p.loc, Location::Vgpr(n) if n >= Layout::CALLEE_WINDOWS));
-        if too_high {
-            return Err(self.error(format!("'@{}' passes arguments in v26-v31, which the code generator does not support yet", f.name)));
+        Ok(())
+    }
+
+    /// Loads a value stored in its memory layout at `at`.
+    fn load_private_value(&mut self, ty: &Type, at: PrivateAt, ptr: Option<ra::VReg>) -> Result<Lowered, Diagnostic> {
+        Ok(match ty {
+            Type::Struct(fields) => {
+                let mut parts = Vec::new();
+                for (f, o) in fields.iter().zip(ty.field_offsets()) {
+                    parts.push(self.load_private_value(f, at.plus(o), ptr)?);
+                }
+                Lowered::Agg(parts)
+            }
+            Type::Vector(elem, n) if elem.bits() >= 32 => {
+                let mut parts = Vec::new();
+                for k in 0..u32::from(*n) {
+                    parts.push(self.load_private_value(elem, at.plus(k * elem.size()), ptr)?);
+                }
+                Lowered::Agg(parts)
+            }
+            Type::Vector(..) => return Err(self.error("vectors of 8- or 16-bit elements in stack memory are not supported yet")),
+            t if t.bits() == 64 => {
+                let lo = self.private_load(4, at, ptr);
+                let hi = self.private_load(4, at.plus(4), ptr);
+                Lowered::V64(lo, hi)
+            }
+            Type::I1 => {
+                let byte = self.private_load(1, at, ptr);
+                Lowered::Mask(self.vcmp(Opcode::v_cmp_ne_u32, Lowered::V(byte), Lowered::Imm(0))?)
+            }
+            t => Lowered::V(self.private_load((t.size() as u8).min(4), at, ptr)),
+        })
+    }
+
+    /// Reserves `size` bytes per lane of locals (16-byte aligned pieces).
+    fn new_local(&mut self, size: u32) -> u32 {
+        let at = self.locals;
+        self.locals += size.div_ceil(16) * 16;
+        at
+    }
+
+    /// A private pointer to local `offset` of a kernel's frame: kernels address
+    /// their frame from the start of the wave's private memory, so the pointer
+    /// is the offset itself (docs/abi.md section 3).
+    fn local_pointer(&mut self, offset: u32) -> Result<Lowered, Diagnostic> {
+        if self.func.kind == FuncKind::Device {
+            return Err(self.error("internal: locals in device functions"));
         }
-        Ok(a)
+        Ok(Lowered::Imm(u64::from(offset)))
     }
 
     /// A value from its register pieces (parameters and call results).
@@ -2073,32 +2160,91 @@ impl<'a> Isel<'a> {
     }
 
     /// A device function's entry: parameters, implicit inputs and the return
-    /// address arrive in the registers the calling convention names.
+    /// address arrive in the registers the calling convention names; pieces on
+    /// the stack are loaded from the incoming argument area, by-reference
+    /// arguments through their pointers.
     fn function_entry(&mut self) -> Result<(), Diagnostic> {
+        enum Arrival {
+            Reg(ra::VReg, bool),
+            Stack { offset: u32, size: u32 },
+        }
         let func = self.func;
         let a = self.assignment_of(func)?;
         let mut ops = Vec::new();
+        let mut arrive = |vc: &mut VCode, loc: Location| match loc {
+            Location::Stack { offset, size } => Arrival::Stack { offset, size },
+            reg => {
+                let sgpr = matches!(reg, Location::Sgpr(_));
+                let v = vc.new_vreg(if sgpr { Class::Sgpr } else { Class::Vgpr });
+                ops.push(ra::Operand::reg_fixed_def(v, Self::preg_of(reg)));
+                Arrival::Reg(v, sgpr)
+            }
+        };
+        let sret = a.sret.map(|loc| arrive(&mut self.vc, loc));
         let mut params = Vec::new();
         for (param, arg) in func.params.iter().zip(&a.args) {
-            let mut regs = Vec::new();
-            for piece in &arg.pieces {
-                let sgpr = matches!(piece.loc, Location::Sgpr(_));
-                let v = self.vc.new_vreg(if sgpr { Class::Sgpr } else { Class::Vgpr });
-                ops.push(ra::Operand::reg_fixed_def(v, Self::preg_of(piece.loc)));
-                regs.push((v, sgpr));
+            let pieces: Vec<Arrival> = arg.pieces.iter().map(|p| arrive(&mut self.vc, p.loc)).collect();
+            params.push((param.value, pieces, arg.by_ref));
+        }
+        let mut implicit = Vec::new();
+        for imp in &a.implicit {
+            let pieces: Vec<Arrival> = imp.pieces.iter().map(|loc| arrive(&mut self.vc, *loc)).collect();
+            implicit.push((imp.input, pieces));
+        }
+        let (ra_lo, ra_hi) = (self.vc.new_vreg(Class::Sgpr), self.vc.new_vreg(Class::Sgpr));
+        ops.push(ra::Operand::reg_fixed_def(ra_lo, sgpr_preg(30)));
+        ops.push(ra::Operand::reg_fixed_def(ra_hi, sgpr_preg(31)));
+        self.return_address = Some((ra_lo, ra_hi));
+        self.ret_locations = a.ret.iter().map(|p| p.loc).collect();
+        self.push(MInst { kind: MKind::Entry, ops });
+        // Every register argument is copied out of its arrival register before
+        // anything else runs: regalloc2 may otherwise leave a value in an
+        // arrival register it may not allocate (s12-s29, v26-v31) until its
+        // use, where SGPR pair units, expansion temporaries or VGPR windows of
+        // the instructions in between would overwrite it.
+        let moved_out = |isel: &mut Self, arrival: &mut Arrival| {
+            if let Arrival::Reg(v, sgpr) = *arrival {
+                let d = isel.vreg(isel.vc.class(v));
+                isel.push(MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(v)] });
+                *arrival = Arrival::Reg(d, sgpr);
             }
-            params.push((param.value, regs));
+        };
+        let mut sret = sret;
+        if let Some(arrival) = sret.as_mut() {
+            moved_out(self, arrival);
+        }
+        for (_, pieces, _) in params.iter_mut() {
+            pieces.iter_mut().for_each(|p| moved_out(self, p));
+        }
+        for (_, pieces) in implicit.iter_mut() {
+            pieces.iter_mut().for_each(|p| moved_out(self, p));
+        }
+        // Stack pieces, loaded once at the entry (as VGPRs).
+        let fetch = |isel: &mut Self, arrival: &Arrival| match *arrival {
+            Arrival::Reg(v, sgpr) => (v, sgpr),
+            Arrival::Stack { offset, size } => (isel.private_load(size.min(4) as u8, PrivateAt::Incoming(offset), None), false),
+        };
+        if let Some(arrival) = &sret {
+            let (p, _) = fetch(self, arrival);
+            let p = self.to_v(&Lowered::V(p))?;
+            self.sret_ptr = Some(p);
         }
         let mut dispatch = Vec::new();
-        for imp in &a.implicit {
+        for (input, pieces) in &implicit {
             let mut defs = Vec::new();
-            for loc in &imp.pieces {
-                let class = if matches!(loc, Location::Sgpr(_)) { Class::Sgpr } else { Class::Vgpr };
-                let v = self.vc.new_vreg(class);
-                ops.push(ra::Operand::reg_fixed_def(v, Self::preg_of(*loc)));
+            for arrival in pieces {
+                let (v, sgpr) = fetch(self, arrival);
+                // SGPR inputs that overflowed to the stack are uniform.
+                let v = if !sgpr && *input != ImplicitInput::WorkitemId {
+                    let s = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::v_readfirstlane_b32, &[Dst::R(s)], &[Src::R(v)], |_| {});
+                    s
+                } else {
+                    v
+                };
                 defs.push(v);
             }
-            match imp.input {
+            match input {
                 ImplicitInput::WorkitemId => self.tid = Some(defs[0]),
                 ImplicitInput::WorkgroupIdX => self.workgroup_id[0] = Some(defs[0]),
                 ImplicitInput::WorkgroupIdY => self.workgroup_id[1] = Some(defs[0]),
@@ -2107,18 +2253,22 @@ impl<'a> Isel<'a> {
                 _ => {}
             }
         }
-        let (ra_lo, ra_hi) = (self.vc.new_vreg(Class::Sgpr), self.vc.new_vreg(Class::Sgpr));
-        ops.push(ra::Operand::reg_fixed_def(ra_lo, sgpr_preg(30)));
-        ops.push(ra::Operand::reg_fixed_def(ra_hi, sgpr_preg(31)));
-        self.return_address = Some((ra_lo, ra_hi));
-        self.ret_locations = a.ret.iter().map(|p| p.loc).collect();
-        self.push(MInst { kind: MKind::Entry, ops });
         if let [lo, hi] = dispatch[..] {
             self.dispatch_ptr = Some(self.make_pair(lo, hi));
         }
-        for (value, regs) in params {
+        for (value, pieces, by_ref) in params {
             let ty = func.value_type(value).clone();
-            let l = self.from_pieces(&ty, &mut regs.iter())?;
+            let regs: Vec<(ra::VReg, bool)> = pieces.iter().map(|p| fetch(self, p)).collect();
+            let l = if by_ref {
+                let ptr = match regs[..] {
+                    [(p, true)] => self.to_v(&Lowered::S(p))?,
+                    [(p, false)] => p,
+                    _ => return Err(self.error("internal: by-reference argument without one pointer piece")),
+                };
+                self.load_private_value(&ty, PrivateAt::Pointer(0), Some(ptr))?
+            } else {
+                self.from_pieces(&ty, &mut regs.iter())?
+            };
             self.set(value, l);
         }
         Ok(())
@@ -2139,11 +2289,29 @@ impl<'a> Isel<'a> {
         }
         let a = self.assignment_of(target_fn)?;
         let mut pieces = Vec::new();
+        // A result in memory: a buffer in the caller's frame, its address first.
+        let sret_local = match (a.sret, &target_fn.ret) {
+            (Some(loc), Some(ty)) => {
+                let local = self.new_local(ty.size());
+                let ptr = self.local_pointer(local)?;
+                self.to_pieces(&ptr, &Type::Ptr(AddrSpace::Private), &mut [loc].iter(), &mut pieces)?;
+                Some(local)
+            }
+            _ => None,
+        };
         for ((arg, asg), param) in args.iter().zip(&a.args).zip(&target_fn.params) {
             let ty = target_fn.value_type(param.value).clone();
             let l = self.lowered(arg);
             let locs: Vec<Location> = asg.pieces.iter().map(|p| p.loc).collect();
-            self.to_pieces(&l, &ty, &mut locs.iter(), &mut pieces)?;
+            if asg.by_ref {
+                // A copy in the caller's frame, passed by its address.
+                let local = self.new_local(ty.size());
+                self.store_private_value(&l, &ty, PrivateAt::Local(local), None)?;
+                let ptr = self.local_pointer(local)?;
+                self.to_pieces(&ptr, &Type::Ptr(AddrSpace::Private), &mut locs.iter(), &mut pieces)?;
+            } else {
+                self.to_pieces(&l, &ty, &mut locs.iter(), &mut pieces)?;
+            }
         }
         for imp in &a.implicit {
             let regs: Vec<ra::VReg> = match imp.input {
@@ -2169,7 +2337,17 @@ impl<'a> Isel<'a> {
                 pieces.push((r, *loc));
             }
         }
-        let mut ops: Vec<ra::Operand> = pieces.iter().map(|(r, loc)| ra::Operand::reg_fixed_use(*r, Self::preg_of(*loc))).collect();
+        // Stack pieces go to the outgoing argument area, above the caller's frame.
+        let mut ops: Vec<ra::Operand> = Vec::new();
+        for (r, loc) in pieces {
+            match loc {
+                Location::Stack { offset, size } => {
+                    let v = if self.vc.class(r) == Class::Vgpr { r } else { self.to_v(&Lowered::S(r))? };
+                    self.private_store(v, size.min(4) as u8, PrivateAt::Outgoing(offset), None);
+                }
+                reg => ops.push(ra::Operand::reg_fixed_use(r, Self::preg_of(reg))),
+            }
+        }
         // Results.
         let mut result_regs = Vec::new();
         for p in &a.ret {
@@ -2192,7 +2370,10 @@ impl<'a> Isel<'a> {
         }
         self.push(MInst { kind: MKind::Call { callee: callee.to_string(), clobbers }, ops });
         if let (Some(r), Some(ty)) = (result, target_fn.ret.clone()) {
-            let l = self.from_pieces(&ty, &mut result_regs.iter())?;
+            let l = match sret_local {
+                Some(local) => self.load_private_value(&ty, PrivateAt::Local(local), None)?,
+                None => self.from_pieces(&ty, &mut result_regs.iter())?,
+            };
             self.set(r, l);
         }
         Ok(())
@@ -2451,6 +2632,17 @@ fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInpu
     inputs
 }
 
+/// The signature a device function is compiled (and called) with: its
+/// parameters and result, and the implicit inputs it uses.
+pub fn function_signature(f: &Function, callee_uses: &HashMap<String, Vec<ImplicitInput>>) -> Signature {
+    let mut sig = Signature::new(
+        f.params.iter().map(|p| crate::abi::Param { ty: f.value_type(p.value).clone(), inreg: p.inreg, is_self: false }).collect(),
+        f.ret.clone(),
+    );
+    sig.uses = Some(callee_uses.get(&f.name).cloned().unwrap_or_default());
+    sig
+}
+
 /// Selects instructions for one kernel.
 #[allow(clippy::too_many_arguments)]
 pub fn select(
@@ -2465,9 +2657,6 @@ pub fn select(
 ) -> Result<Selected, Diagnostic> {
     let has_calls = func.blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.op, Op::Call { .. })));
     let device = func.kind == FuncKind::Device;
-    if device && scratch {
-        return Err(err(func, None, "register pressure in a device function needs spilling, which needs a stack frame (not supported yet)".into()));
-    }
     let mut inputs = if device { KernelInputs::default() } else { kernel_inputs(func, callee_uses) };
     inputs.uses_scratch = scratch;
     let state = kernel::initial_state(target, &inputs);
@@ -2478,6 +2667,8 @@ pub fn select(
         callee_uses,
         return_address: None,
         ret_locations: Vec::new(),
+        sret_ptr: None,
+        locals: 0,
         func,
         uni: uniformity,
         structure,
@@ -2505,7 +2696,18 @@ pub fn select(
     } else {
         Layout::Dense
     };
-    if scratch {
+    vcode.frame.locals = isel.locals.div_ceil(16) * 16;
+    if device {
+        // A device function reaches its frame through SP (s32) and, on buffer
+        // scratch, the V# in s[0:3] and the wave offset in s33.
+        let a = assign(&function_signature(func, callee_uses), Convention::AmdgpuCg, target).map_err(|e| err(func, None, format!("calling convention: {e}")))?;
+        vcode.frame.incoming = a.stack_size.div_ceil(16) * 16;
+        vcode.scratch = Some(if target.gpu.has_architected_flat_scratch() {
+            Scratch::Flat
+        } else {
+            Scratch::Buffer { rsrc: 0, wave_offset: Layout::CALLER_WAVE_OFFSET }
+        });
+    } else if scratch {
         vcode.scratch = Some(if target.gpu.has_architected_flat_scratch() {
             Scratch::Flat
         } else {
@@ -2756,7 +2958,10 @@ impl<'a> IselHandle<'_, 'a> {
     pub fn function_return(&mut self, value: Option<&Operand>) -> Result<(), Diagnostic> {
         let isel = &mut *self.isel;
         let mut ops = Vec::new();
-        if let (Some(v), Some(ty)) = (value, isel.func.ret.clone()) {
+        if let (Some(v), Some(ty), Some(ptr)) = (value, isel.func.ret.clone(), isel.sret_ptr) {
+            let l = isel.lowered(v);
+            isel.store_private_value(&l, &ty, PrivateAt::Pointer(0), Some(ptr))?;
+        } else if let (Some(v), Some(ty)) = (value, isel.func.ret.clone()) {
             let l = isel.lowered(v);
             let locs = isel.ret_locations.clone();
             let mut pieces = Vec::new();

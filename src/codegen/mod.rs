@@ -76,6 +76,9 @@ pub struct CompiledKernel {
     pub kernarg: KernargLayout,
     pub resources: KernelResources,
     pub arg_names_types: Vec<(String, crate::abi::Type)>,
+    /// Bytes per lane of the function's frame from its entry SP (0 without
+    /// scratch); calls add what the callee needs.
+    pub frame_bytes: u32,
 }
 
 /// Diagnostic output of the pipeline (`--print-after`, `--time-passes`).
@@ -93,6 +96,7 @@ fn wants(options: &Options, pass: &str) -> bool {
 pub fn compile_kernel(
     module: &Module,
     callee_uses: &HashMap<String, Vec<ImplicitInput>>,
+    stack_needs: &HashMap<String, u32>,
     func: &Function,
     target: &CodeObjectTarget,
     version: CodeObjectVersion,
@@ -136,7 +140,9 @@ pub fn compile_kernel(
     }
     // Selection and allocation run again with scratch enabled when the first
     // allocation spills VGPRs (scratch changes the kernel's input registers).
-    let mut scratch = false;
+    // A kernel whose calls pass or return values in memory, or call functions
+    // that use the stack, has scratch from the start.
+    let mut scratch = func.kind == FuncKind::Kernel && calls_need_scratch(module, callee_uses, stack_needs, func, t);
     let (selected, allocation) = loop {
         let selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
         lap(report, "isel");
@@ -193,7 +199,7 @@ pub fn compile_kernel(
     resources.workgroup_id = [selected.inputs.workgroup_id_x, selected.inputs.workgroup_id_y, selected.inputs.workgroup_id_z];
     if scratch {
         resources.uses_scratch = true;
-        resources.private_segment_fixed_size = expanded.scratch_bytes;
+        resources.private_segment_fixed_size = expanded.frame_bytes;
     }
     let stats = KernelStats {
         name: func.name.clone(),
@@ -204,7 +210,9 @@ pub fn compile_kernel(
         sgprs: resources.num_sgpr,
         agprs: 0,
         spills: allocation.num_spillslots as u32,
-        scratch_bytes: expanded.scratch_bytes,
+        // A device function's frame; a kernel's private segment (set below and
+        // in compile_module, which adds what its callees need).
+        scratch_bytes: expanded.frame_bytes,
         lds_bytes: selected.lds_size,
         occupancy: occupancy(t, resources.num_vgpr, resources.num_sgpr),
     };
@@ -219,6 +227,34 @@ pub fn compile_kernel(
         kernarg: selected.kernarg,
         resources,
         arg_names_types,
+        frame_bytes: expanded.frame_bytes,
+    })
+}
+
+/// The device functions a function calls directly.
+fn direct_callees(func: &Function) -> Vec<&str> {
+    func.blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match &i.op {
+            crate::mir::Op::Call { callee, .. } => Some(callee.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// True if a kernel's calls need scratch: a callee that uses the stack, or an
+/// argument or result passed in memory (copies in the kernel's frame).
+fn calls_need_scratch(module: &Module, callee_uses: &HashMap<String, Vec<ImplicitInput>>, stack_needs: &HashMap<String, u32>, func: &Function, t: crate::isa::Target) -> bool {
+    direct_callees(func).into_iter().any(|callee| {
+        if stack_needs.get(callee).copied().unwrap_or(0) > 0 {
+            return true;
+        }
+        let Some(f) = module.function(callee) else { return false };
+        match crate::abi::assign(&isel::function_signature(f, callee_uses), crate::abi::Convention::AmdgpuCg, t) {
+            Ok(a) => a.stack_size > 0 || a.sret.is_some() || a.args.iter().any(|x| x.by_ref),
+            Err(_) => false,
+        }
     })
 }
 
@@ -311,28 +347,32 @@ pub fn compile_module(
     report: &mut Report,
 ) -> Result<(CodeObject, Vec<CompiledKernel>), Diagnostic> {
     let uses = implicit_uses(module);
-    let mut compiled = Vec::new();
-    for func in &module.functions {
-        compiled.push(compile_kernel(module, &uses, func, target, version, options, report)?);
+    // Device functions first: a kernel's scratch depends on what its callees
+    // need from the stack (their frames, with their incoming arguments).
+    let mut compiled: Vec<Option<CompiledKernel>> = module.functions.iter().map(|_| None).collect();
+    let mut stack_needs: HashMap<String, u32> = HashMap::new();
+    for pass in [FuncKind::Device, FuncKind::Kernel] {
+        for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == pass) {
+            let k = compile_kernel(module, &uses, &stack_needs, func, target, version, options, report)?;
+            if pass == FuncKind::Device {
+                stack_needs.insert(k.name.clone(), k.frame_bytes);
+            }
+            compiled[i] = Some(k);
+        }
     }
+    let mut compiled: Vec<CompiledKernel> = compiled.into_iter().map(|k| k.expect("every function is compiled")).collect();
     // A kernel's register counts cover every function it can reach: callees run
     // in the kernel's waves, with its register allocation.
-    let callees: HashMap<&str, Vec<&str>> = module
-        .functions
-        .iter()
-        .map(|f| {
-            let list = f
-                .blocks
-                .iter()
-                .flat_map(|b| &b.insts)
-                .filter_map(|i| match &i.op {
-                    crate::mir::Op::Call { callee, .. } => Some(callee.as_str()),
-                    _ => None,
-                })
-                .collect();
-            (f.name.as_str(), list)
-        })
-        .collect();
+    let callees: HashMap<&str, Vec<&str>> = module.functions.iter().map(|f| (f.name.as_str(), direct_callees(f))).collect();
+    // Its private segment covers its frame and the deepest chain of callee frames
+    // above it (device functions do not call yet, so chains have one callee).
+    for k in compiled.iter_mut().filter(|k| k.is_kernel) {
+        let deepest = callees.get(k.name.as_str()).map_or(0, |list| list.iter().map(|c| stack_needs.get(*c).copied().unwrap_or(0)).max().unwrap_or(0));
+        if k.resources.uses_scratch {
+            k.resources.private_segment_fixed_size = k.frame_bytes + deepest;
+            k.stats.scratch_bytes = k.resources.private_segment_fixed_size;
+        }
+    }
     let counts: HashMap<String, (u32, u32)> = compiled.iter().map(|k| (k.name.clone(), (k.resources.num_vgpr, k.resources.num_sgpr))).collect();
     for k in compiled.iter_mut().filter(|k| k.is_kernel) {
         let mut seen = vec![k.name.as_str().to_string()];

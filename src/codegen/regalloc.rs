@@ -76,32 +76,7 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Ou
             reserved.push(wave_offset);
         }
     }
-    let mut allowed = vcode.layout.allowed(&reserved);
-    if vcode.layout == super::vcode::Layout::Callee {
-        // Pair units are another register class over the same SGPRs: a unit
-        // over an SGPR that carries an argument could be written (by a move
-        // of its class) before the argument is moved out. Such units are not
-        // used.
-        let fixed: Vec<usize> = vcode
-            .insts
-            .iter()
-            .flat_map(|m| &m.ops)
-            .filter_map(|o| match o.constraint() {
-                ra::OperandConstraint::FixedReg(p) if p.class() == ra::RegClass::Int => Some(p.hw_enc()),
-                _ => None,
-            })
-            .collect();
-        let base = usize::from(super::vcode::Layout::CALLEE_PAIRS);
-        allowed[2].retain(|&u| !fixed.contains(&(base + 2 * u)) && !fixed.contains(&(base + 2 * u + 1)));
-        if allowed[2].is_empty() && vcode.vreg_classes.contains(&super::vcode::Class::SgprPair) {
-            let mut d = Diagnostic::new(
-                "a device function with inreg arguments up to s21 has no SGPR pairs left for its uniform 64-bit values (not supported yet)",
-                crate::mir::Span::NONE,
-            );
-            d.context = Some(format!("in @{func_name}"));
-            return Err(d);
-        }
-    }
+    let allowed = vcode.layout.allowed(&reserved);
     let max = [allowed[0].len(), allowed[1].len(), allowed[2].len()];
     let mut limits = [8.min(max[0]), 8.min(max[1]), 4.min(max[2])];
     loop {

@@ -127,9 +127,51 @@ pub enum MKind {
     /// A call of `callee`: arguments are fixed uses, results fixed defs, and the
     /// registers the convention lets the callee change are clobbered.
     Call { callee: String, clobbers: ra::PRegSet },
+    /// A private (scratch) memory access of `width` bytes (1, 2 or 4) per lane:
+    /// `ops[0]` is the data (a VGPR; defined by a load, used by a store) and, for
+    /// [`PrivateAt::Pointer`], `ops[1]` the private pointer (a VGPR). Frame
+    /// offsets become addresses at expansion, when the frame's size is known.
+    Private { store: bool, width: u8, at: PrivateAt },
     /// End of a block: jump / conditional branches; arguments for the successors'
     /// block parameters are in `args`.
     Branch(Branch),
+}
+
+/// What a [`MKind::Private`] access addresses (offsets in bytes per lane).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrivateAt {
+    /// The incoming stack argument area (from the entry SP).
+    Incoming(u32),
+    /// The function's locals (by-reference argument copies, sret buffers).
+    Local(u32),
+    /// The outgoing stack argument area of a call (from the SP at the call).
+    Outgoing(u32),
+    /// `ops[1] + offset`, a private pointer.
+    Pointer(u32),
+}
+
+impl PrivateAt {
+    /// The same place `k` bytes further.
+    pub fn plus(self, k: u32) -> PrivateAt {
+        match self {
+            PrivateAt::Incoming(o) => PrivateAt::Incoming(o + k),
+            PrivateAt::Local(o) => PrivateAt::Local(o + k),
+            PrivateAt::Outgoing(o) => PrivateAt::Outgoing(o + k),
+            PrivateAt::Pointer(o) => PrivateAt::Pointer(o + k),
+        }
+    }
+}
+
+/// The frame of a function, in bytes per lane from its entry SP (from 0 in a
+/// kernel): `[incoming arguments][locals][spill slots]`, then the SP for calls
+/// (docs/abi.md section 3). Sizes known at selection; spill slots are added by
+/// expansion.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Frame {
+    /// Incoming stack argument area (16-byte multiple; 0 in kernels).
+    pub incoming: u32,
+    /// Locals (16-byte multiple).
+    pub locals: u32,
 }
 
 /// EXEC updates (all on the lane-mask register of the wave size).
@@ -197,6 +239,8 @@ pub struct VCode {
     /// on buffer-scratch targets the scratch V# and the wave's scratch offset
     /// (kept out of register placement); on flat-scratch targets nothing.
     pub scratch: Option<Scratch>,
+    /// The frame's parts known at selection.
+    pub frame: Frame,
 }
 
 /// How a function's registers are laid out, which decides what regalloc2 may use
@@ -224,8 +268,11 @@ impl Layout {
     pub const CALLEE_TEMPS: u16 = 22;
     /// First SGPR of the pair units in a caller (above every single SGPR).
     pub const CALLER_PAIRS: u16 = 64;
-    /// Where a calling kernel keeps the wave's scratch offset for spill code.
-    pub const CALLER_WAVE_OFFSET: u16 = 34;
+    /// Where a calling kernel keeps the wave's scratch offset (the register the
+    /// convention passes it in on gfx90a).
+    pub const CALLER_WAVE_OFFSET: u16 = 33;
+    /// The stack pointer (SP).
+    pub const STACK_POINTER: u16 = 32;
     /// First SGPR of the expansion temporaries in a caller.
     pub const CALLER_TEMPS: u16 = 56;
 

@@ -106,7 +106,28 @@ pub fn run_launch_with(hsaco: &[u8], spec: &LaunchSpec, options: &Options) -> Re
                 };
                 literal_bits(t, &ty).map_err(|e| format!("--arg {name}: {e}"))?
             }
-            ArgSpec::List(_) => return Err(format!("--arg {name}: vector and struct arguments are not supported by `sim`")),
+            ArgSpec::List(items) => {
+                // The metadata gives an aggregate's size only: each field carries
+                // its type (`s=i32:17,f32:0.25`), laid out at natural alignment.
+                let mut fields = Vec::new();
+                for item in items {
+                    let ArgSpec::Value(text) = item else { return Err(format!("--arg {name}: fields of an aggregate must be TYPE:VALUE")) };
+                    let (ty, value) = text.split_once(':').ok_or_else(|| format!("--arg {name}: field '{text}' needs a type (TYPE:VALUE, e.g. i32:17) in `sim`"))?;
+                    let ty: Type = ty.trim().parse().map_err(|e| format!("--arg {name}: field '{text}': {e:?}"))?;
+                    fields.push((ty, value.trim().to_string()));
+                }
+                let layout = Type::Struct(fields.iter().map(|(t, _)| t.clone()).collect());
+                if layout.size() != a.size {
+                    return Err(format!("--arg {name}: the fields take {} bytes, the argument {}", layout.size(), a.size));
+                }
+                for ((ty, value), offset) in fields.iter().zip(layout.field_offsets()) {
+                    let bits = literal_bits(value, ty).map_err(|e| format!("--arg {name}: {e}"))?;
+                    let at = a.offset as usize + offset as usize;
+                    let n = ty.size() as usize;
+                    kernarg[at..at + n].copy_from_slice(&bits.to_le_bytes()[..n]);
+                }
+                continue;
+            }
         };
         let n = (a.size as usize).min(8);
         kernarg[a.offset as usize..a.offset as usize + n].copy_from_slice(&bits.to_le_bytes()[..n]);

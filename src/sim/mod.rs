@@ -172,11 +172,25 @@ pub struct Snapshot {
     pub sgpr: Vec<u32>,
     /// `vgpr[reg * lanes + lane]`.
     pub vgpr: Vec<u32>,
+    /// The wave's private memory (empty without scratch), swizzled as the
+    /// hardware lays it out.
+    pub scratch: Vec<u8>,
 }
 
 impl Snapshot {
     pub fn v(&self, reg: u16, lane: u32) -> u32 {
         self.vgpr[reg as usize * self.lanes as usize + lane as usize]
+    }
+
+    /// `n` (at most 8) bytes of a lane's private memory at per-lane byte
+    /// `offset`, little-endian; None outside the wave's private memory.
+    pub fn private(&self, lane: u32, offset: u64, n: usize) -> Option<u64> {
+        let mut value = 0u64;
+        for k in 0..n.min(8) as u64 {
+            let at = memory::swizzle(offset + k, lane, self.lanes) as usize;
+            value |= u64::from(*self.scratch.get(at)?) << (8 * k);
+        }
+        Some(value)
     }
 }
 
@@ -483,6 +497,7 @@ fn run_group(
                             exec: w.exec(),
                             sgpr: w.sgpr.to_vec(),
                             vgpr: w.vgpr.clone(),
+                            scratch: dev.bytes(w.scratch_base).map(<[u8]>::to_vec).unwrap_or_default(),
                         };
                         watch.hits.push(snapshot);
                     }
