@@ -122,6 +122,9 @@ struct SimArgs {
     /// Buffers to print after the run (default: all).
     #[arg(long)]
     print: Vec<String>,
+    /// Print every instruction executed, with its wave, to stderr.
+    #[arg(long)]
+    trace: bool,
 }
 
 #[derive(Args)]
@@ -163,7 +166,7 @@ fn main() -> ExitCode {
                 .map(|text| print!("{text}"))
         }
         Some(Command::Inspect { input }) => driver::inspect_file(&input).map(|text| print!("{text}")),
-        Some(Command::Sim(a)) => amdgpu_cg::sim::sim_command(&a.input.to_string_lossy(), a.kernel.as_deref(), &a.grid, &a.block, &a.buffer, &a.arg, &a.print)
+        Some(Command::Sim(a)) => amdgpu_cg::sim::sim_command(&a.input.to_string_lossy(), a.kernel.as_deref(), &a.grid, &a.block, &a.buffer, &a.arg, &a.print, a.trace)
             .map(|text| print!("{text}"))
             .map_err(|e| CliError::input(format!("error: {e}"))),
         None => compile(cli.compile),

@@ -8,6 +8,8 @@
 //!   (s0-s3, s32 and up, v32 and up in the active lanes) and EXEC hold their
 //!   entry values.
 //!
+//! Half of the probes call a helper function themselves (a nested call).
+//!
 //! Signatures are random (seeded): 1-10 parameters of i32, f32, i64, f64 in
 //! VGPRs and i32, i64, f32 `inreg`, and one in three with 25-44 of them, which
 //! overflow v0-v31 and s4-s29: stack pieces are read from the wave's private
@@ -91,7 +93,15 @@ fn module_text(rng: &mut Rng) -> (String, Vec<(&'static str, bool)>) {
         text.push_str(&format!("  %acc{j} = xor i32 %{acc}, %c{j}\n"));
         acc = format!("acc{j}");
     }
+    // One probe in two calls a helper itself: its prologue and epilogue
+    // must then keep what the convention preserves (the return address and
+    // the SGPR spill VGPR above v31 included).
+    if rng.below(2) == 0 {
+        text.push_str(&format!("  %helped = call @helper(%{acc})\n  %after_helper = xor i32 %helped, %{acc}\n"));
+        acc = "after_helper".to_string();
+    }
     text.push_str(&format!("  ret %{acc}\n}}\n\n"));
+    text.push_str("func @helper(%v: i32) -> i32 {\nentry:\n  %w = mul i32 %v, 13\n  %l = workitem_id x\n  %r = add i32 %w, %l\n  ret %r\n}\n\n");
     text.push_str("kernel @k(%out: ptr<global>, %u: i32) {\nentry:\n  %x = workitem_id x\n  %y = workitem_id y\n  %y16 = mul i32 %y, 16\n  %t = add i32 %x, %y16\n");
     let mut args = Vec::new();
     for (j, (ty, inreg)) in params.iter().enumerate() {

@@ -3,7 +3,8 @@
 //! `<2 x i32>`, a small struct decomposed into registers and a struct over 16
 //! bytes passed by reference, each possibly `inreg`; one signature in four has
 //! 20 to 59 arguments, which overflow to the stack; results of those types, the
-//! large struct through sret), bodies that use every argument (and
+//! large struct through sret), bodies that use every argument, call earlier
+//! functions (nested calls) and a recursive function (depth 0-3, divergent) (and
 //! sometimes the work-item id and a divergent branch), and a kernel that calls
 //! them one to four times (a third of the calls inside a divergent if) with
 //! divergent and uniform values while its own values stay live across the
@@ -168,7 +169,44 @@ fn from_i32(out: &mut String, dst: &str, src: &str, ty: &Ty) {
     }
 }
 
-fn callee_text(rng: &mut Rng, c: &Callee) -> String {
+/// Emits a call of `c` with arguments derived from `%{acc}` (inreg ones from
+/// constants, which are uniform) and `%{dst}: i32` from its result.
+fn call_text(t: &mut String, rng: &mut Rng, c: &Callee, acc: &str, dst: &str) {
+    let mut args = Vec::new();
+    for (j, a) in c.args.iter().enumerate() {
+        let name = format!("{dst}_a{j}");
+        if a.inreg {
+            writeln!(t, "  %{name}_i = add i32 0, {}", rng.below(100)).unwrap();
+        } else {
+            writeln!(t, "  %{name}_i = add i32 %{acc}, {}", rng.below(100)).unwrap();
+        }
+        from_i32(t, &name, &format!("{name}_i"), &a.ty);
+        args.push(format!("%{name}"));
+    }
+    writeln!(t, "  %{dst}_r = call @{}({})", c.name, args.join(", ")).unwrap();
+    to_i32(t, dst, &format!("{dst}_r"), &c.ret);
+}
+
+/// A recursive function: `rec(n, x) = n <= 0 ? x : rec(n - 1, 3x + 1) + n`, the
+/// depth bounded by the caller (0 to 3, divergent when `n` is).
+const RECURSIVE: &str = "func @rec(%n: i32, %x: i32) -> i32 {
+entry:
+  %stop = icmp sle i32 %n, 0
+  brif %stop, base, step
+base:
+  ret %x
+step:
+  %m = sub i32 %n, 1
+  %x3 = mul i32 %x, 3
+  %y = add i32 %x3, 1
+  %r = call @rec(%m, %y)
+  %s = add i32 %r, %n
+  ret %s
+}
+
+";
+
+fn callee_text(rng: &mut Rng, c: &Callee, earlier: &[Callee]) -> String {
     let params: Vec<String> =
         c.args.iter().enumerate().map(|(j, a)| format!("%a{j}: {}{}", if a.inreg { "inreg " } else { "" }, a.ty.text())).collect();
     let mut t = format!("func @{}({}) -> {} {{\nentry:\n", c.name, params.join(", "), c.ret.text());
@@ -183,6 +221,19 @@ fn callee_text(rng: &mut Rng, c: &Callee) -> String {
     if rng.below(2) == 0 {
         writeln!(t, "  %lid = workitem_id x\n  %lid7 = mul i32 %lid, 7\n  %withlid = add i32 %{acc}, %lid7").unwrap();
         acc = "withlid".into();
+    }
+    // Nested calls: an earlier function, sometimes twice, or the recursive one.
+    if !earlier.is_empty() && rng.below(2) == 0 {
+        for k in 0..1 + rng.below(2) {
+            let callee = &earlier[rng.below(earlier.len() as u64) as usize];
+            call_text(&mut t, rng, callee, &acc, &format!("n{k}"));
+            writeln!(t, "  %nested{k} = xor i32 %{acc}, %n{k}").unwrap();
+            acc = format!("nested{k}");
+        }
+    }
+    if rng.below(4) == 0 {
+        writeln!(t, "  %depth = and i32 %{acc}, 3\n  %recursed = call @rec(%depth, %{acc})").unwrap();
+        acc = "recursed".into();
     }
     if rng.below(2) == 0 {
         // A branch on the accumulator: divergent when any input is.
@@ -218,8 +269,9 @@ fn module_text(seed: u64) -> String {
         })
         .collect();
     let mut text = format!("; call_fuzz seed {seed}\n");
-    for c in &callees {
-        text.push_str(&callee_text(&mut rng, c));
+    text.push_str(RECURSIVE);
+    for (n, c) in callees.iter().enumerate() {
+        text.push_str(&callee_text(&mut rng, c, &callees[..n]));
     }
     text.push_str("kernel @k(%in: ptr<global>, %out: ptr<global>, %u0: i32, %u1: i32) {\nentry:\n");
     text.push_str("  %lid = workitem_id x\n  %gid = workgroup_id x\n  %size = workgroup_size x\n  %base = mul i32 %gid, %size\n  %i = add i32 %base, %lid\n");

@@ -303,6 +303,7 @@ fn command_line_form() {
         &s(&["a=f32:iota:70", "b=f32:fill:0.5:70", "c=f32:fill:0:70"]),
         &s(&["arg0=@a", "arg1=@b", "arg2=@c", "arg3=70"]),
         &s(&["c"]),
+        false,
     )
     .unwrap();
     assert!(out.starts_with("c: f32[70] = [0.5, 1.5, 2.5,"), "{out}");

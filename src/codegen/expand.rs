@@ -418,7 +418,17 @@ impl Ctx<'_> {
                 self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(ra)], vec![]), target: None, call: Some(callee.clone()) });
                 self.push(isa::Inst::new(Opcode::s_add_u32, vec![isa::Operand::Reg(lo)], vec![isa::Operand::Reg(lo), slot]));
                 self.push(isa::Inst::new(Opcode::s_addc_u32, vec![isa::Operand::Reg(hi)], vec![isa::Operand::Reg(hi), slot]));
+                // A device function moves SP to the end of its frame for the
+                // call (its outgoing arguments are there) and back after it.
+                let bump = (self.vcode.layout == Layout::Callee).then(|| self.frame.sp_end * self.sp_scale());
+                let sp = isa::Operand::Reg(isa::Reg::s(Layout::STACK_POINTER, 1));
+                if let Some(b) = bump.filter(|b| *b > 0) {
+                    self.push(isa::Inst::new(Opcode::s_add_u32, vec![sp.clone()], vec![sp.clone(), isa::Operand::imm32(b)]));
+                }
                 self.push(isa::Inst::new(Opcode::s_swappc_b64, vec![isa::Operand::Reg(ra)], vec![isa::Operand::Reg(ra)]));
+                if let Some(b) = bump.filter(|b| *b > 0) {
+                    self.push(isa::Inst::new(Opcode::s_sub_u32, vec![sp.clone()], vec![sp, isa::Operand::imm32(b)]));
+                }
             }
             MKind::Private { store, width, at } => {
                 let (ptr, offset) = match *at {
@@ -428,6 +438,21 @@ impl Ctx<'_> {
                     PrivateAt::Pointer(o) => (Some(reg(1)), o),
                 };
                 self.private_access(*store, *width, reg(0), ptr, offset, false)?;
+            }
+            MKind::LocalAddress(offset) => {
+                let d = isa::Operand::Reg(reg(0));
+                let sp = isa::Operand::Reg(isa::Reg::s(Layout::STACK_POINTER, 1));
+                let at = isa::Operand::imm32(self.frame.locals_base + offset);
+                match self.scratch {
+                    Some(Scratch::Buffer { wave_offset, .. }) => {
+                        // SP is a wave-level offset above the wave's scratch offset.
+                        let shift = if self.wave64() { 6 } else { 5 };
+                        self.push(isa::Inst::new(Opcode::s_sub_u32, vec![d.clone()], vec![sp, isa::Operand::Reg(isa::Reg::s(wave_offset, 1))]));
+                        self.push(isa::Inst::new(Opcode::s_lshr_b32, vec![d.clone()], vec![d.clone(), isa::Operand::imm32(shift)]));
+                        self.push(isa::Inst::new(Opcode::s_add_u32, vec![d.clone()], vec![d, at]));
+                    }
+                    _ => self.push(isa::Inst::new(Opcode::s_add_u32, vec![d], vec![sp, at])),
+                }
             }
             MKind::Branch(_) => unreachable!("branches are expanded with their block"),
         }
@@ -610,17 +635,31 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// SP units per byte per lane: the wave size on buffer scratch (SP is a
+    /// wave-level offset), 1 on flat scratch.
+    fn sp_scale(&self) -> u32 {
+        match self.scratch {
+            Some(Scratch::Buffer { .. }) => {
+                if self.wave64() {
+                    64
+                } else {
+                    32
+                }
+            }
+            _ => 1,
+        }
+    }
+
     /// A calling kernel's SP (s32) for its callees: the end of its frame, per lane
     /// on flat scratch, as a wave-level offset above the wave's scratch offset
     /// on buffer scratch (docs/abi.md section 3).
     fn set_kernel_sp(&mut self) {
         let sp = isa::Operand::Reg(isa::Reg::s(Layout::STACK_POINTER, 1));
-        let lanes = if self.wave64() { 64 } else { 32 };
         match self.scratch {
             Some(Scratch::Buffer { wave_offset, .. }) => self.push(isa::Inst::new(
                 Opcode::s_add_u32,
                 vec![sp],
-                vec![isa::Operand::Reg(isa::Reg::s(wave_offset, 1)), isa::Operand::imm32(self.frame.sp_end * lanes)],
+                vec![isa::Operand::Reg(isa::Reg::s(wave_offset, 1)), isa::Operand::imm32(self.frame.sp_end * self.sp_scale())],
             )),
             _ => self.push(isa::Inst::new(Opcode::s_mov_b32, vec![sp], vec![isa::Operand::imm32(self.frame.sp_end)])),
         }
@@ -728,7 +767,9 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         Layout::Caller => (vgpr_top.max(32), 0),
         Layout::Dense => (vgpr_top, 0),
         Layout::Callee => {
-            let fits_below = vgpr_top + spill_vgpr_count <= 32 && !highest_argument_vgpr.is_some_and(|v| v >= vgpr_top);
+            // A device function that calls needs them to survive its calls.
+            let calls = vcode.insts.iter().any(|m| matches!(m.kind, MKind::Call { .. }));
+            let fits_below = !calls && vgpr_top + spill_vgpr_count <= 32 && !highest_argument_vgpr.is_some_and(|v| v >= vgpr_top);
             if fits_below {
                 (vgpr_top, 0)
             } else {

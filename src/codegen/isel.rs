@@ -2044,12 +2044,16 @@ impl<'a> Isel<'a> {
         at
     }
 
-    /// A private pointer to local `offset` of a kernel's frame: kernels address
-    /// their frame from the start of the wave's private memory, so the pointer
-    /// is the offset itself (docs/abi.md section 3).
+    /// A private pointer to local `offset` of the frame: kernels address their
+    /// frame from the start of the wave's private memory, so the pointer is the
+    /// offset itself; a device function's frame starts at its entry SP
+    /// (docs/abi.md section 3).
     fn local_pointer(&mut self, offset: u32) -> Result<Lowered, Diagnostic> {
         if self.func.kind == FuncKind::Device {
-            return Err(self.error("internal: locals in device functions"));
+            // Relative to the entry SP, known at expansion.
+            let d = self.vreg(Class::Sgpr);
+            self.push(MInst { kind: MKind::LocalAddress(offset), ops: vec![ra::Operand::reg_def(d)] });
+            return Ok(Lowered::S(d));
         }
         Ok(Lowered::Imm(u64::from(offset)))
     }
@@ -2279,14 +2283,6 @@ impl<'a> Isel<'a> {
     /// the result pieces back from their registers.
     fn call(&mut self, callee: &str, args: &[Operand], result: Option<Value>) -> Result<(), Diagnostic> {
         let target_fn = self.module.function(callee).ok_or_else(|| self.error(format!("call to undefined function '@{callee}'")))?;
-        if self.func.kind == FuncKind::Device {
-            // The callee would overwrite the return address in s[30:31]; keeping
-            // it (and recursion) needs a stack frame, which is not built yet.
-            return Err(self.error(format!(
-                "calls from device functions ('@{}' calls '@{callee}') need a stack frame for the return address, which is not supported yet (issue 8)",
-                self.func.name
-            )));
-        }
         let a = self.assignment_of(target_fn)?;
         let mut pieces = Vec::new();
         // A result in memory: a buffer in the caller's frame, its address first.
@@ -2338,15 +2334,31 @@ impl<'a> Isel<'a> {
             }
         }
         // Stack pieces go to the outgoing argument area, above the caller's frame.
-        let mut ops: Vec<ra::Operand> = Vec::new();
+        let mut in_registers = Vec::new();
         for (r, loc) in pieces {
             match loc {
                 Location::Stack { offset, size } => {
                     let v = if self.vc.class(r) == Class::Vgpr { r } else { self.to_v(&Lowered::S(r))? };
                     self.private_store(v, size.min(4) as u8, PrivateAt::Outgoing(offset), None);
                 }
-                reg => ops.push(ra::Operand::reg_fixed_use(r, Self::preg_of(reg))),
+                reg => in_registers.push((r, reg)),
             }
+        }
+        // In a device function, argument registers overlap the SGPR pair units
+        // (s12-s21), the expansion temporaries (s22-s29) and the VGPR windows
+        // (v26-v31), which regalloc2 cannot see: each argument is copied into a
+        // value of its own right before the call, so nothing runs between the
+        // copy into its register and the call.
+        let mut ops: Vec<ra::Operand> = Vec::new();
+        for (r, reg) in in_registers {
+            let r = if self.func.kind == FuncKind::Device {
+                let d = self.vreg(self.vc.class(r));
+                self.push(MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(r)] });
+                d
+            } else {
+                r
+            };
+            ops.push(ra::Operand::reg_fixed_use(r, Self::preg_of(reg)));
         }
         // Results.
         let mut result_regs = Vec::new();
@@ -2366,6 +2378,12 @@ impl<'a> Isel<'a> {
             }
             if !a.ret.iter().any(|p| p.loc == Location::Sgpr(n)) {
                 clobbers.add(s);
+            }
+        }
+        // A device function's SGPR pair units (s12-s21) are clobbered as well.
+        if self.func.kind == FuncKind::Device {
+            for u in 0..SGPR_PAIR_UNITS {
+                clobbers.add(ra::PReg::new(u as usize, ra::RegClass::Vector));
             }
         }
         self.push(MInst { kind: MKind::Call { callee: callee.to_string(), clobbers }, ops });

@@ -231,16 +231,52 @@ pub fn compile_kernel(
     })
 }
 
+/// Bytes per lane a call of `f` needs above the caller's SP: its frame (which
+/// starts with its incoming arguments) and the most its calls need; and
+/// whether a recursive call makes the real depth unknown (a function already on
+/// the current path adds nothing more). Results without recursion below them
+/// are remembered, so shared callees are visited once.
+fn stack_need(
+    f: &str,
+    frames: &HashMap<String, u32>,
+    callees: &HashMap<&str, Vec<&str>>,
+    path: &mut Vec<String>,
+    known: &mut HashMap<String, u32>,
+) -> (u32, bool) {
+    if let Some(&n) = known.get(f) {
+        return (n, false);
+    }
+    if path.iter().any(|p| p == f) {
+        return (0, true);
+    }
+    path.push(f.to_string());
+    let mut deepest = (0, false);
+    for c in callees.get(f).map(Vec::as_slice).unwrap_or(&[]) {
+        let (n, d) = stack_need(c, frames, callees, path, known);
+        deepest = (deepest.0.max(n), deepest.1 || d);
+    }
+    path.pop();
+    let need = frames.get(f).copied().unwrap_or(0) + deepest.0;
+    if !deepest.1 {
+        known.insert(f.to_string(), need);
+    }
+    (need, deepest.1)
+}
+
 /// The device functions a function calls directly.
 fn direct_callees(func: &Function) -> Vec<&str> {
-    func.blocks
+    let mut list: Vec<&str> = func
+        .blocks
         .iter()
         .flat_map(|b| &b.insts)
         .filter_map(|i| match &i.op {
             crate::mir::Op::Call { callee, .. } => Some(callee.as_str()),
             _ => None,
         })
-        .collect()
+        .collect();
+    list.sort_unstable();
+    list.dedup();
+    list
 }
 
 /// True if a kernel's calls need scratch: a callee that uses the stack, or an
@@ -347,32 +383,39 @@ pub fn compile_module(
     report: &mut Report,
 ) -> Result<(CodeObject, Vec<CompiledKernel>), Diagnostic> {
     let uses = implicit_uses(module);
+    let callees: HashMap<&str, Vec<&str>> = module.functions.iter().map(|f| (f.name.as_str(), direct_callees(f))).collect();
     // Device functions first: a kernel's scratch depends on what its callees
-    // need from the stack (their frames, with their incoming arguments).
+    // need from the stack (their frames, with their incoming arguments, and
+    // what their own calls need).
     let mut compiled: Vec<Option<CompiledKernel>> = module.functions.iter().map(|_| None).collect();
-    let mut stack_needs: HashMap<String, u32> = HashMap::new();
-    for pass in [FuncKind::Device, FuncKind::Kernel] {
-        for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == pass) {
-            let k = compile_kernel(module, &uses, &stack_needs, func, target, version, options, report)?;
-            if pass == FuncKind::Device {
-                stack_needs.insert(k.name.clone(), k.frame_bytes);
-            }
-            compiled[i] = Some(k);
-        }
+    let mut frames: HashMap<String, u32> = HashMap::new();
+    for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == FuncKind::Device) {
+        let k = compile_kernel(module, &uses, &HashMap::new(), func, target, version, options, report)?;
+        frames.insert(k.name.clone(), k.frame_bytes);
+        compiled[i] = Some(k);
+    }
+    let stack_needs: HashMap<String, (u32, bool)> = frames.keys().map(|f| (f.clone(), stack_need(f, &frames, &callees, &mut Vec::new(), &mut HashMap::new()))).collect();
+    let needs_only: HashMap<String, u32> = stack_needs.iter().map(|(f, (n, _))| (f.clone(), *n)).collect();
+    for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == FuncKind::Kernel) {
+        compiled[i] = Some(compile_kernel(module, &uses, &needs_only, func, target, version, options, report)?);
     }
     let mut compiled: Vec<CompiledKernel> = compiled.into_iter().map(|k| k.expect("every function is compiled")).collect();
-    // A kernel's register counts cover every function it can reach: callees run
-    // in the kernel's waves, with its register allocation.
-    let callees: HashMap<&str, Vec<&str>> = module.functions.iter().map(|f| (f.name.as_str(), direct_callees(f))).collect();
-    // Its private segment covers its frame and the deepest chain of callee frames
-    // above it (device functions do not call yet, so chains have one callee).
+    // A kernel's private segment covers its frame and the deepest chain of
+    // callee frames above it. Recursion makes the depth unknown: the kernel
+    // then reports a dynamic stack, with one frame of each function counted
+    // (docs/abi.md, "Stack size").
     for k in compiled.iter_mut().filter(|k| k.is_kernel) {
-        let deepest = callees.get(k.name.as_str()).map_or(0, |list| list.iter().map(|c| stack_needs.get(*c).copied().unwrap_or(0)).max().unwrap_or(0));
+        let (deepest, dynamic) = callees
+            .get(k.name.as_str())
+            .map_or((0, false), |list| list.iter().map(|c| stack_needs.get(*c).copied().unwrap_or((0, false))).fold((0, false), |(n, d), (m, e)| (n.max(m), d || e)));
         if k.resources.uses_scratch {
             k.resources.private_segment_fixed_size = k.frame_bytes + deepest;
+            k.resources.uses_dynamic_stack = dynamic;
             k.stats.scratch_bytes = k.resources.private_segment_fixed_size;
         }
     }
+    // A kernel's register counts cover every function it can reach: callees run
+    // in the kernel's waves, with its register allocation.
     let counts: HashMap<String, (u32, u32)> = compiled.iter().map(|k| (k.name.clone(), (k.resources.num_vgpr, k.resources.num_sgpr))).collect();
     for k in compiled.iter_mut().filter(|k| k.is_kernel) {
         let mut seen = vec![k.name.as_str().to_string()];

@@ -132,6 +132,9 @@ pub enum MKind {
     /// [`PrivateAt::Pointer`], `ops[1]` the private pointer (a VGPR). Frame
     /// offsets become addresses at expansion, when the frame's size is known.
     Private { store: bool, width: u8, at: PrivateAt },
+    /// `ops[0]` (an SGPR) = the private pointer to local `offset` of a device
+    /// function's frame (from its entry SP, known at expansion).
+    LocalAddress(u32),
     /// End of a block: jump / conditional branches; arguments for the successors'
     /// block parameters are in `args`.
     Branch(Branch),
@@ -255,7 +258,10 @@ pub enum Layout {
     Caller,
     /// Device functions: only registers the amdgpu-cg convention lets a callee
     /// clobber: v0-v25 (the pair windows go right above, below v32), s4-s11, SGPR pairs in
-    /// s12-s21 and the expansion temporaries in s22-s29.
+    /// s12-s21 and the expansion temporaries in s22-s29. A device function that
+    /// calls keeps nothing in registers across its calls (they clobber all of
+    /// these): regalloc2 spills those values, SGPRs into lanes of v32 and up
+    /// (saved by the prologue), VGPRs to the frame.
     Callee,
 }
 

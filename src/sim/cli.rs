@@ -15,11 +15,12 @@ use super::{Options, Simulator, Stats};
 /// like `x=@x` or `n=256` (by the kernel's argument names in the metadata, or
 /// `arg0`, `arg1`, ... by position), `print`
 /// buffer names (empty = all).
-pub fn sim_command(path: &str, kernel: Option<&str>, grid: &str, block: &str, buffers: &[String], args: &[String], print: &[String]) -> Result<String, String> {
+#[allow(clippy::too_many_arguments)]
+pub fn sim_command(path: &str, kernel: Option<&str>, grid: &str, block: &str, buffers: &[String], args: &[String], print: &[String], trace: bool) -> Result<String, String> {
     let mut spec = LaunchSpec::from_flags(grid, block, buffers, args, print)?;
     spec.kernel = kernel.map(str::to_string);
     let data = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
-    let (buffers, stats) = run_launch(&data, &spec)?;
+    let (buffers, stats) = run_launch_with(&data, &spec, &Options { trace, ..Options::default() })?;
     let mut out = String::new();
     for b in &buffers {
         if !spec.print.is_empty() && !spec.print.contains(&b.name) {
