@@ -266,6 +266,7 @@ fn divergent_loop_entered_twice_from_one_block_is_an_error() {
 fn nested_and_recursive_calls() {
     let spec = LaunchSpec::from_flags("128", "64", &["out=i32:zero:128".into()], &["out=@out".into()], &[]).unwrap();
     check("nested_calls.mir", &spec, false, true);
+    check("stack_slots.mir", &spec, false, true);
     let text = std::fs::read_to_string(format!("{}/tests/data/codegen/nested_calls.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let module = mir::parse(&text).unwrap();
     for target in targets() {

@@ -679,7 +679,12 @@ impl<'a> Isel<'a> {
                 let parts = elems.iter().map(|e| self.lowered(e)).collect();
                 self.set(result.unwrap(), Lowered::Agg(parts));
             }
-            Op::StackSlot { .. } => return Err(self.error("stack slots are not supported by the code generator yet (scratch frames: issue 8)")),
+            Op::StackSlot { size, .. } => {
+                // Alignment up to 16 holds: locals are 16-byte aligned.
+                let local = self.new_local(*size);
+                let l = self.local_pointer(local)?;
+                self.set(inst.result.expect("a stack slot has a result"), l);
+            }
             Op::Call { callee, args } => self.call(callee, args, result)?,
             Op::AtomicRmw { op, ty, ptr, value } => {
                 let l = self.atomic(Some(*op), ty, ptr, value, None)?;
@@ -1596,6 +1601,10 @@ impl<'a> Isel<'a> {
     fn load(&mut self, ty: &Type, ptr: &Operand, align: u32, divergent: bool) -> Result<Lowered, Diagnostic> {
         let p = self.lowered(ptr);
         let space = self.space_of(ptr);
+        if space == AddrSpace::Private {
+            let addr = self.to_v(&p)?;
+            return self.load_private_value(ty, PrivateAt::Pointer(0), Some(addr));
+        }
         if let Type::Vector(elem, n) = ty {
             let mut parts = Vec::new();
             for i in 0..u32::from(*n) {
@@ -1651,7 +1660,7 @@ impl<'a> Isel<'a> {
                 }
                 self.emit(op, &[Dst::R(d)], &uses, |i| i.offset = imm);
             }
-            AddrSpace::Private => return Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
+            AddrSpace::Private => return Err(self.error("internal: private memory is accessed through load_private_value and store_private_value")),
         }
         Ok(Lowered::V(d))
     }
@@ -1725,7 +1734,7 @@ impl<'a> Isel<'a> {
                 self.emit(op, &dst.0, &uses, |i| i.offset = imm);
                 Ok(dst.1)
             }
-            AddrSpace::Private => Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
+            AddrSpace::Private => Err(self.error("internal: private memory is accessed through load_private_value and store_private_value")),
         }
     }
 
@@ -1767,6 +1776,10 @@ impl<'a> Isel<'a> {
     fn store(&mut self, ty: &Type, value: &Operand, ptr: &Operand, align: u32) -> Result<(), Diagnostic> {
         let (v, p) = (self.lowered(value), self.lowered(ptr));
         let space = self.space_of(ptr);
+        if space == AddrSpace::Private {
+            let addr = self.to_v(&p)?;
+            return self.store_private_value(&v, ty, PrivateAt::Pointer(0), Some(addr));
+        }
         if let Type::Vector(elem, _) = ty {
             let Lowered::Agg(parts) = v else { return Err(self.error("internal: vector store")) };
             for (i, part) in parts.into_iter().enumerate() {
@@ -1801,7 +1814,7 @@ impl<'a> Isel<'a> {
                     let uses = if space == AddrSpace::Flat { vec![addr[0], data] } else { vec![addr[0], data, addr[1]] };
                     self.emit(op, &[], &uses, |i| i.offset = imm);
                 }
-                _ => return Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
+                _ => return Err(self.error("internal: private memory is accessed through load_private_value and store_private_value")),
             }
             return Ok(());
         }
@@ -1839,7 +1852,7 @@ impl<'a> Isel<'a> {
                 let uses = if space == AddrSpace::Flat { vec![addr[0], data] } else { vec![addr[0], data, addr[1]] };
                 self.emit(op, &[], &uses, |i| i.offset = imm);
             }
-            _ => return Err(self.error("private memory is not supported by the code generator yet (issue 8)")),
+            _ => return Err(self.error("internal: private memory is accessed through load_private_value and store_private_value")),
         }
         Ok(())
     }
@@ -1981,13 +1994,12 @@ impl<'a> Isel<'a> {
                     self.store_private_value(p, f, at.plus(o), ptr)?;
                 }
             }
-            Type::Vector(elem, _) if elem.bits() >= 32 => {
+            Type::Vector(elem, _) => {
                 let Lowered::Agg(parts) = l else { return Err(self.error("internal: vector value")) };
                 for (k, p) in parts.clone().iter().enumerate() {
                     self.store_private_value(p, elem, at.plus(k as u32 * elem.size()), ptr)?;
                 }
             }
-            Type::Vector(..) => return Err(self.error("vectors of 8- or 16-bit elements in stack memory are not supported yet")),
             t if t.bits() == 64 => {
                 let (lo, hi) = self.to_v64(l)?;
                 self.private_store(lo, 4, at, ptr);
@@ -2016,14 +2028,13 @@ impl<'a> Isel<'a> {
                 }
                 Lowered::Agg(parts)
             }
-            Type::Vector(elem, n) if elem.bits() >= 32 => {
+            Type::Vector(elem, n) => {
                 let mut parts = Vec::new();
                 for k in 0..u32::from(*n) {
                     parts.push(self.load_private_value(elem, at.plus(k * elem.size()), ptr)?);
                 }
                 Lowered::Agg(parts)
             }
-            Type::Vector(..) => return Err(self.error("vectors of 8- or 16-bit elements in stack memory are not supported yet")),
             t if t.bits() == 64 => {
                 let lo = self.private_load(4, at, ptr);
                 let hi = self.private_load(4, at.plus(4), ptr);

@@ -140,9 +140,10 @@ pub fn compile_kernel(
     }
     // Selection and allocation run again with scratch enabled when the first
     // allocation spills VGPRs (scratch changes the kernel's input registers).
-    // A kernel whose calls pass or return values in memory, or call functions
-    // that use the stack, has scratch from the start.
-    let mut scratch = func.kind == FuncKind::Kernel && calls_need_scratch(module, callee_uses, stack_needs, func, t);
+    // A kernel with stack slots, or whose calls pass or return values in
+    // memory, or call functions that use the stack, has scratch from the start.
+    let stack_slots = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::StackSlot { .. }));
+    let mut scratch = func.kind == FuncKind::Kernel && (stack_slots || calls_need_scratch(module, callee_uses, stack_needs, func, t));
     let (selected, allocation) = loop {
         let selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
         lap(report, "isel");
