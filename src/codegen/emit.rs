@@ -116,7 +116,7 @@ fn thread_jumps(code: &Expanded) -> Expanded {
         }
         let insts = insts
             .iter()
-            .map(|e| super::expand::Emitted { inst: e.inst.clone(), target: e.target.map(resolve), call: e.call.clone() })
+            .map(|e| super::expand::Emitted { inst: e.inst.clone(), target: e.target.map(resolve), call: e.call.clone(), cfi: e.cfi.clone() })
             .collect();
         out.push((*b, name.clone(), insts));
     }

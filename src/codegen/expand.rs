@@ -26,6 +26,41 @@ pub struct Emitted {
     /// For the `s_getpc_b64` of a call: the callee, whose address the next two
     /// instructions' literals receive through relocations.
     pub call: Option<String>,
+    /// Call-frame information changes at this instruction (prologue, epilogue
+    /// and SP moves around calls), turned into `.debug_frame` rows (cfi.rs).
+    pub cfi: Vec<Cfi>,
+}
+
+/// A call-frame information change, before or after an instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cfi {
+    pub after: bool,
+    pub event: CfiEvent,
+}
+
+/// What changes in where the caller's registers and the CFA are.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CfiEvent {
+    /// The caller's EXEC is held in this SGPR (an aligned pair in wave64), or
+    /// in VCC (None), which has no DWARF register number.
+    ExecIn(Option<u16>),
+    /// EXEC holds the caller's value again.
+    ExecRestored,
+    /// The caller's `vgpr` (all lanes) is saved at this per-lane offset from the
+    /// entry SP.
+    VgprSaved { vgpr: u16, offset: u32 },
+    /// The caller's `vgpr` is back in place.
+    VgprRestored(u16),
+    /// The return address is in lanes `lane` and `lane + 1` of `vgpr`.
+    ReturnAddressInLanes { vgpr: u16, lane: u32 },
+    /// The return address is back in s[30:31].
+    ReturnAddressInSgprs,
+    /// SP is this many SP units above its entry value (around a call).
+    SpMoved(u32),
+    /// Start of an epilogue: the body's rules are remembered ...
+    RememberState,
+    /// ... and hold again after its `s_setpc_b64`.
+    RestoreState,
 }
 
 /// A function after expansion: instructions per block in layout order.
@@ -261,6 +296,8 @@ struct Ctx<'a> {
     frame_base: Option<u16>,
     frame: FrameLayout,
     code: Vec<Emitted>,
+    /// Call-frame changes that take effect before the next instruction pushed.
+    cfi_before: Vec<CfiEvent>,
 }
 
 /// Where a function's frame parts start, in bytes per lane from the entry SP.
@@ -271,6 +308,11 @@ struct FrameLayout {
     /// Callee-saved VGPRs (v32 up) saved by the prologue, and where.
     saved_base: u32,
     saved_vgprs: u16,
+    /// A function that calls keeps its return address in these two lanes of the
+    /// first spill VGPR from its prologue to its epilogue.
+    return_address_lane: Option<u32>,
+    /// Where the prologue parks EXEC (None: VCC).
+    prologue_exec: Option<u16>,
     /// The end of the frame (16-byte aligned): the SP for calls.
     sp_end: u32,
 }
@@ -302,7 +344,13 @@ impl Ctx<'_> {
     }
 
     fn push(&mut self, inst: isa::Inst) {
-        self.code.push(Emitted { inst, target: None, call: None });
+        let cfi = std::mem::take(&mut self.cfi_before).into_iter().map(|event| Cfi { after: false, event }).collect();
+        self.code.push(Emitted { inst, target: None, call: None, cfi });
+    }
+
+    /// A call-frame change after the last instruction pushed.
+    fn cfi_after(&mut self, event: CfiEvent) {
+        self.code.last_mut().expect("an instruction before its call-frame change").cfi.push(Cfi { after: true, event });
     }
 
     fn mov(&mut self, dst: isa::Reg, src: isa::Reg) {
@@ -415,7 +463,7 @@ impl Ctx<'_> {
                 let ra = isa::Reg::s(30, 2);
                 let (lo, hi) = (isa::Reg::s(30, 1), isa::Reg::s(31, 1));
                 let slot = isa::Operand::Literal(0x1010_1010);
-                self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(ra)], vec![]), target: None, call: Some(callee.clone()) });
+                self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(ra)], vec![]), target: None, call: Some(callee.clone()), cfi: Vec::new() });
                 self.push(isa::Inst::new(Opcode::s_add_u32, vec![isa::Operand::Reg(lo)], vec![isa::Operand::Reg(lo), slot]));
                 self.push(isa::Inst::new(Opcode::s_addc_u32, vec![isa::Operand::Reg(hi)], vec![isa::Operand::Reg(hi), slot]));
                 // A device function moves SP to the end of its frame for the
@@ -424,10 +472,12 @@ impl Ctx<'_> {
                 let sp = isa::Operand::Reg(isa::Reg::s(Layout::STACK_POINTER, 1));
                 if let Some(b) = bump.filter(|b| *b > 0) {
                     self.push(isa::Inst::new(Opcode::s_add_u32, vec![sp.clone()], vec![sp.clone(), isa::Operand::imm32(b)]));
+                    self.cfi_after(CfiEvent::SpMoved(b));
                 }
                 self.push(isa::Inst::new(Opcode::s_swappc_b64, vec![isa::Operand::Reg(ra)], vec![isa::Operand::Reg(ra)]));
                 if let Some(b) = bump.filter(|b| *b > 0) {
                     self.push(isa::Inst::new(Opcode::s_sub_u32, vec![sp.clone()], vec![sp, isa::Operand::imm32(b)]));
+                    self.cfi_after(CfiEvent::SpMoved(0));
                 }
             }
             MKind::Private { store, width, at } => {
@@ -618,20 +668,76 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// Saves (prologue) or restores (epilogue) the callee-saved VGPRs the
-    /// function uses, with every lane enabled and EXEC parked in VCC (which
-    /// the convention lets a callee clobber, and which holds nothing at the entry
-    /// or at the return, where arguments and results are elsewhere).
-    fn save_restore_vgprs(&mut self, save: bool) -> Result<(), Diagnostic> {
-        let park = isa::Reg::new(isa::PhysReg::VCC, self.mask_size());
+    /// The prologue: the callee-saved VGPRs the function uses saved with every
+    /// lane enabled (EXEC parked in an SGPR pair no argument arrives in, or in
+    /// VCC when there is none), then the return address moved into lanes of the
+    /// first of them in a function that calls.
+    fn prologue(&mut self) -> Result<(), Diagnostic> {
+        if self.frame.saved_vgprs > 0 {
+            self.vgprs_with_all_lanes(true, self.frame.prologue_exec)?;
+        }
+        if let Some((vgpr, lane)) = self.return_address_place() {
+            for k in 0..2u16 {
+                self.push(isa::Inst::new(
+                    Opcode::v_writelane_b32,
+                    vec![isa::Operand::Reg(isa::Reg::v(vgpr, 1))],
+                    vec![isa::Operand::Reg(isa::Reg::s(30 + k, 1)), isa::Operand::imm32(lane + u32::from(k))],
+                ));
+            }
+            self.cfi_after(CfiEvent::ReturnAddressInLanes { vgpr, lane });
+        }
+        Ok(())
+    }
+
+    /// The spill VGPR and lane the return address's low half is kept in.
+    fn return_address_place(&self) -> Option<(u16, u32)> {
+        let lanes = if self.wave64() { 64 } else { 32 };
+        self.frame.return_address_lane.map(|l| (self.spill_vgpr + (l / lanes) as u16, l % lanes))
+    }
+
+    /// The epilogue, before `s_setpc_b64`: the prologue undone (nothing but the
+    /// results, in VGPRs, is live; the expansion temporaries park EXEC).
+    fn epilogue(&mut self) -> Result<(), Diagnostic> {
+        if self.frame.saved_vgprs == 0 && self.frame.return_address_lane.is_none() {
+            return Ok(());
+        }
+        self.cfi_before.push(CfiEvent::RememberState);
+        if let Some((vgpr, lane)) = self.return_address_place() {
+            for k in 0..2u16 {
+                self.push(isa::Inst::new(
+                    Opcode::v_readlane_b32,
+                    vec![isa::Operand::Reg(isa::Reg::s(30 + k, 1))],
+                    vec![isa::Operand::Reg(isa::Reg::v(vgpr, 1)), isa::Operand::imm32(lane + u32::from(k))],
+                ));
+            }
+            self.cfi_after(CfiEvent::ReturnAddressInSgprs);
+        }
+        if self.frame.saved_vgprs > 0 {
+            self.vgprs_with_all_lanes(false, Some(self.place.temps))?;
+        }
+        Ok(())
+    }
+
+    /// Saves or restores the callee-saved VGPRs with every lane enabled (the
+    /// caller's inactive lanes hold live values too), EXEC parked in `park`
+    /// (None: VCC).
+    fn vgprs_with_all_lanes(&mut self, save: bool, park: Option<u16>) -> Result<(), Diagnostic> {
+        let park_reg = match park {
+            Some(n) => isa::Reg::s(n, self.mask_size()),
+            None => isa::Reg::new(isa::PhysReg::VCC, self.mask_size()),
+        };
         let saveexec = self.op_b(Opcode::s_or_saveexec_b64, Opcode::s_or_saveexec_b32);
-        self.push(isa::Inst::new(saveexec, vec![isa::Operand::Reg(park)], vec![isa::Operand::imm32(u32::MAX)]));
+        self.push(isa::Inst::new(saveexec, vec![isa::Operand::Reg(park_reg)], vec![isa::Operand::imm32(u32::MAX)]));
+        self.cfi_after(CfiEvent::ExecIn(park));
         for i in 0..self.frame.saved_vgprs {
             let v = isa::Reg::v(32 + i, 1);
-            self.private_access(save, 4, v, None, self.frame.saved_base + 4 * u32::from(i), false)?;
+            let offset = self.frame.saved_base + 4 * u32::from(i);
+            self.private_access(save, 4, v, None, offset, false)?;
+            self.cfi_after(if save { CfiEvent::VgprSaved { vgpr: 32 + i, offset } } else { CfiEvent::VgprRestored(32 + i) });
         }
         let mov = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
-        self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::Reg(park)]));
+        self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::Reg(park_reg)]));
+        self.cfi_after(CfiEvent::ExecRestored);
         Ok(())
     }
 
@@ -679,7 +785,7 @@ impl Ctx<'_> {
         let succs: Vec<usize> = self.vcode.blocks[block].succs.iter().map(|b| b.index()).collect();
         let jump = |c: &mut Self, target: usize| {
             if Some(target) != next_in_layout {
-                c.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_branch, 0), target: Some(target), call: None });
+                c.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_branch, 0), target: Some(target), call: None, cfi: Vec::new() });
             }
         };
         match kind {
@@ -687,7 +793,7 @@ impl Ctx<'_> {
             Branch::IfUniform => {
                 let flag = self.place.reg(allocs[0].as_reg().expect("a register"));
                 self.push(isa::Inst::new(Opcode::s_cmp_lg_u32, vec![], vec![isa::Operand::Reg(flag), isa::Operand::imm32(0)]));
-                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), call: None });
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), call: None, cfi: Vec::new() });
                 jump(self, succs[1]);
             }
             Branch::IfCompare { op, imms } => {
@@ -697,20 +803,21 @@ impl Ctx<'_> {
                     None => regs.next().expect("one operand per non-constant source"),
                 }).collect();
                 self.push(isa::Inst::new(*op, vec![], uses));
-                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), call: None });
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), call: None, cfi: Vec::new() });
                 jump(self, succs[1]);
             }
             Branch::IfExecZero => {
-                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_execz, 0), target: Some(succs[0]), call: None });
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_execz, 0), target: Some(succs[0]), call: None, cfi: Vec::new() });
                 jump(self, succs[1]);
             }
             Branch::EndProgram => self.push(isa::Inst::sopp(Opcode::s_endpgm, 0)),
             Branch::Return => {
-                if self.frame.saved_vgprs > 0 {
-                    // Nothing but the results (VGPRs) and the return address is live.
-                    self.save_restore_vgprs(false)?;
+                self.epilogue()?;
+                let restores = !self.cfi_before.is_empty() || self.code.last().is_some_and(|e| !e.cfi.is_empty());
+                self.push(isa::Inst::new(Opcode::s_setpc_b64, vec![], vec![isa::Operand::Reg(isa::Reg::s(30, 2))]));
+                if restores && (self.frame.saved_vgprs > 0 || self.frame.return_address_lane.is_some()) {
+                    self.cfi_after(CfiEvent::RestoreState);
                 }
-                self.push(isa::Inst::new(Opcode::s_setpc_b64, vec![], vec![isa::Operand::Reg(isa::Reg::s(30, 2))]))
             }
         }
         Ok(())
@@ -751,8 +858,16 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     // there without overlapping an argument register; otherwise it uses v32 and
     // up, saved in its prologue and restored in its epilogue with every lane
     // enabled (the caller's inactive lanes hold live values too).
+    // A device function that calls keeps its return address in two lanes after
+    // the spill slots' (an even pair, in one VGPR).
+    let calls = vcode.layout == Layout::Callee && vcode.insts.iter().any(|m| matches!(m.kind, MKind::Call { .. }));
     let lanes: u32 = if target.wave == WaveSize::W64 { 64 } else { 32 };
-    let spill_vgpr_count = if spills_sgprs { (out.num_spillslots as u32 + 1).div_ceil(lanes).max(1) as u16 } else { 0 };
+    let return_address_lane = calls.then(|| {
+        let lane = (out.num_spillslots as u32).div_ceil(2) * 2;
+        if lane % lanes == lanes - 1 { lane + 1 } else { lane }
+    });
+    let lanes_needed = return_address_lane.map_or(out.num_spillslots as u32 + 1, |l| l + 2);
+    let spill_vgpr_count = if spills_sgprs || calls { lanes_needed.div_ceil(lanes).max(1) as u16 } else { 0 };
     let highest_argument_vgpr = vcode
         .insts
         .iter()
@@ -768,7 +883,6 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         Layout::Dense => (vgpr_top, 0),
         Layout::Callee => {
             // A device function that calls needs them to survive its calls.
-            let calls = vcode.insts.iter().any(|m| matches!(m.kind, MKind::Call { .. }));
             let fits_below = !calls && vgpr_top + spill_vgpr_count <= 32 && !highest_argument_vgpr.is_some_and(|v| v >= vgpr_top);
             if fits_below {
                 (vgpr_top, 0)
@@ -793,8 +907,30 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     let locals_base = vcode.frame.incoming;
     let spill_base = locals_base + vcode.frame.locals;
     let saved_base = spill_base + spill_bytes;
-    let frame = FrameLayout { locals_base, spill_base, saved_base, saved_vgprs, sp_end: (saved_base + 4 * u32::from(saved_vgprs)).div_ceil(16) * 16 };
-    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new() };
+    // The prologue parks EXEC in an aligned SGPR pair (one SGPR in wave32) that
+    // no argument arrives in, so that the call-frame information can name it.
+    let arrival_sgprs: Vec<u16> = vcode
+        .insts
+        .iter()
+        .filter(|m| matches!(m.kind, MKind::Entry))
+        .flat_map(|m| &m.ops)
+        .filter_map(|o| match o.constraint() {
+            ra::OperandConstraint::FixedReg(p) if p.class() == ra::RegClass::Int => Some(p.hw_enc() as u16),
+            _ => None,
+        })
+        .collect();
+    let width = if target.wave == WaveSize::W64 { 2 } else { 1 };
+    let prologue_exec = (4..30u16).step_by(width as usize).find(|n| (*n..n + width).all(|r| !arrival_sgprs.contains(&r)));
+    let frame = FrameLayout {
+        locals_base,
+        spill_base,
+        saved_base,
+        saved_vgprs,
+        return_address_lane,
+        prologue_exec,
+        sp_end: (saved_base + 4 * u32::from(saved_vgprs)).div_ceil(16) * 16,
+    };
+    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new() };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
     let layout = vcode.layout();
@@ -807,8 +943,8 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         if position == 0 && vcode.layout == Layout::Caller && scratch.is_some() {
             ctx.set_kernel_sp();
         }
-        if position == 0 && saved_vgprs > 0 {
-            ctx.save_restore_vgprs(true)?;
+        if position == 0 && vcode.layout == Layout::Callee {
+            ctx.prologue()?;
         }
         for item in out.block_insts_and_edits(vcode, ra::Block::new(b)) {
             match item {

@@ -163,7 +163,7 @@ fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
                     }
                 }
                 if hazard {
-                    out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt_depctr, DEPCTR_VA_VDST_0), target: None, call: None });
+                    out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt_depctr, DEPCTR_VA_VDST_0), target: None, call: None, cfi: Vec::new() });
                 }
             }
             out.push(e);
@@ -222,7 +222,7 @@ fn pad_block_ends(code: &mut Expanded, target: Target) {
         }
     }
     for (p, tail, need) in pads {
-        code.blocks[p].2.insert(tail, Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None, call: None });
+        code.blocks[p].2.insert(tail, Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None, call: None, cfi: Vec::new() });
     }
 }
 
@@ -250,7 +250,7 @@ pub fn avoid_hazards(code: &mut Expanded, target: Target) {
                 }
             }
             if need > 0 {
-                out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None, call: None });
+                out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None, call: None, cfi: Vec::new() });
             }
             out.push(e);
         }

@@ -111,9 +111,7 @@ struct Isel<'a> {
     module: &'a Module,
     /// Implicit inputs each device function uses (itself and through calls).
     callee_uses: &'a HashMap<String, Vec<ImplicitInput>>,
-    /// Device functions: the return address (s30, s31 on entry) and where the
-    /// result pieces go.
-    return_address: Option<(ra::VReg, ra::VReg)>,
+    /// Device functions: where the result pieces go.
     ret_locations: Vec<Location>,
     /// Device functions returning through memory: the caller's result buffer.
     sret_ptr: Option<ra::VReg>,
@@ -2206,10 +2204,9 @@ impl<'a> Isel<'a> {
             let pieces: Vec<Arrival> = imp.pieces.iter().map(|loc| arrive(&mut self.vc, *loc)).collect();
             implicit.push((imp.input, pieces));
         }
-        let (ra_lo, ra_hi) = (self.vc.new_vreg(Class::Sgpr), self.vc.new_vreg(Class::Sgpr));
-        ops.push(ra::Operand::reg_fixed_def(ra_lo, sgpr_preg(30)));
-        ops.push(ra::Operand::reg_fixed_def(ra_hi, sgpr_preg(31)));
-        self.return_address = Some((ra_lo, ra_hi));
+        // The return address stays in s[30:31], which nothing allocates; a
+        // function that calls saves it in its prologue (expand.rs), where the
+        // call-frame information can say where it is.
         self.ret_locations = a.ret.iter().map(|p| p.loc).collect();
         self.push(MInst { kind: MKind::Entry, ops });
         // Every register argument is copied out of its arrival register before
@@ -2694,7 +2691,6 @@ pub fn select(
     let mut isel = Isel {
         module,
         callee_uses,
-        return_address: None,
         ret_locations: Vec::new(),
         sret_ptr: None,
         locals: 0,
@@ -2997,9 +2993,6 @@ impl<'a> IselHandle<'_, 'a> {
             isel.to_pieces(&l, &ty, &mut locs.iter(), &mut pieces)?;
             ops.extend(pieces.iter().map(|(r, loc)| ra::Operand::reg_fixed_use(*r, Isel::preg_of(*loc))));
         }
-        let (lo, hi) = isel.return_address.expect("device functions have a return address");
-        ops.push(ra::Operand::reg_fixed_use(lo, sgpr_preg(30)));
-        ops.push(ra::Operand::reg_fixed_use(hi, sgpr_preg(31)));
         self.terminate(Branch::Return, ops, Vec::new(), Vec::new());
         Ok(())
     }

@@ -208,8 +208,8 @@ pub enum Branch {
     IfExecZero,
     /// `s_endpgm` (kernels) — also the function end.
     EndProgram,
-    /// `s_setpc_b64` to the return address (device functions); the operands are
-    /// the result pieces and the return address, in their fixed registers.
+    /// `s_setpc_b64` to the return address in s[30:31] (device functions); the
+    /// operands are the result pieces, in their fixed registers.
     Return,
 }
 
