@@ -170,6 +170,7 @@ fn same_structure_as_clang_and_lld() {
                     visibility: Visibility::Protected,
                     kernel: Some(info),
                     relocs: vec![],
+                    frame: vec![],
                 }],
             };
             let ours = dir.join(format!("{tag}ours.hsaco"));

@@ -526,6 +526,7 @@ fn kernel_less_objects_are_clean() {
             visibility: amdgpu_cg::codeobj::Visibility::Default,
             kernel: None,
             relocs: vec![],
+            frame: vec![],
         }],
     ]
     .into_iter()

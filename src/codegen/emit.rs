@@ -12,6 +12,8 @@ pub struct Encoded {
     pub calls: Vec<(u64, String)>,
     pub asm: String,
     pub instructions: usize,
+    /// Call-frame information changes: (code offset, change), in code order.
+    pub cfi: Vec<(u32, super::expand::CfiEvent)>,
 }
 
 /// Encodes the blocks in order, resolving branch targets.
@@ -47,6 +49,7 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
     let mut asm = String::new();
     let mut instructions = 0;
     let mut calls = Vec::new();
+    let mut cfi = Vec::new();
     for &(b, ref name, ref insts) in &code.blocks {
         if labels[b] || b == 0 {
             asm.push_str(&format!("{}:{}; {name}\n", label(b), " ".repeat(4)));
@@ -56,6 +59,7 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
         for e in insts {
             let mut inst = e.inst.clone();
             let at = bytes.len();
+            cfi.extend(e.cfi.iter().filter(|c| !c.after).map(|c| (at as u32, c.event.clone())));
             if let Some(t) = e.target {
                 let delta = (offsets[t] as i64 - (at as i64 + 4)) / 4;
                 let delta = i16::try_from(delta).map_err(|_| {
@@ -71,10 +75,11 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
             if let Some(callee) = &e.call {
                 calls.push((bytes.len() as u64, callee.clone()));
             }
+            cfi.extend(e.cfi.iter().filter(|c| c.after).map(|c| (bytes.len() as u32, c.event.clone())));
             instructions += 1;
         }
     }
-    Ok(Encoded { code: bytes, calls, asm, instructions })
+    Ok(Encoded { code: bytes, calls, asm, instructions, cfi })
 }
 
 /// Branch threading: a block that holds nothing but a jump (typically the block

@@ -11,6 +11,7 @@
 //! One module per pass; each is a function over one function. This file lists
 //! them in order and nothing else decides the order.
 
+pub mod cfi;
 pub mod emit;
 pub mod expand;
 pub mod hazards;
@@ -79,6 +80,8 @@ pub struct CompiledKernel {
     /// Bytes per lane of the function's frame from its entry SP (0 without
     /// scratch); calls add what the callee needs.
     pub frame_bytes: u32,
+    /// Its `.debug_frame` rows (cfi.rs).
+    pub frame_rows: Vec<codeobj::frame::CfiRow>,
 }
 
 /// Diagnostic output of the pipeline (`--print-after`, `--time-passes`).
@@ -184,6 +187,13 @@ pub fn compile_kernel(
         report.printed.push_str(&format!("; after emit: @{}\n{}", func.name, encoded.asm));
     }
 
+    let lanes = if t.wave == crate::isa::WaveSize::W64 { 64 } else { 32 };
+    let shape = cfi::FrameShape {
+        kernel: func.kind == FuncKind::Kernel,
+        sp_scale: if t.gpu.has_architected_flat_scratch() { 1 } else { lanes },
+        incoming: selected.vcode.frame.incoming,
+    };
+    let frame_rows = cfi::rows(shape, t, &encoded.cfi);
     let mut resources = KernelResources::from_inputs(t, &selected.inputs);
     resources.num_vgpr = expanded.vgprs.max(1);
     resources.num_sgpr = expanded.sgprs.max(u32::from(selected.state.next_free_sgpr()));
@@ -229,6 +239,7 @@ pub fn compile_kernel(
         resources,
         arg_names_types,
         frame_bytes: expanded.frame_bytes,
+        frame_rows,
     })
 }
 
@@ -454,7 +465,7 @@ pub fn compile_module(
             None
         };
         let visibility = if k.is_kernel { codeobj::Visibility::Protected } else { codeobj::Visibility::Hidden };
-        functions.push(codeobj::Function { name: k.name.clone(), code: k.code.clone(), visibility, kernel, relocs });
+        functions.push(codeobj::Function { name: k.name.clone(), code: k.code.clone(), visibility, kernel, relocs, frame: k.frame_rows.clone() });
     }
     Ok((CodeObject { target: *target, version, functions }, compiled))
 }

@@ -10,6 +10,7 @@
 //! The input is a [`CodeObject`]: a target, a code object version and a list of
 //! [`Function`]s; kernels carry a [`KernelInfo`] (descriptor plus metadata).
 
+pub mod frame;
 pub mod inspect;
 pub mod metadata;
 pub mod reader;
@@ -261,6 +262,9 @@ pub struct Function {
     /// `Some` for kernels (entry 256-byte aligned, with `name.kd`).
     pub kernel: Option<KernelInfo>,
     pub relocs: Vec<Reloc>,
+    /// Call-frame rows for the function's `.debug_frame` FDE (none: no FDE; no
+    /// function with rows: no `.debug_frame`).
+    pub frame: Vec<frame::CfiRow>,
 }
 
 /// Everything a code object holds.

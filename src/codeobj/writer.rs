@@ -9,6 +9,7 @@ use amdgpu_abi::descriptor::{
 };
 use amdgpu_isa::{Generation, WaveSize};
 use object::elf;
+use super::frame::{write_debug_frame, FrameFunction};
 use object::write::elf::{
     FileHeader, ProgramHeader, Rel, SectionHeader, SectionIndex, Sym, Writer,
 };
@@ -325,6 +326,9 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let dynamic_idx = w.reserve_dynamic_section_index();
     let comment_name = w.add_section_name(b".comment");
     let _comment_idx = w.reserve_section_index();
+    let has_frames = co.functions.iter().any(|f| !f.frame.is_empty());
+    let debug_frame_name = w.add_section_name(b".debug_frame");
+    let _debug_frame_idx = has_frames.then(|| w.reserve_section_index());
     let _symtab_idx = w.reserve_symtab_section_index();
     let _shstrtab_idx = w.reserve_shstrtab_section_index();
     let _strtab_idx = w.reserve_strtab_section_index();
@@ -436,6 +440,19 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let dynamic_len = (NUM_DYNAMIC * 16) as u64;
     let dynamic_addr = align_up(text_addr + text.bytes.len() as u64, PAGE) + dynamic_off % PAGE;
     let comment_off = w.reserve(COMMENT.len(), 1) as u64;
+    let debug_frame = if has_frames {
+        let functions: Vec<FrameFunction> = co
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.frame.is_empty())
+            .map(|(i, f)| FrameFunction { address: gimli::write::Address::Constant(text_addr + text.offsets[i]), len: f.code.len() as u32, rows: &f.frame })
+            .collect();
+        write_debug_frame(&functions).map_err(CodeObjectError::Write)?.bytes
+    } else {
+        Vec::new()
+    };
+    let debug_frame_off = if has_frames { w.reserve(debug_frame.len(), 8) as u64 } else { 0 };
     w.reserve_null_symbol_index();
     for s in &syms {
         let section = match s.what {
@@ -616,6 +633,10 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     w.write_dynamic(elf::DT_NULL, 0);
     w.pad_until(comment_off as usize);
     w.write(COMMENT);
+    if has_frames {
+        w.pad_until(debug_frame_off as usize);
+        w.write(&debug_frame);
+    }
     w.write_null_symbol();
     for (s, id) in syms.iter().zip(&str_ids) {
         let section = match s.what {
@@ -692,6 +713,20 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         sh_addralign: 1,
         sh_entsize: 1,
     });
+    if has_frames {
+        w.write_section_header(&SectionHeader {
+            name: Some(debug_frame_name),
+            sh_type: elf::SHT_PROGBITS,
+            sh_flags: 0,
+            sh_addr: 0,
+            sh_offset: debug_frame_off,
+            sh_size: debug_frame.len() as u64,
+            sh_link: 0,
+            sh_info: 0,
+            sh_addralign: 8,
+            sh_entsize: 0,
+        });
+    }
     w.write_symtab_section_header(num_local);
     w.write_shstrtab_section_header();
     w.write_strtab_section_header();

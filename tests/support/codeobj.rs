@@ -183,6 +183,7 @@ pub fn sample(
             visibility: Visibility::Protected,
             kernel: Some(store),
             relocs: vec![],
+            frame: vec![],
         },
         Function {
             name: "caller".into(),
@@ -190,6 +191,7 @@ pub fn sample(
             visibility: Visibility::Protected,
             kernel: Some(caller),
             relocs: Reloc::getpc_pair(4, "helper").to_vec(),
+            frame: vec![],
         },
     ];
     if with_helper {
@@ -199,6 +201,7 @@ pub fn sample(
             visibility: Visibility::Hidden,
             kernel: None,
             relocs: vec![],
+            frame: vec![],
         });
     }
     CodeObject {
