@@ -490,18 +490,25 @@ impl Ctx<'_> {
                 self.private_access(*store, *width, reg(0), ptr, offset, false)?;
             }
             MKind::LocalAddress(offset) => {
+                // Private pointers are per-lane offsets from the start of private
+                // memory (the V# base on buffer scratch, like LLVM's): the frame
+                // base (SP in a function, the wave offset in a kernel) scaled to
+                // lanes, plus the local's offset.
                 let d = isa::Operand::Reg(reg(0));
-                let sp = isa::Operand::Reg(isa::Reg::s(Layout::STACK_POINTER, 1));
                 let at = isa::Operand::imm32(self.frame.locals_base + offset);
-                match self.scratch {
-                    Some(Scratch::Buffer { wave_offset, .. }) => {
-                        // SP is a wave-level offset above the wave's scratch offset.
-                        let shift = if self.wave64() { 6 } else { 5 };
-                        self.push(isa::Inst::new(Opcode::s_sub_u32, vec![d.clone()], vec![sp, isa::Operand::Reg(isa::Reg::s(wave_offset, 1))]));
-                        self.push(isa::Inst::new(Opcode::s_lshr_b32, vec![d.clone()], vec![d.clone(), isa::Operand::imm32(shift)]));
+                let base = match (self.frame_base, self.scratch) {
+                    (Some(sp), _) => Some(sp),
+                    (None, Some(Scratch::Buffer { wave_offset, .. })) => Some(wave_offset),
+                    _ => None,
+                };
+                match (base, self.sp_scale()) {
+                    (Some(b), 1) => self.push(isa::Inst::new(Opcode::s_add_u32, vec![d], vec![isa::Operand::Reg(isa::Reg::s(b, 1)), at])),
+                    (Some(b), scale) => {
+                        let shift = scale.trailing_zeros();
+                        self.push(isa::Inst::new(Opcode::s_lshr_b32, vec![d.clone()], vec![isa::Operand::Reg(isa::Reg::s(b, 1)), isa::Operand::imm32(shift)]));
                         self.push(isa::Inst::new(Opcode::s_add_u32, vec![d.clone()], vec![d, at]));
                     }
-                    _ => self.push(isa::Inst::new(Opcode::s_add_u32, vec![d], vec![sp, at])),
+                    (None, _) => self.push(isa::Inst::new(Opcode::s_mov_b32, vec![d], vec![at])),
                 }
             }
             MKind::Branch(_) => unreachable!("branches are expanded with their block"),
@@ -605,7 +612,7 @@ impl Ctx<'_> {
     /// private pointer. Flat scratch (gfx942, gfx1100): `scratch_*` with the frame
     /// base (SP) in saddr, or the pointer as vaddr. Buffer scratch (gfx90a):
     /// `buffer_*` through the scratch V#, with the frame base as soffset, or the
-    /// pointer as `offen` VGPR offset with the wave's scratch offset as soffset.
+    /// pointer (from the V# base) as `offen` VGPR offset with soffset 0.
     fn private_access(&mut self, store: bool, width: u8, data: isa::Reg, ptr: Option<isa::Reg>, offset: u32, partial_exec: bool) -> Result<(), Diagnostic> {
         let scratch = self.scratch.ok_or_else(|| Diagnostic::new("internal error: private memory access without scratch", crate::mir::Span::NONE))?;
         if offset > 4095 {
@@ -646,7 +653,8 @@ impl Ctx<'_> {
                     (false, _) => Opcode::buffer_load_dword,
                 };
                 let (vaddr, soffset) = match ptr {
-                    Some(p) => (reg(p), sreg(wave_offset)),
+                    // Pointers count from the V# base (see LocalAddress).
+                    Some(p) => (reg(p), isa::Operand::imm32(0)),
                     None => (isa::Operand::Off, sreg(self.frame_base.unwrap_or(wave_offset))),
                 };
                 let rsrc = isa::Operand::Reg(isa::Reg::s(rsrc, 4));

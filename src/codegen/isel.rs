@@ -2053,13 +2053,14 @@ impl<'a> Isel<'a> {
         at
     }
 
-    /// A private pointer to local `offset` of the frame: kernels address their
-    /// frame from the start of the wave's private memory, so the pointer is the
-    /// offset itself; a device function's frame starts at its entry SP
-    /// (docs/abi.md section 3).
+    /// A private pointer to local `offset` of the frame. Private pointers count
+    /// per-lane bytes from the start of private memory (on gfx90a the scratch
+    /// V#'s base, as LLVM's do): a kernel on flat scratch has its frame there,
+    /// so the pointer is the offset itself; otherwise the frame's base (SP, or
+    /// the wave offset) is added at expansion.
     fn local_pointer(&mut self, offset: u32) -> Result<Lowered, Diagnostic> {
-        if self.func.kind == FuncKind::Device {
-            // Relative to the entry SP, known at expansion.
+        // Known at expansion: the frame's base (docs/abi.md section 3).
+        if self.func.kind == FuncKind::Device || !self.target.gpu.has_architected_flat_scratch() {
             let d = self.vreg(Class::Sgpr);
             self.push(MInst { kind: MKind::LocalAddress(offset), ops: vec![ra::Operand::reg_def(d)] });
             return Ok(Lowered::S(d));

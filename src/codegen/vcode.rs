@@ -132,8 +132,8 @@ pub enum MKind {
     /// [`PrivateAt::Pointer`], `ops[1]` the private pointer (a VGPR). Frame
     /// offsets become addresses at expansion, when the frame's size is known.
     Private { store: bool, width: u8, at: PrivateAt },
-    /// `ops[0]` (an SGPR) = the private pointer to local `offset` of a device
-    /// function's frame (from its entry SP, known at expansion).
+    /// `ops[0]` (an SGPR) = the private pointer to local `offset` of the frame
+    /// (from the frame's base, known at expansion).
     LocalAddress(u32),
     /// End of a block: jump / conditional branches; arguments for the successors'
     /// block parameters are in `args`.

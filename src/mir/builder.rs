@@ -46,7 +46,7 @@ impl FunctionBuilder {
 
     fn new(name: &str, kind: FuncKind, ret: Option<Type>) -> FunctionBuilder {
         FunctionBuilder {
-            func: Function { name: name.to_string(), kind, params: Vec::new(), ret, blocks: Vec::new(), values: Vec::new(), span: Span::NONE },
+            func: Function { name: name.to_string(), kind, conv: CallConv::AmdgpuCg, params: Vec::new(), ret, blocks: Vec::new(), values: Vec::new(), span: Span::NONE },
             current: None,
             terminated: Vec::new(),
             names: HashSet::new(),
@@ -85,6 +85,11 @@ impl FunctionBuilder {
         let value = self.new_value(Some(name), ty);
         self.func.params.push(Param { value, inreg: false });
         value
+    }
+
+    /// The calling convention of a device function (`callconv(llvm)`).
+    pub fn calling_convention(&mut self, conv: CallConv) {
+        self.func.conv = conv;
     }
 
     /// Adds an `inreg` parameter (device functions; passed in SGPRs).

@@ -609,11 +609,22 @@ pub struct Param {
 pub struct Function {
     pub name: String,
     pub kind: FuncKind,
+    /// The calling convention a device function is called with (docs/abi.md).
+    pub conv: CallConv,
     pub params: Vec<Param>,
     pub ret: Option<Type>,
     pub blocks: Vec<Block>,
     pub values: Vec<ValueInfo>,
     pub span: Span,
+}
+
+/// The calling convention of a device function: ours, or LLVM 22's (for
+/// functions compiled by, or called from, LLVM; `callconv(llvm)` in the text).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CallConv {
+    #[default]
+    AmdgpuCg,
+    Llvm,
 }
 
 impl Function {
@@ -733,6 +744,7 @@ impl PartialEq for Function {
     fn eq(&self, other: &Function) -> bool {
         if self.name != other.name
             || self.kind != other.kind
+            || self.conv != other.conv
             || self.ret != other.ret
             || self.params.len() != other.params.len()
             || self.blocks.len() != other.blocks.len()

@@ -67,6 +67,7 @@ fn explicit_result_type(op: &Op) -> Option<Type> {
             let empty = Function {
                 name: String::new(),
                 kind: FuncKind::Device,
+                conv: CallConv::AmdgpuCg,
                 params: Vec::new(),
                 ret: None,
                 blocks: Vec::new(),
@@ -378,6 +379,22 @@ impl<'a> Parser<'a> {
             }
         }
         let ret = if self.eat_punct("->") { Some(self.ty()?.0) } else { None };
+        let conv = if self.eat_ident("callconv") {
+            self.expect_punct("(", "after 'callconv'")?;
+            let (tok, span) = self.next();
+            let conv = match &tok {
+                Tok::Ident(c) if c == "llvm" => CallConv::Llvm,
+                Tok::Ident(c) if c == "amdgpu_cg" => CallConv::AmdgpuCg,
+                _ => return Err(Diagnostic::new(format!("expected a calling convention ('llvm' or 'amdgpu_cg'), found {}", tok.describe()), span)),
+            };
+            if kind == FuncKind::Kernel {
+                return Err(Diagnostic::new("kernels have no calling convention (callconv is for 'func')", span));
+            }
+            self.expect_punct(")", "after the calling convention")?;
+            conv
+        } else {
+            CallConv::AmdgpuCg
+        };
         self.expect_punct("{", "to open the function body")?;
 
         // Blocks are numbered in order of first mention so that branches can refer
@@ -488,7 +505,7 @@ impl<'a> Parser<'a> {
             }
             blocks.push(block);
         }
-        let mut func = Function { name, kind, params, ret, blocks, values: scope.values, span: kw_span };
+        let mut func = Function { name, kind, conv, params, ret, blocks, values: scope.values, span: kw_span };
         for pending in pending_branches {
             let new_index = renumber[pending.block].0 as usize;
             let term = &func.blocks[new_index].term;

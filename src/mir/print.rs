@@ -36,6 +36,9 @@ impl fmt::Display for Function {
         if let Some(ret) = &self.ret {
             write!(f, " -> {ret}")?;
         }
+        if self.conv == CallConv::Llvm {
+            f.write_str(" callconv(llvm)")?;
+        }
         f.write_str(" {\n")?;
         for block in &self.blocks {
             f.write_str(&block_header(self, block))?;
