@@ -65,6 +65,11 @@ struct CompileArgs {
     /// Report the time each pass takes.
     #[arg(long)]
     time_passes: bool,
+    /// A device function defined in another object (e.g. compiled by llc-22):
+    /// not compiled here; calls to it are resolved when the relocatable output
+    /// (`--emit obj`) is linked. Repeatable.
+    #[arg(long = "extern", value_name = "FUNCTION")]
+    external: Vec<String>,
     /// Print per-kernel register, memory and occupancy statistics.
     #[arg(long)]
     stats: bool,
@@ -217,7 +222,7 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
             return Err(CliError::usage(format!("unknown pass '{pass}' (passes: {})", amdgpu_cg::codegen::PASSES.join(", "))));
         }
     }
-    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes };
+    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone() };
     let (bytes, side) = driver::compile_file(&input, &target, emit, args.code_object_version, &options, args.stats)?;
     eprint!("{side}");
     match (&args.output, emit) {

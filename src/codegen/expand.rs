@@ -738,10 +738,10 @@ impl Ctx<'_> {
         self.push(isa::Inst::new(saveexec, vec![isa::Operand::Reg(park_reg)], vec![isa::Operand::imm32(u32::MAX)]));
         self.cfi_after(CfiEvent::ExecIn(park));
         for i in 0..self.frame.saved_vgprs {
-            let v = isa::Reg::v(32 + i, 1);
+            let n = self.spill_vgpr + i;
             let offset = self.frame.saved_base + 4 * u32::from(i);
-            self.private_access(save, 4, v, None, offset, false)?;
-            self.cfi_after(if save { CfiEvent::VgprSaved { vgpr: 32 + i, offset } } else { CfiEvent::VgprRestored(32 + i) });
+            self.private_access(save, 4, isa::Reg::v(n, 1), None, offset, false)?;
+            self.cfi_after(if save { CfiEvent::VgprSaved { vgpr: n, offset } } else { CfiEvent::VgprRestored(n) });
         }
         let mov = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
         self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::Reg(park_reg)]));
@@ -886,7 +886,12 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
             _ => None,
         })
         .max();
+    // LLVM callees also clobber v32-v39 (and every other block of 8 above
+    // v40): with calls to them the spill VGPRs go to a block LLVM preserves.
+    let llvm_calls = vcode.insts.iter().any(|m| matches!(m.kind, MKind::Call { llvm: true, .. }));
+    let llvm_preserved = |from: u16| (0..).map(|k| 40 + 16 * k).find(|&b| b >= from).expect("a block");
     let (spill_vgpr, saved_vgprs) = match vcode.layout {
+        Layout::Caller if llvm_calls => (llvm_preserved(vgpr_top), 0),
         Layout::Caller => (vgpr_top.max(32), 0),
         Layout::Dense => (vgpr_top, 0),
         Layout::Callee => {
@@ -894,11 +899,19 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
             let fits_below = !calls && vgpr_top + spill_vgpr_count <= 32 && !highest_argument_vgpr.is_some_and(|v| v >= vgpr_top);
             if fits_below {
                 (vgpr_top, 0)
+            } else if llvm_calls {
+                (40, spill_vgpr_count)
             } else {
                 (32, spill_vgpr_count)
             }
         }
     };
+    if llvm_calls && spill_vgpr_count > 8 {
+        return Err(Diagnostic::new(
+            "calls to LLVM functions with more SGPR spill slots than 8 VGPRs hold are not supported yet".to_string(),
+            crate::mir::Span::NONE,
+        ));
+    }
     // The wave's scratch offset arrives in an SGPR a callee may clobber; a
     // kernel that calls and uses buffer scratch keeps it in s33, where its
     // callees expect it (docs/abi.md section 3), copied before anything else

@@ -1963,7 +1963,7 @@ impl<'a> Isel<'a> {
     }
 
     fn assignment_of(&self, f: &Function) -> Result<Assignment, Diagnostic> {
-        assign(&self.signature_of(f), Convention::AmdgpuCg, self.target).map_err(|e| self.error(format!("calling convention: {e}")))
+        assign(&self.signature_of(f), convention_of(f), self.target).map_err(|e| self.error(format!("calling convention of '@{}': {e}", f.name)))
     }
 
     // ---- private memory (stack arguments, by-reference copies, sret) -------
@@ -2336,6 +2336,9 @@ impl<'a> Isel<'a> {
                     self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Half(p, 1)], |_| {});
                     vec![lo, hi]
                 }
+                // An LLVM callee has a register for every input; the ones the
+                // function does not use are left undefined.
+                _ if target_fn.conv == crate::mir::CallConv::Llvm => continue,
                 other => return Err(self.error(format!("implicit input {other:?} is not supported in calls yet"))),
             };
             for (r, loc) in regs.into_iter().zip(&imp.pieces) {
@@ -2395,7 +2398,24 @@ impl<'a> Isel<'a> {
                 clobbers.add(ra::PReg::new(u as usize, ra::RegClass::Vector));
             }
         }
-        self.push(MInst { kind: MKind::Call { callee: callee.to_string(), clobbers }, ops });
+        // An LLVM callee may also change registers this layout keeps values in
+        // (s40-s47, s56-s63, v32-v39, ...): nothing stays in a register across
+        // the call; the SGPR spill VGPRs sit where LLVM preserves them.
+        let llvm = target_fn.conv == crate::mir::CallConv::Llvm;
+        if llvm {
+            for n in 0..64usize {
+                if !a.ret.iter().any(|p| p.loc == Location::Vgpr(n as u16)) {
+                    clobbers.add(ra::PReg::new(n, ra::RegClass::Float));
+                }
+                if !a.ret.iter().any(|p| p.loc == Location::Sgpr(n as u16)) {
+                    clobbers.add(ra::PReg::new(n, ra::RegClass::Int));
+                }
+            }
+            for u in 0..SGPR_PAIR_UNITS + 2 {
+                clobbers.add(ra::PReg::new(u as usize, ra::RegClass::Vector));
+            }
+        }
+        self.push(MInst { kind: MKind::Call { callee: callee.to_string(), clobbers, llvm }, ops });
         if let (Some(r), Some(ty)) = (result, target_fn.ret.clone()) {
             let l = match sret_local {
                 Some(local) => self.load_private_value(&ty, PrivateAt::Local(local), None)?,
@@ -2670,6 +2690,14 @@ pub fn function_signature(f: &Function, callee_uses: &HashMap<String, Vec<Implic
     sig
 }
 
+/// The ABI crate's convention for a function's `callconv`.
+pub fn convention_of(f: &Function) -> Convention {
+    match f.conv {
+        crate::mir::CallConv::AmdgpuCg => Convention::AmdgpuCg,
+        crate::mir::CallConv::Llvm => Convention::Llvm,
+    }
+}
+
 /// Selects instructions for one kernel.
 #[allow(clippy::too_many_arguments)]
 pub fn select(
@@ -2726,7 +2754,7 @@ pub fn select(
     if device {
         // A device function reaches its frame through SP (s32) and, on buffer
         // scratch, the V# in s[0:3] and the wave offset in s33.
-        let a = assign(&function_signature(func, callee_uses), Convention::AmdgpuCg, target).map_err(|e| err(func, None, format!("calling convention: {e}")))?;
+        let a = assign(&function_signature(func, callee_uses), convention_of(func), target).map_err(|e| err(func, None, format!("calling convention: {e}")))?;
         vcode.frame.incoming = a.stack_size.div_ceil(16) * 16;
         vcode.scratch = Some(if target.gpu.has_architected_flat_scratch() {
             Scratch::Flat

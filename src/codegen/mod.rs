@@ -45,7 +45,20 @@ pub struct Options {
     pub print_after: Vec<String>,
     /// Measure each pass.
     pub time_passes: bool,
+    /// Device functions defined elsewhere (an object compiled by LLVM, or by
+    /// us separately): not compiled; calls to them stay relocations, resolved
+    /// when a relocatable object is linked (their bodies serve the interpreter).
+    pub external: Vec<String>,
 }
+
+/// What a kernel assumes about a function defined elsewhere: LLVM's default
+/// stack size for external calls, and register counts that cover small
+/// functions (docs/abi.md, "Interop").
+pub const EXTERNAL_STACK_BYTES: u32 = 16384;
+pub const EXTERNAL_VGPRS: u32 = 128;
+pub const EXTERNAL_SGPRS: u32 = 96;
+/// AGPRs on targets that have them (LLVM keeps callee-saved VGPRs in AGPRs).
+pub const EXTERNAL_AGPRS: u32 = 64;
 
 /// What a kernel uses, for `--stats` and the closing measurements.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -252,9 +265,13 @@ fn stack_need(
     f: &str,
     frames: &HashMap<String, u32>,
     callees: &HashMap<&str, Vec<&str>>,
+    external: &[String],
     path: &mut Vec<String>,
     known: &mut HashMap<String, u32>,
 ) -> (u32, bool) {
+    if external.iter().any(|e| e == f) {
+        return (EXTERNAL_STACK_BYTES, true);
+    }
     if let Some(&n) = known.get(f) {
         return (n, false);
     }
@@ -264,7 +281,7 @@ fn stack_need(
     path.push(f.to_string());
     let mut deepest = (0, false);
     for c in callees.get(f).map(Vec::as_slice).unwrap_or(&[]) {
-        let (n, d) = stack_need(c, frames, callees, path, known);
+        let (n, d) = stack_need(c, frames, callees, external, path, known);
         deepest = (deepest.0.max(n), deepest.1 || d);
     }
     path.pop();
@@ -401,17 +418,28 @@ pub fn compile_module(
     // what their own calls need).
     let mut compiled: Vec<Option<CompiledKernel>> = module.functions.iter().map(|_| None).collect();
     let mut frames: HashMap<String, u32> = HashMap::new();
-    for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == FuncKind::Device) {
+    for name in &options.external {
+        match module.function(name) {
+            Some(f) if f.kind == FuncKind::Device => {}
+            _ => return Err(Diagnostic::new(format!("'{name}' is declared external but is not a device function of the module"), Span::NONE)),
+        }
+    }
+    let external = |name: &str| options.external.iter().any(|e| e == name);
+    for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == FuncKind::Device && !external(&f.name)) {
         let k = compile_kernel(module, &uses, &HashMap::new(), func, target, version, options, report)?;
         frames.insert(k.name.clone(), k.frame_bytes);
         compiled[i] = Some(k);
     }
-    let stack_needs: HashMap<String, (u32, bool)> = frames.keys().map(|f| (f.clone(), stack_need(f, &frames, &callees, &mut Vec::new(), &mut HashMap::new()))).collect();
+    let device: Vec<&str> = module.functions.iter().filter(|f| f.kind == FuncKind::Device).map(|f| f.name.as_str()).collect();
+    let stack_needs: HashMap<String, (u32, bool)> = device
+        .iter()
+        .map(|f| (f.to_string(), stack_need(f, &frames, &callees, &options.external, &mut Vec::new(), &mut HashMap::new())))
+        .collect();
     let needs_only: HashMap<String, u32> = stack_needs.iter().map(|(f, (n, _))| (f.clone(), *n)).collect();
     for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == FuncKind::Kernel) {
         compiled[i] = Some(compile_kernel(module, &uses, &needs_only, func, target, version, options, report)?);
     }
-    let mut compiled: Vec<CompiledKernel> = compiled.into_iter().map(|k| k.expect("every function is compiled")).collect();
+    let mut compiled: Vec<CompiledKernel> = compiled.into_iter().flatten().collect();
     // A kernel's private segment covers its frame and the deepest chain of
     // callee frames above it. Recursion makes the depth unknown: the kernel
     // then reports a dynamic stack, with one frame of each function counted
@@ -441,10 +469,18 @@ pub fn compile_module(
                 k.resources.num_vgpr = k.resources.num_vgpr.max(v);
                 k.resources.num_sgpr = k.resources.num_sgpr.max(sg);
             }
+            if options.external.iter().any(|e| e == f) {
+                k.resources.num_vgpr = k.resources.num_vgpr.max(EXTERNAL_VGPRS);
+                k.resources.num_sgpr = k.resources.num_sgpr.max(EXTERNAL_SGPRS);
+                if target.target.gpu.has_agprs() {
+                    k.resources.num_agpr = k.resources.num_agpr.max(EXTERNAL_AGPRS);
+                }
+            }
             stack.extend(callees.get(f).cloned().unwrap_or_default());
         }
         k.stats.vgprs = k.resources.num_vgpr;
         k.stats.sgprs = k.resources.num_sgpr;
+        k.stats.agprs = k.resources.num_agpr;
         k.stats.occupancy = occupancy(target.target, k.resources.num_vgpr, k.resources.num_sgpr);
     }
     let mut functions = Vec::new();

@@ -125,8 +125,9 @@ pub enum MKind {
     /// The function's entry: defines the hardware inputs (fixed registers).
     Entry,
     /// A call of `callee`: arguments are fixed uses, results fixed defs, and the
-    /// registers the convention lets the callee change are clobbered.
-    Call { callee: String, clobbers: ra::PRegSet },
+    /// registers the convention lets the callee change are clobbered. `llvm`:
+    /// the callee follows LLVM's convention (which also clobbers v32-v39).
+    Call { callee: String, clobbers: ra::PRegSet, llvm: bool },
     /// A private (scratch) memory access of `width` bytes (1, 2 or 4) per lane:
     /// `ops[0]` is the data (a VGPR; defined by a load, used by a store) and, for
     /// [`PrivateAt::Pointer`], `ops[1]` the private pointer (a VGPR). Frame
