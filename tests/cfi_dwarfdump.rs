@@ -12,6 +12,10 @@
 //!   units: wave-level bytes on gfx90a) until the epilogue restores it; at every
 //!   `s_setpc_b64` nothing but the return address in s[30:31] remains.
 //!
+//! The relocatable form carries the same information: linking it with
+//! ld.lld-22 (which applies its `.rela.debug_frame`) gives the same decoded
+//! FDEs as our `.hsaco`.
+//!
 //! One llvm-dwarfdump process for every object and one llvm-objdump process per
 //! target.
 
@@ -144,9 +148,11 @@ const RA_IN_SGPRS: &str = "[DW_OP_regx SGPR30, DW_OP_piece 0x4, DW_OP_regx SGPR3
 fn debug_frame_decodes_to_the_rules_we_meant() {
     let Some(dwarfdump) = llvm_tools::require("llvm-dwarfdump-22") else { return };
     let Some(objdump) = llvm_tools::require("llvm-objdump-22") else { return };
+    let Some(lld) = llvm_tools::require("ld.lld-22") else { return };
     let dir = std::env::temp_dir().join(format!("amdgpu-cg-cfi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut files: Vec<(PathBuf, CodeObjectTarget, Vec<codegen::CompiledKernel>)> = Vec::new();
+    let mut linked_pairs: Vec<(PathBuf, PathBuf)> = Vec::new();
     for (config, target) in CodeObjectTarget::all_configurations().into_iter().enumerate() {
         for m in MODULES {
             let text = std::fs::read_to_string(format!("{}/{m}.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
@@ -155,12 +161,24 @@ fn debug_frame_decodes_to_the_rules_we_meant() {
             let name = format!("{}-{config}.hsaco", m.rsplit('/').next().unwrap());
             let path = dir.join(name);
             std::fs::write(&path, codeobj::write_hsaco(&object).unwrap()).unwrap();
+            if m.ends_with("nested_calls") || m.ends_with("call_frames") {
+                let (obj, linked) = (path.with_extension("o"), path.with_extension("linked"));
+                std::fs::write(&obj, codeobj::write_relocatable(&object).unwrap()).unwrap();
+                let out = Command::new(&lld).arg("-shared").arg(&obj).arg("-o").arg(&linked).output().unwrap();
+                assert!(out.status.success() && out.stderr.is_empty(), "ld.lld-22: {}", String::from_utf8_lossy(&out.stderr));
+                linked_pairs.push((path.clone(), linked));
+            }
             files.push((path, target, kernels));
         }
     }
-    let out = Command::new(&dwarfdump).arg("--debug-frame").args(files.iter().map(|f| &f.0)).output().unwrap();
+    let out = Command::new(&dwarfdump).arg("--debug-frame").args(files.iter().map(|f| &f.0)).args(linked_pairs.iter().map(|p| &p.1)).output().unwrap();
     assert!(out.status.success() && out.stderr.is_empty(), "llvm-dwarfdump: {}", String::from_utf8_lossy(&out.stderr));
     let frames = parse_dwarfdump(&String::from_utf8_lossy(&out.stdout));
+    for (direct, linked) in &linked_pairs {
+        let (a, b) = (&frames[&direct.to_string_lossy().to_string()], &frames[&linked.to_string_lossy().to_string()]);
+        let rows = |f: &[Fde]| f.iter().map(|x| (x.start, x.end, x.rows.clone())).collect::<Vec<_>>();
+        assert!(!a.is_empty() && rows(a) == rows(b), "{}: the relocatable object linked by ld.lld-22 has other FDEs", direct.display());
+    }
     let mut disassembly = BTreeMap::new();
     for target in CodeObjectTarget::all_configurations() {
         let same: Vec<&PathBuf> = files.iter().filter(|f| f.1 == target).map(|f| &f.0).collect();
@@ -254,5 +272,5 @@ fn debug_frame_decodes_to_the_rules_we_meant() {
         }
     }
     assert!(fdes >= 80 && checked_rows >= 100, "{fdes} FDEs, {checked_rows} rows");
-    eprintln!("{fdes} FDEs and {checked_rows} rows at calls, SP moves and returns checked with llvm-dwarfdump-22 and llvm-objdump-22");
+    eprintln!("{fdes} FDEs and {checked_rows} rows at calls, SP moves and returns checked with llvm-dwarfdump-22 and llvm-objdump-22; {} linked objects compared", linked_pairs.len());
 }

@@ -31,6 +31,8 @@ pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
 pub const NT_AMDGPU_METADATA: u32 = 32;
 /// `R_AMDGPU_ABS64`.
 pub const R_AMDGPU_ABS64: u32 = 3;
+/// `R_AMDGPU_ABS32`: CIE pointers in `.debug_frame`.
+pub const R_AMDGPU_ABS32: u32 = 6;
 /// `R_AMDGPU_REL64`: the descriptor's entry offset in relocatable objects.
 pub const R_AMDGPU_REL64: u32 = 5;
 /// `R_AMDGPU_REL32_LO`: low 32 bits of `S + A − P`.

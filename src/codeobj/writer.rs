@@ -19,7 +19,7 @@ use object::Endianness;
 use super::metadata::Metadata;
 use super::{
     CodeObject, CodeObjectError, CodeObjectVersion, Visibility, ELFOSABI_AMDGPU_HSA,
-    NT_AMDGPU_METADATA, R_AMDGPU_REL64,
+    NT_AMDGPU_METADATA, R_AMDGPU_ABS32, R_AMDGPU_ABS64, R_AMDGPU_REL64,
 };
 
 /// Page size lld uses to separate segments in the address space.
@@ -804,12 +804,19 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let _stack_idx = w.reserve_section_index();
     let note_name = w.add_section_name(b".note");
     let _note_idx = w.reserve_section_index();
+    let has_frames = co.functions.iter().any(|f| !f.frame.is_empty());
+    let debug_frame_name = w.add_section_name(b".debug_frame");
+    let debug_frame_idx = has_frames.then(|| w.reserve_section_index());
+    let rela_debug_frame_name = w.add_section_name(b".rela.debug_frame");
+    let _rela_debug_frame_idx = has_frames.then(|| w.reserve_section_index());
     let symtab_idx = w.reserve_symtab_section_index();
     let _strtab_idx = w.reserve_strtab_section_index();
     let _shstrtab_idx = w.reserve_shstrtab_section_index();
     let _ = (rela_text_idx, rela_rodata_idx);
 
-    // Symbols: null, then globals (no locals): functions, descriptors, undefined.
+    // Symbols: null, the `.debug_frame` section symbol (local, when there is
+    // one: CIE pointers are relocated against it), then globals: functions,
+    // descriptors, undefined.
     struct S<'n> {
         name: &'n [u8],
         section: Option<SectionIndex>,
@@ -820,6 +827,12 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     }
     let mut syms: Vec<S> = Vec::new();
     let mut sym_index: HashMap<&str, u32> = HashMap::new();
+    let num_local = if has_frames {
+        syms.push(S { name: b"", section: debug_frame_idx, st_info: (elf::STB_LOCAL << 4) | elf::STT_SECTION, st_other: 0, value: 0, size: 0 });
+        2
+    } else {
+        1
+    };
     let mut kd_k = 0;
     for (i, f) in co.functions.iter().enumerate() {
         sym_index.insert(&f.name, syms.len() as u32 + 1);
@@ -854,7 +867,35 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             size: 0,
         });
     }
-    let str_ids: Vec<StringId> = syms.iter().map(|s| w.add_string(s.name)).collect();
+    let str_ids: Vec<Option<StringId>> = syms.iter().map(|s| (!s.name.is_empty()).then(|| w.add_string(s.name))).collect();
+
+    // `.debug_frame`: FDE addresses are relocated against the functions
+    // (R_AMDGPU_ABS64), CIE pointers against the section (R_AMDGPU_ABS32, the
+    // offset as addend); the fields hold 0 (RELA).
+    let mut debug_frame_relocs: Vec<(u64, u32, u32, i64)> = Vec::new();
+    let debug_frame = if has_frames {
+        let functions: Vec<FrameFunction> = co
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.frame.is_empty())
+            .map(|(i, f)| FrameFunction { address: gimli::write::Address::Symbol { symbol: i, addend: 0 }, len: f.code.len() as u32, rows: &f.frame })
+            .collect();
+        let mut section = write_debug_frame(&functions).map_err(CodeObjectError::Write)?;
+        for &(offset, function) in &section.address_relocs {
+            debug_frame_relocs.push((offset, sym_index[co.functions[function].name.as_str()], R_AMDGPU_ABS64, 0));
+        }
+        for &offset in &section.cie_pointer_relocs {
+            let at = offset as usize;
+            let value = u32::from_le_bytes(section.bytes[at..at + 4].try_into().expect("4 bytes"));
+            section.bytes[at..at + 4].fill(0);
+            debug_frame_relocs.push((offset, 1, R_AMDGPU_ABS32, i64::from(value)));
+        }
+        debug_frame_relocs.sort_by_key(|r| r.0);
+        section.bytes
+    } else {
+        Vec::new()
+    };
 
     let mut rodata = Vec::new();
     for &i in &kernels {
@@ -882,6 +923,8 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     };
     let comment_off = w.reserve(COMMENT.len(), 1);
     let note_off = w.reserve(note.len(), 4);
+    let debug_frame_off = if has_frames { w.reserve(debug_frame.len(), 8) } else { 0 };
+    let rela_debug_frame_off = if has_frames { w.reserve_relocations(debug_frame_relocs.len(), true) } else { 0 };
     w.reserve_null_symbol_index();
     for s in &syms {
         w.reserve_symbol_index(s.section);
@@ -929,10 +972,18 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     w.write(COMMENT);
     w.pad_until(note_off);
     w.write(&note);
+    if has_frames {
+        w.pad_until(debug_frame_off);
+        w.write(&debug_frame);
+        w.write_align_relocation();
+        for &(offset, sym, r_type, addend) in &debug_frame_relocs {
+            w.write_relocation(true, &Rel { r_offset: offset, r_sym: sym, r_type, r_addend: addend });
+        }
+    }
     w.write_null_symbol();
     for (s, id) in syms.iter().zip(&str_ids) {
         w.write_symbol(&Sym {
-            name: Some(*id),
+            name: *id,
             section: s.section,
             st_info: s.st_info,
             st_other: s.st_other,
@@ -1025,7 +1076,22 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         sh_addralign: 4,
         sh_entsize: 0,
     });
-    w.write_symtab_section_header(1);
+    if let Some(debug_frame_idx) = debug_frame_idx {
+        w.write_section_header(&SectionHeader {
+            name: Some(debug_frame_name),
+            sh_type: elf::SHT_PROGBITS,
+            sh_flags: 0,
+            sh_addr: 0,
+            sh_offset: debug_frame_off as u64,
+            sh_size: debug_frame.len() as u64,
+            sh_link: 0,
+            sh_info: 0,
+            sh_addralign: 8,
+            sh_entsize: 0,
+        });
+        w.write_relocation_section_header(rela_debug_frame_name, debug_frame_idx, symtab_idx, rela_debug_frame_off, debug_frame_relocs.len(), true);
+    }
+    w.write_symtab_section_header(num_local);
     w.write_strtab_section_header();
     w.write_shstrtab_section_header();
     if w.reserved_len() != w.len() {
