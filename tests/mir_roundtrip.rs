@@ -44,6 +44,20 @@ fn structural_equality_sees_differences() {
 }
 
 #[test]
+fn calling_conventions_round_trip_and_differ() {
+    let text = "func @f(%x: inreg i32) -> i32 callconv(llvm) {\nentry:\n  ret %x\n}\n";
+    let m = mir::parse(text).unwrap();
+    assert_eq!(m.functions[0].conv, mir::CallConv::Llvm);
+    let printed = m.to_string();
+    assert!(printed.contains(") -> i32 callconv(llvm) {"), "{printed}");
+    assert_eq!(mir::parse(&printed).unwrap(), m);
+    let ours = mir::parse(&text.replace(" callconv(llvm)", "")).unwrap();
+    assert_eq!(ours.functions[0].conv, mir::CallConv::AmdgpuCg);
+    assert!(ours != m, "the convention is part of the function");
+    assert_eq!(mir::parse(&text.replace("llvm", "amdgpu_cg")).unwrap(), ours);
+}
+
+#[test]
 fn constants_round_trip_exactly() {
     let text = "func @f(%h: f16, %d: f64, %b: i8) -> f32 {\nentry:\n  %a = fadd f16 %h, 0x7e01\n  %c = fadd f16 %h, 65504.0\n  %e = fadd f64 %d, 0.1\n  %g = fadd f64 %d, -0.0\n  %k = fadd f64 %d, 0x7ff0000000000001\n  %m = add i8 %b, 255\n  %n = add i8 %b, -128\n  %q = fmul f32 1e-45, -inf\n  ret %q\n}\n";
     let module = mir::parse(text).unwrap();
