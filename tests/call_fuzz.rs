@@ -4,7 +4,9 @@
 //! bytes passed by reference, each possibly `inreg`; one signature in four has
 //! 20 to 59 arguments, which overflow to the stack; results of those types, the
 //! large struct through sret), bodies that use every argument, call earlier
-//! functions (nested calls) and a recursive function (depth 0-3, divergent) (and
+//! functions (nested calls) and a recursive function (depth 0-3, divergent),
+//! keep values in stack slots across those calls, one function in four with
+//! LLVM's convention (`callconv(llvm)`, both sides ours) (and
 //! sometimes the work-item id and a divergent branch), and a kernel that calls
 //! them one to four times (a third of the calls inside a divergent if) with
 //! divergent and uniform values while its own values stay live across the
@@ -102,6 +104,8 @@ struct Callee {
     name: String,
     args: Vec<Arg>,
     ret: Ty,
+    /// Called with LLVM's convention (`callconv(llvm)`): both sides are ours.
+    llvm: bool,
 }
 
 /// Emits `%{dst}: i32` mixing every bit of `%{src}: ty` that matters.
@@ -209,7 +213,13 @@ step:
 fn callee_text(rng: &mut Rng, c: &Callee, earlier: &[Callee]) -> String {
     let params: Vec<String> =
         c.args.iter().enumerate().map(|(j, a)| format!("%a{j}: {}{}", if a.inreg { "inreg " } else { "" }, a.ty.text())).collect();
-    let mut t = format!("func @{}({}) -> {} {{\nentry:\n", c.name, params.join(", "), c.ret.text());
+    let conv = if c.llvm { " callconv(llvm)" } else { "" };
+    let mut t = format!("func @{}({}) -> {}{conv} {{\nentry:\n", c.name, params.join(", "), c.ret.text());
+    // A stack slot holding the seed across the nested calls below.
+    let slot = rng.below(3) == 0;
+    if slot {
+        t.push_str("  %slot = stack_slot 8, align 4\n");
+    }
     let mut acc = "seed".to_string();
     writeln!(t, "  %seed = add i32 0, {}", rng.below(1000)).unwrap();
     for (j, a) in c.args.iter().enumerate() {
@@ -217,6 +227,9 @@ fn callee_text(rng: &mut Rng, c: &Callee, earlier: &[Callee]) -> String {
         writeln!(t, "  %m{j} = mul i32 %{acc}, {}", 3 + rng.below(40)).unwrap();
         writeln!(t, "  %s{j} = add i32 %m{j}, %v{j}").unwrap();
         acc = format!("s{j}");
+    }
+    if slot {
+        writeln!(t, "  store i32 %{acc}, %slot\n  %slot4 = ptradd %slot, 4\n  store i32 %seed, %slot4").unwrap();
     }
     if rng.below(2) == 0 {
         writeln!(t, "  %lid = workitem_id x\n  %lid7 = mul i32 %lid, 7\n  %withlid = add i32 %{acc}, %lid7").unwrap();
@@ -240,6 +253,10 @@ fn callee_text(rng: &mut Rng, c: &Callee, earlier: &[Callee]) -> String {
         writeln!(t, "  %bit = and i32 %{acc}, 1\n  %odd = icmp ne i32 %bit, 0\n  brif %odd, flip, done(%{acc})").unwrap();
         writeln!(t, "flip:\n  %flipped = xor i32 %{acc}, 1365\n  br done(%flipped)\ndone(%joined: i32):").unwrap();
         acc = "joined".into();
+    }
+    if slot {
+        writeln!(t, "  %slotv = load i32 %slot\n  %slotw = load i32 %slot4\n  %slotx = xor i32 %slotv, %slotw\n  %withslot = add i32 %{acc}, %slotx").unwrap();
+        acc = "withslot".into();
     }
     from_i32(&mut t, "result", &acc, &c.ret);
     t.push_str("  ret %result\n}\n\n");
@@ -265,7 +282,7 @@ fn module_text(seed: u64) -> String {
                 6 => Ty::F64,
                 _ => Ty::F32,
             };
-            Callee { name: format!("f{n}"), args, ret }
+            Callee { name: format!("f{n}"), args, ret, llvm: rng.below(4) == 0 }
         })
         .collect();
     let mut text = format!("; call_fuzz seed {seed}\n");

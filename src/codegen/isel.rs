@@ -2101,11 +2101,17 @@ impl<'a> Isel<'a> {
                 }
             }
             t if t.bits() == 64 => {
-                let ((lo, sgpr), (hi, _)) = (next()?, next()?);
-                if sgpr {
-                    Lowered::S64(self.make_pair(lo, hi))
-                } else {
-                    Lowered::V64(lo, hi)
+                let ((lo, lo_sgpr), (hi, hi_sgpr)) = (next()?, next()?);
+                match (lo_sgpr, hi_sgpr) {
+                    (true, true) => Lowered::S64(self.make_pair(lo, hi)),
+                    (false, false) => Lowered::V64(lo, hi),
+                    // Split between an SGPR and a VGPR or the stack (LLVM's
+                    // convention when the inreg SGPRs run out mid-value).
+                    _ => {
+                        let lo = self.to_v(&if lo_sgpr { Lowered::S(lo) } else { Lowered::V(lo) })?;
+                        let hi = self.to_v(&if hi_sgpr { Lowered::S(hi) } else { Lowered::V(hi) })?;
+                        Lowered::V64(lo, hi)
+                    }
                 }
             }
             _ => {
@@ -2137,11 +2143,23 @@ impl<'a> Isel<'a> {
             }
             t if t.bits() == 64 => {
                 let (lo_loc, hi_loc) = (*locations.next().unwrap(), *locations.next().unwrap());
-                if matches!(lo_loc, Location::Sgpr(_)) {
+                let sgpr = |loc: Location| matches!(loc, Location::Sgpr(_));
+                if sgpr(lo_loc) || sgpr(hi_loc) {
+                    // Each half in its location's class (LLVM may split an
+                    // inreg value between an SGPR and a VGPR).
                     let p = self.to_s64(l)?;
-                    let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
-                    self.emit(Opcode::s_mov_b32, &[Dst::R(lo)], &[Src::Half(p, 0)], |_| {});
-                    self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Half(p, 1)], |_| {});
+                    let half = |isel: &mut Self, h: u8, loc: Location| {
+                        if sgpr(loc) {
+                            let r = isel.vreg(Class::Sgpr);
+                            isel.emit(Opcode::s_mov_b32, &[Dst::R(r)], &[Src::Half(p, h)], |_| {});
+                            r
+                        } else {
+                            let r = isel.vreg(Class::Vgpr);
+                            isel.emit(Opcode::v_mov_b32, &[Dst::R(r)], &[Src::Half(p, h)], |_| {});
+                            r
+                        }
+                    };
+                    let (lo, hi) = (half(self, 0, lo_loc), half(self, 1, hi_loc));
                     out.extend([(lo, lo_loc), (hi, hi_loc)]);
                 } else {
                     let (lo, hi) = self.to_v64(l)?;
