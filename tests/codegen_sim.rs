@@ -267,13 +267,19 @@ fn nested_and_recursive_calls() {
     let spec = LaunchSpec::from_flags("128", "64", &["out=i32:zero:128".into()], &["out=@out".into()], &[]).unwrap();
     check("nested_calls.mir", &spec, false, true);
     check("stack_slots.mir", &spec, false, true);
+    check("large_frames.mir", &spec, false, true);
     let text = std::fs::read_to_string(format!("{}/tests/data/codegen/nested_calls.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let module = mir::parse(&text).unwrap();
     for target in targets() {
         let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
         let k = kernels.iter().find(|k| k.is_kernel).unwrap();
         assert!(k.resources.uses_dynamic_stack, "recursion: dynamic stack on {}", target.isa_name());
-        assert!(k.resources.private_segment_fixed_size > 0);
+        let fact = kernels.iter().find(|f| f.name == "fact").unwrap();
+        let outer = kernels.iter().find(|f| f.name == "outer").unwrap();
+        let inner = kernels.iter().find(|f| f.name == "inner").unwrap();
+        // The deeper chain: fact's frame and the documented default, or outer -> inner.
+        let deepest = (fact.frame_bytes + codegen::DYNAMIC_STACK_BYTES).max(outer.frame_bytes + inner.frame_bytes);
+        assert_eq!(k.resources.private_segment_fixed_size, k.frame_bytes + deepest, "{}", target.isa_name());
     }
     // Without the recursive call the depth is static: the kernel's frame and
     // the chain outer -> inner.

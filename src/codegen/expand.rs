@@ -615,11 +615,30 @@ impl Ctx<'_> {
     /// pointer (from the V# base) as `offen` VGPR offset with soffset 0.
     fn private_access(&mut self, store: bool, width: u8, data: isa::Reg, ptr: Option<isa::Reg>, offset: u32, partial_exec: bool) -> Result<(), Diagnostic> {
         let scratch = self.scratch.ok_or_else(|| Diagnostic::new("internal error: private memory access without scratch", crate::mir::Span::NONE))?;
+        // The frame's base register (none: offset 0 in a kernel on flat scratch).
+        let mut base = match scratch {
+            Scratch::Flat => self.frame_base,
+            Scratch::Buffer { wave_offset, .. } => Some(self.frame_base.unwrap_or(wave_offset)),
+        };
+        let mut offset = offset;
         if offset > 4095 {
-            return Err(Diagnostic::new(
-                format!("a stack frame offset of {offset} bytes per lane is beyond the 4095 bytes an instruction can address (large frames are not supported yet)"),
-                crate::mir::Span::NONE,
-            ));
+            if ptr.is_some() {
+                return Err(Diagnostic::new(
+                    format!("a private access {offset} bytes past a pointer is beyond the 4095 bytes an instruction offset reaches (not supported yet)"),
+                    crate::mir::Span::NONE,
+                ));
+            }
+            // Beyond the immediate's reach: the 4 KiB-aligned part goes into an
+            // expansion temporary (free between instructions; SCC is never live
+            // across them), added to the base in SP units.
+            let t = isa::Reg::s(self.place.temps, 1);
+            let high = isa::Operand::imm32((offset & !0xfff) * self.sp_scale());
+            match base {
+                Some(b) => self.push(isa::Inst::new(Opcode::s_add_u32, vec![isa::Operand::Reg(t)], vec![isa::Operand::Reg(isa::Reg::s(b, 1)), high])),
+                None => self.push(isa::Inst::new(Opcode::s_mov_b32, vec![isa::Operand::Reg(t)], vec![high])),
+            }
+            base = Some(self.place.temps);
+            offset &= 0xfff;
         }
         let reg = |r: isa::Reg| isa::Operand::Reg(r);
         let sreg = |n: u16| isa::Operand::Reg(isa::Reg::s(n, 1));
@@ -635,7 +654,7 @@ impl Ctx<'_> {
                 };
                 let (vaddr, saddr) = match ptr {
                     Some(p) => (reg(p), isa::Operand::Off),
-                    None => (isa::Operand::Off, self.frame_base.map_or(isa::Operand::Off, sreg)),
+                    None => (isa::Operand::Off, base.map_or(isa::Operand::Off, sreg)),
                 };
                 if store {
                     isa::Inst::new(op, vec![], vec![vaddr, reg(data), saddr])
@@ -643,7 +662,7 @@ impl Ctx<'_> {
                     isa::Inst::new(op, vec![reg(data)], vec![vaddr, saddr])
                 }
             }
-            Scratch::Buffer { rsrc, wave_offset } => {
+            Scratch::Buffer { rsrc, .. } => {
                 let op = match (store, width) {
                     (true, 1) => Opcode::buffer_store_byte,
                     (true, 2) => Opcode::buffer_store_short,
@@ -655,7 +674,7 @@ impl Ctx<'_> {
                 let (vaddr, soffset) = match ptr {
                     // Pointers count from the V# base (see LocalAddress).
                     Some(p) => (reg(p), isa::Operand::imm32(0)),
-                    None => (isa::Operand::Off, sreg(self.frame_base.unwrap_or(wave_offset))),
+                    None => (isa::Operand::Off, sreg(base.expect("buffer scratch has a frame base"))),
                 };
                 let rsrc = isa::Operand::Reg(isa::Reg::s(rsrc, 4));
                 let mut i = if store {
@@ -992,7 +1011,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         }
         blocks.push((b, block.name.clone(), code));
     }
-    let vgprs = if spills_sgprs { u32::from(spill_vgpr + spill_vgpr_count) } else { u32::from(vgpr_top) };
+    let vgprs = if spill_vgpr_count > 0 { u32::from(spill_vgpr + spill_vgpr_count).max(u32::from(vgpr_top)) } else { u32::from(vgpr_top) };
     let mut sgprs = u32::from(place.sgpr_end);
     if uses_reserved {
         sgprs = sgprs.max(u32::from(temps) + 8);

@@ -55,6 +55,9 @@ pub struct Options {
 /// stack size for external calls, and register counts that cover small
 /// functions (docs/abi.md, "Interop").
 pub const EXTERNAL_STACK_BYTES: u32 = 16384;
+/// Stack a recursive call chain gets beyond one frame of each function on it
+/// (the kernel reports a dynamic stack; docs/abi.md section 3.1).
+pub const DYNAMIC_STACK_BYTES: u32 = 16384;
 pub const EXTERNAL_VGPRS: u32 = 128;
 pub const EXTERNAL_SGPRS: u32 = 96;
 /// AGPRs on targets that have them (LLVM keeps callee-saved VGPRs in AGPRs).
@@ -259,8 +262,8 @@ pub fn compile_kernel(
 /// Bytes per lane a call of `f` needs above the caller's SP: its frame (which
 /// starts with its incoming arguments) and the most its calls need; and
 /// whether a recursive call makes the real depth unknown (a function already on
-/// the current path adds nothing more). Results without recursion below them
-/// are remembered, so shared callees are visited once.
+/// the current path adds DYNAMIC_STACK_BYTES). Results without recursion below
+/// them are remembered, so shared callees are visited once.
 fn stack_need(
     f: &str,
     frames: &HashMap<String, u32>,
@@ -276,7 +279,9 @@ fn stack_need(
         return (n, false);
     }
     if path.iter().any(|p| p == f) {
-        return (0, true);
+        // Recursion: the depth is unknown; reserve LLVM's default for stacks
+        // it cannot bound on top of one frame of each function on the cycle.
+        return (DYNAMIC_STACK_BYTES, true);
     }
     path.push(f.to_string());
     let mut deepest = (0, false);
@@ -443,7 +448,7 @@ pub fn compile_module(
     // A kernel's private segment covers its frame and the deepest chain of
     // callee frames above it. Recursion makes the depth unknown: the kernel
     // then reports a dynamic stack, with one frame of each function counted
-    // (docs/abi.md, "Stack size").
+    // plus DYNAMIC_STACK_BYTES (docs/abi.md section 3.1).
     for k in compiled.iter_mut().filter(|k| k.is_kernel) {
         let (deepest, dynamic) = callees
             .get(k.name.as_str())
