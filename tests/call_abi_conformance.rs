@@ -8,7 +8,9 @@
 //!   (s0-s3, s32 and up, v32 and up in the active lanes) and EXEC hold their
 //!   entry values.
 //!
-//! Half of the probes call a helper function themselves (a nested call).
+//! Half of the probes call a helper function themselves (a nested call); every
+//! third probe uses LLVM's convention (`callconv(llvm)`), checked against
+//! `abi::assign(.., Convention::Llvm, ..)` and LLVM's preserved registers.
 //!
 //! Signatures are random (seeded): 1-10 parameters of i32, f32, i64, f64 in
 //! VGPRs and i32, i64, f32 `inreg`, and one in three with 25-44 of them, which
@@ -69,7 +71,7 @@ fn dwords(j: usize, ty: &str, inreg: bool, t: u32) -> Vec<u32> {
     }
 }
 
-fn module_text(rng: &mut Rng) -> (String, Vec<(&'static str, bool)>) {
+fn module_text(rng: &mut Rng, conv: Convention) -> (String, Vec<(&'static str, bool)>) {
     // One signature in three has 25-44 parameters: VGPR and SGPR pieces
     // overflow to the stack (and the packed work-item id with them).
     let count = if rng.below(3) == 0 { 25 + rng.below(20) } else { 1 + rng.below(10) };
@@ -79,8 +81,9 @@ fn module_text(rng: &mut Rng) -> (String, Vec<(&'static str, bool)>) {
     // folds every argument into its result, so it has registers to keep
     // away from what the caller preserves.
     let mut text = format!(
-        "func @probe({}) -> i32 {{\nentry:\n  %x = workitem_id x\n  %y = workitem_id y\n  %y16 = mul i32 %y, 16\n  %t = add i32 %x, %y16\n",
-        decl.join(", ")
+        "func @probe({}) -> i32{} {{\nentry:\n  %x = workitem_id x\n  %y = workitem_id y\n  %y16 = mul i32 %y, 16\n  %t = add i32 %x, %y16\n",
+        decl.join(", "),
+        if conv == Convention::Llvm { " callconv(llvm)" } else { "" }
     );
     let mut acc = "t".to_string();
     for (j, (ty, _)) in params.iter().enumerate() {
@@ -157,7 +160,9 @@ fn arguments_arrive_where_the_abi_says_and_preserved_registers_survive() {
     let mut checked_pieces = 0;
     let mut stack_pieces = 0;
     for case in 0..30 {
-        let (text, params) = module_text(&mut rng);
+        // Every third probe uses LLVM's convention (callconv(llvm)).
+        let conv = if case % 3 == 2 { Convention::Llvm } else { Convention::AmdgpuCg };
+        let (text, params) = module_text(&mut rng, conv);
         let module = mir::parse(&text).unwrap();
         mir::verify::verify(&module).unwrap();
         let probe = module.function("probe").unwrap();
@@ -169,7 +174,7 @@ fn arguments_arrive_where_the_abi_says_and_preserved_registers_survive() {
         for target in targets() {
             let t = target.target;
             let what = format!("case {case} on {}\n{text}", target.isa_name());
-            let assignment = abi::assign(&sig, Convention::AmdgpuCg, t).unwrap();
+            let assignment = abi::assign(&sig, conv, t).unwrap();
             let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
                 .unwrap_or_else(|d| panic!("{what}: {d}"));
             let hsaco = codeobj::write_hsaco(&object).unwrap();
@@ -234,12 +239,12 @@ fn arguments_arrive_where_the_abi_says_and_preserved_registers_survive() {
                 // Preserved registers at the return.
                 assert_eq!(ret.exec, e.exec, "{what}: EXEC");
                 for s in 0..e.sgpr.len().min(106) as u16 {
-                    if abi::is_preserved(Convention::AmdgpuCg, RegKind::Sgpr, s) {
+                    if abi::is_preserved(conv, RegKind::Sgpr, s) {
                         assert_eq!(ret.sgpr[s as usize], e.sgpr[s as usize], "{what}: s{s} not preserved");
                     }
                 }
                 for v in 0..(e.vgpr.len() / e.lanes as usize) as u16 {
-                    if abi::is_preserved(Convention::AmdgpuCg, RegKind::Vgpr, v) {
+                    if abi::is_preserved(conv, RegKind::Vgpr, v) {
                         for lane in &active {
                             assert_eq!(ret.v(v, *lane), e.v(v, *lane), "{what}: v{v} lane {lane} not preserved");
                         }
