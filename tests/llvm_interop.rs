@@ -146,7 +146,7 @@ fn calls_between_our_code_and_llc_code_run_correctly() {
         // (b) LLVM's kernel, our function.
         let module = mir::parse(&mir_module(false)).unwrap();
         let want = mir::launch::run(&module, &named).unwrap();
-        let functions_only = mir::parse(&mir_module(false).split("kernel @k").next().unwrap().to_string()).unwrap();
+        let functions_only = mir::parse(&mir_module(false).split("kernel @k").next().unwrap()).unwrap();
         let (object, _) = codegen::compile_module(&functions_only, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
             .unwrap_or_else(|d| panic!("(b) on {what}: {d}"));
         let ours = dir.join(format!("b-ours-{config}.o"));

@@ -471,12 +471,12 @@ impl Ctx<'_> {
                 let bump = (self.vcode.layout == Layout::Callee).then(|| self.frame.sp_end * self.sp_scale());
                 let sp = isa::Operand::Reg(isa::Reg::s(Layout::STACK_POINTER, 1));
                 if let Some(b) = bump.filter(|b| *b > 0) {
-                    self.push(isa::Inst::new(Opcode::s_add_u32, vec![sp.clone()], vec![sp.clone(), isa::Operand::imm32(b)]));
+                    self.push(isa::Inst::new(Opcode::s_add_u32, vec![sp], vec![sp, isa::Operand::imm32(b)]));
                     self.cfi_after(CfiEvent::SpMoved(b));
                 }
                 self.push(isa::Inst::new(Opcode::s_swappc_b64, vec![isa::Operand::Reg(ra)], vec![isa::Operand::Reg(ra)]));
                 if let Some(b) = bump.filter(|b| *b > 0) {
-                    self.push(isa::Inst::new(Opcode::s_sub_u32, vec![sp.clone()], vec![sp, isa::Operand::imm32(b)]));
+                    self.push(isa::Inst::new(Opcode::s_sub_u32, vec![sp], vec![sp, isa::Operand::imm32(b)]));
                     self.cfi_after(CfiEvent::SpMoved(0));
                 }
             }
@@ -505,8 +505,8 @@ impl Ctx<'_> {
                     (Some(b), 1) => self.push(isa::Inst::new(Opcode::s_add_u32, vec![d], vec![isa::Operand::Reg(isa::Reg::s(b, 1)), at])),
                     (Some(b), scale) => {
                         let shift = scale.trailing_zeros();
-                        self.push(isa::Inst::new(Opcode::s_lshr_b32, vec![d.clone()], vec![isa::Operand::Reg(isa::Reg::s(b, 1)), isa::Operand::imm32(shift)]));
-                        self.push(isa::Inst::new(Opcode::s_add_u32, vec![d.clone()], vec![d, at]));
+                        self.push(isa::Inst::new(Opcode::s_lshr_b32, vec![d], vec![isa::Operand::Reg(isa::Reg::s(b, 1)), isa::Operand::imm32(shift)]));
+                        self.push(isa::Inst::new(Opcode::s_add_u32, vec![d], vec![d, at]));
                     }
                     (None, _) => self.push(isa::Inst::new(Opcode::s_mov_b32, vec![d], vec![at])),
                 }

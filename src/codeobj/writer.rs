@@ -290,6 +290,17 @@ struct Prepared {
     kd_names: Vec<String>,
 }
 
+/// The FDEs of the functions that have call-frame rows, each at the address
+/// `address(function index)` gives (a constant, or a symbol to relocate).
+fn frame_functions(co: &CodeObject, address: impl Fn(usize) -> gimli::write::Address) -> Vec<FrameFunction<'_>> {
+    co.functions
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f.frame.is_empty())
+        .map(|(i, f)| FrameFunction { address: address(i), len: f.code.len() as u32, rows: &f.frame })
+        .collect()
+}
+
 fn prepare(co: &CodeObject) -> Result<Prepared, CodeObjectError> {
     validate(co)?;
     let kernels: Vec<usize> = (0..co.functions.len()).filter(|&i| co.functions[i].kernel.is_some()).collect();
@@ -441,14 +452,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let dynamic_addr = align_up(text_addr + text.bytes.len() as u64, PAGE) + dynamic_off % PAGE;
     let comment_off = w.reserve(COMMENT.len(), 1) as u64;
     let debug_frame = if has_frames {
-        let functions: Vec<FrameFunction> = co
-            .functions
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| !f.frame.is_empty())
-            .map(|(i, f)| FrameFunction { address: gimli::write::Address::Constant(text_addr + text.offsets[i]), len: f.code.len() as u32, rows: &f.frame })
-            .collect();
-        write_debug_frame(&functions).map_err(CodeObjectError::Write)?.bytes
+        write_debug_frame(&frame_functions(co, |i| gimli::write::Address::Constant(text_addr + text.offsets[i]))).map_err(CodeObjectError::Write)?.bytes
     } else {
         Vec::new()
     };
@@ -874,14 +878,7 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     // offset as addend); the fields hold 0 (RELA).
     let mut debug_frame_relocs: Vec<(u64, u32, u32, i64)> = Vec::new();
     let debug_frame = if has_frames {
-        let functions: Vec<FrameFunction> = co
-            .functions
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| !f.frame.is_empty())
-            .map(|(i, f)| FrameFunction { address: gimli::write::Address::Symbol { symbol: i, addend: 0 }, len: f.code.len() as u32, rows: &f.frame })
-            .collect();
-        let mut section = write_debug_frame(&functions).map_err(CodeObjectError::Write)?;
+        let mut section = write_debug_frame(&frame_functions(co, |i| gimli::write::Address::Symbol { symbol: i, addend: 0 })).map_err(CodeObjectError::Write)?;
         for &(offset, function) in &section.address_relocs {
             debug_frame_relocs.push((offset, sym_index[co.functions[function].name.as_str()], R_AMDGPU_ABS64, 0));
         }
