@@ -268,6 +268,7 @@ fn nested_and_recursive_calls() {
     check("nested_calls.mir", &spec, false, true);
     check("stack_slots.mir", &spec, false, true);
     check("large_frames.mir", &spec, false, true);
+    check("frame_edges.mir", &spec, false, true);
     let text = std::fs::read_to_string(format!("{}/tests/data/codegen/nested_calls.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let module = mir::parse(&text).unwrap();
     for target in targets() {

@@ -10,7 +10,7 @@
 //!   scratch): the address of its first local, which holds at every
 //!   instruction because SP only moves around calls, where the rows follow it.
 //! - The return address is in s[30:31] except, in a function that calls, from
-//!   its prologue to its epilogue, in two lanes of its first spill VGPR.
+//!   its prologue to its epilogue, in two lanes of a spill VGPR.
 //! - A callee-saved VGPR is at CFA + (its slot - incoming) from its save on;
 //!   EXEC is in the SGPRs the prologue and epilogue park it in.
 

@@ -170,7 +170,7 @@ impl Placement {
         // v0-v31 keep their numbers (a call clobbers them by number; arguments
         // are pinned there). Registers above, which only values live across
         // calls use, are interchangeable: they are packed from v32 up. A callee
-        // allocates below v26, so its windows (right above) stay below v32.
+        // allocates below v24 and uses at most four windows, so its windows (right above) stay below v32.
         let mut vgpr: Vec<u16> = (0..64).collect();
         let mut next = 32;
         for (i, _) in vgpr_used.iter().enumerate().filter(|(_, u)| **u) {
@@ -300,6 +300,10 @@ struct Ctx<'a> {
     cfi_before: Vec<CfiEvent>,
 }
 
+/// The largest frame, in bytes per lane (the private memory a MIR invocation may
+/// use, docs/mir-semantics.md); keeps every SP computation within 32 bits.
+pub const MAX_FRAME_BYTES: u32 = 256 * 1024;
+
 /// Where a function's frame parts start, in bytes per lane from the entry SP.
 #[derive(Clone, Copy, Debug)]
 struct FrameLayout {
@@ -309,7 +313,7 @@ struct FrameLayout {
     saved_base: u32,
     saved_vgprs: u16,
     /// A function that calls keeps its return address in these two lanes of the
-    /// first spill VGPR from its prologue to its epilogue.
+    /// spill VGPRs (after the slots' lanes) from its prologue to its epilogue.
     return_address_lane: Option<u32>,
     /// Where the prologue parks EXEC (None: VCC).
     prologue_exec: Option<u16>,
@@ -487,7 +491,7 @@ impl Ctx<'_> {
                     PrivateAt::Outgoing(o) => (None, self.frame.sp_end + o),
                     PrivateAt::Pointer(o) => (Some(reg(1)), o),
                 };
-                self.private_access(*store, *width, reg(0), ptr, offset, false)?;
+                self.private_access(*store, *width, reg(0), ptr, offset, false, true)?;
             }
             MKind::LocalAddress(offset) => {
                 // Private pointers are per-lane offsets from the start of private
@@ -604,7 +608,10 @@ impl Ctx<'_> {
             }
             return Ok(());
         }
-        self.private_access(store, 4, reg, None, self.frame.spill_base + 4 * slot, partial_exec)
+        // Spill code runs between any two instructions, where an SCC value or an
+        // argument already in an expansion temporary (s22-s29 in a device
+        // function) may be live: no temporary for a large offset.
+        self.private_access(store, 4, reg, None, self.frame.spill_base + 4 * slot, partial_exec, false)
     }
 
     /// One private (scratch) access of `width` bytes per lane at a frame offset
@@ -613,7 +620,17 @@ impl Ctx<'_> {
     /// base (SP) in saddr, or the pointer as vaddr. Buffer scratch (gfx90a):
     /// `buffer_*` through the scratch V#, with the frame base as soffset, or the
     /// pointer (from the V# base) as `offen` VGPR offset with soffset 0.
-    fn private_access(&mut self, store: bool, width: u8, data: isa::Reg, ptr: Option<isa::Reg>, offset: u32, partial_exec: bool) -> Result<(), Diagnostic> {
+    #[allow(clippy::too_many_arguments)]
+    fn private_access(
+        &mut self,
+        store: bool,
+        width: u8,
+        data: isa::Reg,
+        ptr: Option<isa::Reg>,
+        offset: u32,
+        partial_exec: bool,
+        may_use_temporary: bool,
+    ) -> Result<(), Diagnostic> {
         let scratch = self.scratch.ok_or_else(|| Diagnostic::new("internal error: private memory access without scratch", crate::mir::Span::NONE))?;
         // The frame's base register (none: offset 0 in a kernel on flat scratch).
         let mut base = match scratch {
@@ -622,15 +639,17 @@ impl Ctx<'_> {
         };
         let mut offset = offset;
         if offset > 4095 {
-            if ptr.is_some() {
+            if ptr.is_some() || !may_use_temporary {
+                let what = if ptr.is_some() { "past a private pointer" } else { "into the frame for spill code or saved registers" };
                 return Err(Diagnostic::new(
-                    format!("a private access {offset} bytes past a pointer is beyond the 4095 bytes an instruction offset reaches (not supported yet)"),
+                    format!("a private access {offset} bytes {what} is beyond the 4095 bytes an instruction offset reaches (not supported yet)"),
                     crate::mir::Span::NONE,
                 ));
             }
             // Beyond the immediate's reach: the 4 KiB-aligned part goes into an
-            // expansion temporary (free between instructions; SCC is never live
-            // across them), added to the base in SP units.
+            // expansion temporary, added to the base in SP units. Only for
+            // selected instructions (frame accesses from isel, the epilogue):
+            // SCC and the temporaries are free before them.
             let t = isa::Reg::s(self.place.temps, 1);
             let high = isa::Operand::imm32((offset & !0xfff) * self.sp_scale());
             match base {
@@ -697,8 +716,8 @@ impl Ctx<'_> {
 
     /// The prologue: the callee-saved VGPRs the function uses saved with every
     /// lane enabled (EXEC parked in an SGPR pair no argument arrives in, or in
-    /// VCC when there is none), then the return address moved into lanes of the
-    /// first of them in a function that calls.
+    /// VCC when there is none), then the return address moved into two lanes of
+    /// them in a function that calls.
     fn prologue(&mut self) -> Result<(), Diagnostic> {
         if self.frame.saved_vgprs > 0 {
             self.vgprs_with_all_lanes(true, self.frame.prologue_exec)?;
@@ -723,7 +742,7 @@ impl Ctx<'_> {
     }
 
     /// The epilogue, before `s_setpc_b64`: the prologue undone (nothing but the
-    /// results, in VGPRs, is live; the expansion temporaries park EXEC).
+    /// results, in VGPRs, is live; an expansion temporary pair parks EXEC).
     fn epilogue(&mut self) -> Result<(), Diagnostic> {
         if self.frame.saved_vgprs == 0 && self.frame.return_address_lane.is_none() {
             return Ok(());
@@ -740,7 +759,8 @@ impl Ctx<'_> {
             self.cfi_after(CfiEvent::ReturnAddressInSgprs);
         }
         if self.frame.saved_vgprs > 0 {
-            self.vgprs_with_all_lanes(false, Some(self.place.temps))?;
+            // temps + 0 may form a large frame offset for the restores.
+            self.vgprs_with_all_lanes(false, Some(self.place.temps + 2))?;
         }
         Ok(())
     }
@@ -759,7 +779,8 @@ impl Ctx<'_> {
         for i in 0..self.frame.saved_vgprs {
             let n = self.spill_vgpr + i;
             let offset = self.frame.saved_base + 4 * u32::from(i);
-            self.private_access(save, 4, isa::Reg::v(n, 1), None, offset, false)?;
+            // The prologue runs before the arguments are copied out of s4-s29.
+            self.private_access(save, 4, isa::Reg::v(n, 1), None, offset, false, !save)?;
             self.cfi_after(if save { CfiEvent::VgprSaved { vgpr: n, offset } } else { CfiEvent::VgprRestored(n) });
         }
         let mov = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
@@ -855,8 +876,8 @@ impl Ctx<'_> {
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
     let place = Placement::new(vcode, out);
     let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::Address { .. }))));
-    // A callee's windows sit right above its allocation, below v26 at most:
-    // arguments arriving in v26-v31 are moved out by regalloc2 right at the
+    // A callee's windows sit right above its allocation, from v24 at most (four
+    // windows end at v31): arguments arriving in v24-v31 are copied out at the
     // entry, before any instruction uses a window.
     let vgpr_end = if vcode.layout == Layout::Callee { place.vgpr_end.min(Layout::CALLEE_WINDOWS) } else { place.vgpr_end };
     let window_base = vgpr_end.div_ceil(2) * 2;
@@ -877,6 +898,9 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         .max()
         .unwrap_or(0);
     let vgpr_top = if uses_windows { window_base + 2 * windows_used } else { vgpr_end };
+    if vcode.layout == Layout::Callee && vgpr_top > 32 {
+        return Err(Diagnostic::new(format!("internal error: a device function's VGPR windows reach v{}", vgpr_top - 1), crate::mir::Span::NONE));
+    }
     let spilled = super::regalloc::spilled_classes(out);
     let spills_sgprs = spilled[0] || spilled[2];
     // Spilled SGPRs live in lanes of spill VGPRs (as many as the slots need).
@@ -944,9 +968,20 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     };
     let frame_base = if vcode.layout == Layout::Callee { Some(Layout::STACK_POINTER) } else { None };
     let spill_bytes = if spills_vgprs(out) { 4 * out.num_spillslots as u32 } else { 0 };
-    let locals_base = vcode.frame.incoming;
-    let spill_base = locals_base + vcode.frame.locals;
-    let saved_base = spill_base + spill_bytes;
+    // [incoming arguments][saved VGPRs][spill slots][locals]: the parts that
+    // spill code and the prologue address come first, within the 4095 bytes an
+    // instruction offset reaches; locals (reached through pointers or selected
+    // instructions) may be large.
+    let saved_base = vcode.frame.incoming;
+    let spill_base = saved_base + 4 * u32::from(saved_vgprs);
+    let locals_base = (spill_base + spill_bytes).div_ceil(16) * 16;
+    let frame_end = u64::from(locals_base) + u64::from(vcode.frame.locals);
+    if frame_end > u64::from(MAX_FRAME_BYTES) {
+        return Err(Diagnostic::new(
+            format!("the stack frame needs {frame_end} bytes per lane, more than the {MAX_FRAME_BYTES} supported"),
+            crate::mir::Span::NONE,
+        ));
+    }
     // The prologue parks EXEC in an aligned SGPR pair (one SGPR in wave32) that
     // no argument arrives in, so that the call-frame information can name it.
     let arrival_sgprs: Vec<u16> = vcode
@@ -968,7 +1003,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         saved_vgprs,
         return_address_lane,
         prologue_exec,
-        sp_end: (saved_base + 4 * u32::from(saved_vgprs)).div_ceil(16) * 16,
+        sp_end: (frame_end as u32).div_ceil(16) * 16,
     };
     let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new() };
     let mut blocks = Vec::new();

@@ -677,8 +677,14 @@ impl<'a> Isel<'a> {
                 let parts = elems.iter().map(|e| self.lowered(e)).collect();
                 self.set(result.unwrap(), Lowered::Agg(parts));
             }
-            Op::StackSlot { size, .. } => {
-                // Alignment up to 16 holds: locals are 16-byte aligned.
+            Op::StackSlot { size, align } => {
+                // Locals are 16-byte aligned, as the stack is.
+                if *align > 16 {
+                    return Err(self.error(format!("stack slots aligned to more than 16 bytes (align {align}) are not supported: the stack is 16-byte aligned")));
+                }
+                if *size > super::expand::MAX_FRAME_BYTES {
+                    return Err(self.error(format!("a stack slot of {size} bytes is larger than the {} bytes per lane a frame may have", super::expand::MAX_FRAME_BYTES)));
+                }
                 let local = self.new_local(*size);
                 let l = self.local_pointer(local)?;
                 self.set(inst.result.expect("a stack slot has a result"), l);
@@ -2048,24 +2054,23 @@ impl<'a> Isel<'a> {
 
     /// Reserves `size` bytes per lane of locals (16-byte aligned pieces).
     fn new_local(&mut self, size: u32) -> u32 {
+        // Sizes are at most MAX_FRAME_BYTES each; the total saturates and
+        // expansion refuses frames over MAX_FRAME_BYTES.
         let at = self.locals;
-        self.locals += size.div_ceil(16) * 16;
+        self.locals = self.locals.saturating_add(size.div_ceil(16).saturating_mul(16));
         at
     }
 
     /// A private pointer to local `offset` of the frame. Private pointers count
     /// per-lane bytes from the start of private memory (on gfx90a the scratch
-    /// V#'s base, as LLVM's do): a kernel on flat scratch has its frame there,
-    /// so the pointer is the offset itself; otherwise the frame's base (SP, or
-    /// the wave offset) is added at expansion.
+    /// V#'s base, as LLVM's do): the frame's base (SP, the wave offset, or 0 in a
+    /// kernel on flat scratch) plus where the locals start, at expansion.
     fn local_pointer(&mut self, offset: u32) -> Result<Lowered, Diagnostic> {
-        // Known at expansion: the frame's base (docs/abi.md section 3).
-        if self.func.kind == FuncKind::Device || !self.target.gpu.has_architected_flat_scratch() {
-            let d = self.vreg(Class::Sgpr);
-            self.push(MInst { kind: MKind::LocalAddress(offset), ops: vec![ra::Operand::reg_def(d)] });
-            return Ok(Lowered::S(d));
-        }
-        Ok(Lowered::Imm(u64::from(offset)))
+        // Known at expansion: where the locals start, and the frame's base
+        // (docs/abi.md section 3.1).
+        let d = self.vreg(Class::Sgpr);
+        self.push(MInst { kind: MKind::LocalAddress(offset), ops: vec![ra::Operand::reg_def(d)] });
+        Ok(Lowered::S(d))
     }
 
     /// A value from its register pieces (parameters and call results).
@@ -2230,7 +2235,7 @@ impl<'a> Isel<'a> {
         self.push(MInst { kind: MKind::Entry, ops });
         // Every register argument is copied out of its arrival register before
         // anything else runs: regalloc2 may otherwise leave a value in an
-        // arrival register it may not allocate (s12-s29, v26-v31) until its
+        // arrival register it may not allocate (s12-s29, v24-v31) until its
         // use, where SGPR pair units, expansion temporaries or VGPR windows of
         // the instructions in between would overwrite it.
         let moved_out = |isel: &mut Self, arrival: &mut Arrival| {
@@ -2376,7 +2381,7 @@ impl<'a> Isel<'a> {
         }
         // In a device function, argument registers overlap the SGPR pair units
         // (s12-s21), the expansion temporaries (s22-s29) and the VGPR windows
-        // (v26-v31), which regalloc2 cannot see: each argument is copied into a
+        // (v24-v31), which regalloc2 cannot see: each argument is copied into a
         // value of its own right before the call, so nothing runs between the
         // copy into its register and the call.
         let mut ops: Vec<ra::Operand> = Vec::new();
@@ -2768,7 +2773,7 @@ pub fn select(
     } else {
         Layout::Dense
     };
-    vcode.frame.locals = isel.locals.div_ceil(16) * 16;
+    vcode.frame.locals = isel.locals.saturating_add(15) / 16 * 16;
     if device {
         // A device function reaches its frame through SP (s32) and, on buffer
         // scratch, the V# in s[0:3] and the wave offset in s33.

@@ -262,21 +262,20 @@ pub fn compile_kernel(
 /// Bytes per lane a call of `f` needs above the caller's SP: its frame (which
 /// starts with its incoming arguments) and the most its calls need; and
 /// whether a recursive call makes the real depth unknown (a function already on
-/// the current path adds DYNAMIC_STACK_BYTES). Results without recursion below
-/// them are remembered, so shared callees are visited once.
+/// the current path adds DYNAMIC_STACK_BYTES).
 fn stack_need(
     f: &str,
     frames: &HashMap<String, u32>,
     callees: &HashMap<&str, Vec<&str>>,
     external: &[String],
     path: &mut Vec<String>,
-    known: &mut HashMap<String, u32>,
+    known: &mut HashMap<String, (u32, bool)>,
 ) -> (u32, bool) {
     if external.iter().any(|e| e == f) {
         return (EXTERNAL_STACK_BYTES, true);
     }
     if let Some(&n) = known.get(f) {
-        return (n, false);
+        return n;
     }
     if path.iter().any(|p| p == f) {
         // Recursion: the depth is unknown; reserve LLVM's default for stacks
@@ -284,17 +283,17 @@ fn stack_need(
         return (DYNAMIC_STACK_BYTES, true);
     }
     path.push(f.to_string());
-    let mut deepest = (0, false);
+    let mut deepest = (0u32, false);
     for c in callees.get(f).map(Vec::as_slice).unwrap_or(&[]) {
         let (n, d) = stack_need(c, frames, callees, external, path, known);
         deepest = (deepest.0.max(n), deepest.1 || d);
     }
     path.pop();
-    let need = frames.get(f).copied().unwrap_or(0) + deepest.0;
-    if !deepest.1 {
-        known.insert(f.to_string(), need);
-    }
-    (need, deepest.1)
+    let need = (frames.get(f).copied().unwrap_or(0).saturating_add(deepest.0), deepest.1);
+    // Remembered even below a recursion (then an estimate anyway), so that
+    // every function is visited once.
+    known.insert(f.to_string(), need);
+    need
 }
 
 /// The device functions a function calls directly.
@@ -454,7 +453,7 @@ pub fn compile_module(
             .get(k.name.as_str())
             .map_or((0, false), |list| list.iter().map(|c| stack_needs.get(*c).copied().unwrap_or((0, false))).fold((0, false), |(n, d), (m, e)| (n.max(m), d || e)));
         if k.resources.uses_scratch {
-            k.resources.private_segment_fixed_size = k.frame_bytes + deepest;
+            k.resources.private_segment_fixed_size = k.frame_bytes.saturating_add(deepest);
             k.resources.uses_dynamic_stack = dynamic;
             k.stats.scratch_bytes = k.resources.private_segment_fixed_size;
         }

@@ -258,7 +258,7 @@ pub enum Layout {
     /// and s0-s31 by number); s32-s34 (SP, wave scratch offset, FP) stay free.
     Caller,
     /// Device functions: only registers the amdgpu-cg convention lets a callee
-    /// clobber: v0-v25 (the pair windows go right above, below v32), s4-s11, SGPR pairs in
+    /// clobber: v0-v23 (the pair windows go right above, below v32), s4-s11, SGPR pairs in
     /// s12-s21 and the expansion temporaries in s22-s29. A device function that
     /// calls keeps nothing in registers across its calls (they clobber all of
     /// these): regalloc2 spills those values, SGPRs into lanes of v32 and up
@@ -267,8 +267,9 @@ pub enum Layout {
 }
 
 impl Layout {
-    /// First VGPR of the pair windows in a callee.
-    pub const CALLEE_WINDOWS: u16 = 26;
+    /// First VGPR of the pair windows in a callee: an instruction uses at most
+    /// four windows (`v_fma_f64`, `v_div_scale_f64`), v24-v31.
+    pub const CALLEE_WINDOWS: u16 = 24;
     /// First SGPR of the pair units in a callee.
     pub const CALLEE_PAIRS: u16 = 12;
     /// First SGPR of the expansion temporaries in a callee.
