@@ -4,7 +4,8 @@
 //! bytes passed by reference, each possibly `inreg`; one signature in four has
 //! 20 to 59 arguments, which overflow to the stack; results of those types, the
 //! large struct through sret), bodies that use every argument, call earlier
-//! functions (nested calls) and a recursive function (depth 0-3, divergent),
+//! functions (nested calls, a third of them under a divergent if) and a
+//! recursive function (depth 0-3, divergent),
 //! keep values in stack slots across those calls, one function in four with
 //! LLVM's convention (`callconv(llvm)`, both sides ours) (and
 //! sometimes the work-item id and a divergent branch), and a kernel that calls
@@ -239,8 +240,16 @@ fn callee_text(rng: &mut Rng, c: &Callee, earlier: &[Callee]) -> String {
     if !earlier.is_empty() && rng.below(2) == 0 {
         for k in 0..1 + rng.below(2) {
             let callee = &earlier[rng.below(earlier.len() as u64) as usize];
-            call_text(&mut t, rng, callee, &acc, &format!("n{k}"));
-            writeln!(t, "  %nested{k} = xor i32 %{acc}, %n{k}").unwrap();
+            if rng.below(3) == 0 {
+                // Under a divergent if: the caller's saved EXEC (an SGPR pair
+                // in wave64) is live across the call.
+                writeln!(t, "  %nb{k} = and i32 %{acc}, 2\n  %nc{k} = icmp ne i32 %nb{k}, 0\n  brif %nc{k}, ncall{k}, nafter{k}(%{acc})\nncall{k}:").unwrap();
+                call_text(&mut t, rng, callee, &acc, &format!("n{k}"));
+                writeln!(t, "  %nx{k} = xor i32 %{acc}, %n{k}\n  br nafter{k}(%nx{k})\nnafter{k}(%nested{k}: i32):").unwrap();
+            } else {
+                call_text(&mut t, rng, callee, &acc, &format!("n{k}"));
+                writeln!(t, "  %nested{k} = xor i32 %{acc}, %n{k}").unwrap();
+            }
             acc = format!("nested{k}");
         }
     }

@@ -395,7 +395,7 @@ impl Ctx<'_> {
                 let (d, s) = (reg(0), reg(1));
                 self.mov(d, s);
             }
-            MKind::ImplicitDef | MKind::Entry => {}
+            MKind::ImplicitDef | MKind::Entry | MKind::Clobber(_) => {}
             MKind::MakePair => {
                 let (p, lo, hi) = (reg(0), reg(1), reg(2));
                 self.mov(Self::half_of(p, 0), lo);
@@ -819,9 +819,12 @@ impl Ctx<'_> {
         }
     }
 
-    /// Runs `body` with every lane enabled, EXEC parked in a reserved register.
+    /// Runs `body` (regalloc2's moves and spill code) with every lane enabled,
+    /// EXEC parked in VCC: VCC only carries values inside one selected
+    /// instruction, while the expansion temporaries of a device function may
+    /// already hold arguments for a call that follows.
     fn whole_wave(&mut self, body: impl FnOnce(&mut Self)) {
-        let save = isa::Reg::s(self.place.temps + 6, self.mask_size());
+        let save = isa::Reg::new(isa::PhysReg::VCC, self.mask_size());
         let mov = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
         self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(save)], vec![isa::Operand::Reg(self.exec())]));
         self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::imm32(u32::MAX)]));

@@ -2385,6 +2385,15 @@ impl<'a> Isel<'a> {
         // value of its own right before the call, so nothing runs between the
         // copy into its register and the call.
         let mut ops: Vec<ra::Operand> = Vec::new();
+        if self.func.kind == FuncKind::Device {
+            // Pair values leave the units before the copies can write the
+            // SGPRs under them (the call clobbers the units anyway).
+            let mut units = ra::PRegSet::empty();
+            for u in 0..SGPR_PAIR_UNITS {
+                units.add(ra::PReg::new(u as usize, ra::RegClass::Vector));
+            }
+            self.push(MInst { kind: MKind::Clobber(units), ops: Vec::new() });
+        }
         for (r, reg) in in_registers {
             let r = if self.func.kind == FuncKind::Device {
                 let d = self.vreg(self.vc.class(r));

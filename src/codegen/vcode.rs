@@ -133,6 +133,10 @@ pub enum MKind {
     /// [`PrivateAt::Pointer`], `ops[1]` the private pointer (a VGPR). Frame
     /// offsets become addresses at expansion, when the frame's size is known.
     Private { store: bool, width: u8, at: PrivateAt },
+    /// No code: the registers are clobbered here (regalloc2 moves what is live
+    /// out of them first). Before a device function's argument copies: SGPR
+    /// pair units overlap argument SGPRs, which regalloc2 cannot see.
+    Clobber(ra::PRegSet),
     /// `ops[0]` (an SGPR) = the private pointer to local `offset` of the frame
     /// (from the frame's base, known at expansion).
     LocalAddress(u32),
@@ -400,7 +404,7 @@ impl ra::Function for VCode {
 
     fn inst_clobbers(&self, insn: ra::Inst) -> ra::PRegSet {
         match &self.insts[insn.index()].kind {
-            MKind::Call { clobbers, .. } => *clobbers,
+            MKind::Call { clobbers, .. } | MKind::Clobber(clobbers) => *clobbers,
             _ => ra::PRegSet::empty(),
         }
     }
