@@ -170,3 +170,31 @@ fn sim_runs_our_code_object_like_the_interpreter() {
     assert_eq!(first(&sim_out), first(&run_out));
     assert_eq!(first(&run_out), "y: f32[8] = [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 1.0, 1.0]");
 }
+
+#[test]
+fn extern_functions_stay_undefined_in_the_relocatable_output() {
+    // examples/call.mir's @scale_add left to another object: the call is a
+    // relocation against an undefined symbol, and no code is emitted for it.
+    let out = scratch("call-extern.o");
+    let o = exe().arg(example("call.mir")).args(["--emit", "obj", "--extern", "scale_add", "-o"]).arg(&out).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let bytes = std::fs::read(&out).unwrap();
+    use object::{Object, ObjectSymbol};
+    let file = object::File::parse(&*bytes).unwrap();
+    let sym = file.symbols().find(|s| s.name() == Ok("scale_add")).expect("a symbol for the external function");
+    assert!(sym.is_undefined(), "scale_add is not compiled here");
+    assert!(file.symbols().any(|s| s.name() == Ok("call_scale") && !s.is_undefined()));
+    // A loadable object cannot have an undefined function: a clear error, no file.
+    let hsaco = scratch("call-extern.hsaco");
+    let o = exe().arg(example("call.mir")).args(["--extern", "scale_add", "-o"]).arg(&hsaco).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("scale_add"), "{err}");
+    assert!(!hsaco.exists());
+    // Only device functions of the module can be external.
+    let o = exe().arg(example("call.mir")).args(["--emit", "obj", "--extern", "nope", "-o"]).arg(scratch("nope.o")).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("'nope' is declared external but is not a device function"), "{err}");
+}
