@@ -958,14 +958,15 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
             crate::mir::Span::NONE,
         ));
     }
-    // The wave's scratch offset arrives in an SGPR a callee may clobber; a
-    // kernel that calls and uses buffer scratch keeps it in s33, where its
-    // callees expect it (docs/abi.md section 3), copied before anything else
-    // runs. A device function finds the V# in s[0:3], the wave offset in s33 and
-    // its frame at SP (s32).
-    let (scratch, keep_wave_offset) = match vcode.scratch {
-        Some(Scratch::Buffer { rsrc, wave_offset }) if vcode.layout == Layout::Caller => {
-            (Some(Scratch::Buffer { rsrc, wave_offset: Layout::CALLER_WAVE_OFFSET }), Some(wave_offset))
+    // A kernel on buffer scratch folds the wave's scratch offset into the V#
+    // base before anything else runs, as LLVM's kernels do, and keeps 0 where
+    // the offset was (s33 in a kernel that calls, the arrival SGPR otherwise):
+    // frames, SP and private pointers then count from the wave's own private
+    // memory, which is what callees (ours and LLVM's) expect (docs/abi.md 3.1).
+    let (scratch, fold_wave_offset) = match vcode.scratch {
+        Some(Scratch::Buffer { rsrc, wave_offset }) if vcode.layout != Layout::Callee => {
+            let kept = if vcode.layout == Layout::Caller { Layout::CALLER_WAVE_OFFSET } else { wave_offset };
+            (Some(Scratch::Buffer { rsrc, wave_offset: kept }), Some((rsrc, wave_offset, kept)))
         }
         other => (other, None),
     };
@@ -1015,8 +1016,11 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     for (position, &b) in layout.iter().enumerate() {
         let block = &vcode.blocks[b];
         let start = ctx.code.len();
-        if let (0, Some(from)) = (position, keep_wave_offset) {
-            ctx.mov(isa::Reg::s(Layout::CALLER_WAVE_OFFSET, 1), isa::Reg::s(from, 1));
+        if let (0, Some((rsrc, arrived, kept))) = (position, fold_wave_offset) {
+            let s = |n: u16| isa::Operand::Reg(isa::Reg::s(n, 1));
+            ctx.push(isa::Inst::new(Opcode::s_add_u32, vec![s(rsrc)], vec![s(rsrc), s(arrived)]));
+            ctx.push(isa::Inst::new(Opcode::s_addc_u32, vec![s(rsrc + 1)], vec![s(rsrc + 1), isa::Operand::imm32(0)]));
+            ctx.push(isa::Inst::new(Opcode::s_mov_b32, vec![s(kept)], vec![isa::Operand::imm32(0)]));
         }
         if position == 0 && vcode.layout == Layout::Caller && scratch.is_some() {
             ctx.set_kernel_sp();
@@ -1054,7 +1058,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     if uses_reserved {
         sgprs = sgprs.max(u32::from(temps) + 8);
     }
-    if keep_wave_offset.is_some() || (vcode.layout == Layout::Caller && scratch.is_some()) {
+    if (fold_wave_offset.is_some() && vcode.layout == Layout::Caller) || (vcode.layout == Layout::Caller && scratch.is_some()) {
         sgprs = sgprs.max(u32::from(Layout::CALLER_WAVE_OFFSET) + 1);
     }
     let uses_vcc = blocks.iter().flat_map(|(_, _, c)| c).any(|e| {
