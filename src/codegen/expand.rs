@@ -879,27 +879,13 @@ impl Ctx<'_> {
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
     let place = Placement::new(vcode, out);
     let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::Address { .. }))));
-    // A callee's windows sit right above its allocation, from v24 at most (four
-    // windows end at v31): arguments arriving in v24-v31 are copied out at the
-    // entry, before any instruction uses a window.
-    let vgpr_end = if vcode.layout == Layout::Callee { place.vgpr_end.min(Layout::CALLEE_WINDOWS) } else { place.vgpr_end };
+    // A callee's windows sit right above its allocation, which leaves room for
+    // them below v32: arguments arriving there are copied out at the entry,
+    // before any instruction uses a window.
+    let vgpr_end = if vcode.layout == Layout::Callee { place.vgpr_end.min(vcode.callee_vgprs()) } else { place.vgpr_end };
     let window_base = vgpr_end.div_ceil(2) * 2;
     let temps = place.temps;
-    let windows_used = vcode
-        .insts
-        .iter()
-        .flat_map(|m| match &m.kind {
-            MKind::Real { fills, .. } => fills
-                .iter()
-                .filter_map(|(_, f)| match f {
-                    Fill::VPair { window, .. } | Fill::Address { window, .. } => Some(u16::from(*window) + 1),
-                    _ => None,
-                })
-                .max(),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
+    let windows_used = vcode.windows_needed();
     let vgpr_top = if uses_windows { window_base + 2 * windows_used } else { vgpr_end };
     if vcode.layout == Layout::Callee && vgpr_top > 32 {
         return Err(Diagnostic::new(format!("internal error: a device function's VGPR windows reach v{}", vgpr_top - 1), crate::mir::Span::NONE));

@@ -76,7 +76,10 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Ou
             reserved.push(wave_offset);
         }
     }
-    let allowed = vcode.layout.allowed(&reserved);
+    let mut allowed = vcode.layout.allowed(&reserved);
+    if vcode.layout == super::vcode::Layout::Callee {
+        allowed[1] = (0..usize::from(vcode.callee_vgprs())).collect();
+    }
     let max = [allowed[0].len(), allowed[1].len(), allowed[2].len()];
     let mut limits = [8.min(max[0]), 8.min(max[1]), 4.min(max[2])];
     loop {

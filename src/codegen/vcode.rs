@@ -262,7 +262,7 @@ pub enum Layout {
     /// and s0-s31 by number); s32-s34 (SP, wave scratch offset, FP) stay free.
     Caller,
     /// Device functions: only registers the amdgpu-cg convention lets a callee
-    /// clobber: v0-v23 (the pair windows go right above, below v32), s4-s11, SGPR pairs in
+    /// clobber: v0-v31 less room for its pair windows (right above, below v32), s4-s11, SGPR pairs in
     /// s12-s21 and the expansion temporaries in s22-s29. A device function that
     /// calls keeps nothing in registers across its calls (they clobber all of
     /// these): regalloc2 spills those values, SGPRs into lanes of v32 and up
@@ -271,8 +271,9 @@ pub enum Layout {
 }
 
 impl Layout {
-    /// First VGPR of the pair windows in a callee: an instruction uses at most
-    /// four windows (`v_fma_f64`, `v_div_scale_f64`), v24-v31.
+    /// First VGPR of the pair windows in a callee whose instructions use the
+    /// most windows (four: `v_fma_f64`, `v_div_scale_f64`), v24-v31; a callee
+    /// needing fewer allocates more ([`VCode::callee_vgprs`]).
     pub const CALLEE_WINDOWS: u16 = 24;
     /// First SGPR of the pair units in a callee.
     pub const CALLEE_PAIRS: u16 = 12;
@@ -314,6 +315,35 @@ pub enum Scratch {
 }
 
 impl VCode {
+    /// How many VGPR pair windows the most demanding instruction uses.
+    pub fn windows_needed(&self) -> u16 {
+        let windows = |fills: &[(Slot, Fill)]| {
+            fills
+                .iter()
+                .filter_map(|(_, f)| match f {
+                    Fill::VPair { window, .. } | Fill::Address { window, .. } => Some(u16::from(*window) + 1),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(0)
+        };
+        self.insts
+            .iter()
+            .map(|m| match &m.kind {
+                MKind::Real { fills, .. } => windows(fills),
+                MKind::Seq(parts) => parts.iter().map(|(_, f)| windows(f)).max().unwrap_or(0),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The VGPRs a device function may allocate: v0-v31 less room for its
+    /// windows right below v32.
+    pub fn callee_vgprs(&self) -> u16 {
+        32 - 2 * self.windows_needed()
+    }
+
     /// Block order for emission: greedy fall-through chains (each block is
     /// followed by its fall-through successor when that one is not placed yet),
     /// starting with the entry block and then in creation order.
