@@ -200,7 +200,15 @@ pub fn compile_file(
             asm.into_bytes()
         }
         Emit::Obj => codeobj::write_relocatable(&object).map_err(|e| CliError::input(format!("error: {e}")))?,
-        _ => codeobj::write_hsaco(&object).map_err(|e| CliError::input(format!("error: {e}")))?,
+        _ => codeobj::write_hsaco(&object).map_err(|e| {
+            let hint = match &e {
+                codeobj::CodeObjectError::UndefinedSymbol { .. } => {
+                    "\nnote: a function defined elsewhere (--extern) needs a relocatable object (--emit obj) linked with the object that defines it (ld.lld -shared)"
+                }
+                _ => "",
+            };
+            CliError::input(format!("error: {e}{hint}"))
+        })?,
     };
     Ok((bytes, side))
 }

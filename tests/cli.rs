@@ -190,7 +190,7 @@ fn extern_functions_stay_undefined_in_the_relocatable_output() {
     let o = exe().arg(example("call.mir")).args(["--extern", "scale_add", "-o"]).arg(&hsaco).output().unwrap();
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("scale_add"), "{err}");
+    assert!(err.contains("scale_add") && err.contains("--emit obj"), "{err}");
     assert!(!hsaco.exists());
     // Only device functions of the module can be external.
     let o = exe().arg(example("call.mir")).args(["--emit", "obj", "--extern", "nope", "-o"]).arg(scratch("nope.o")).output().unwrap();
