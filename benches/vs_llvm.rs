@@ -1,7 +1,9 @@
 //! amdgpu-cg against LLVM 22 on the same kernels, in one run: for every example
 //! and target, the code we generate (instructions, VGPRs, SGPRs) next to what
 //! `llc-22 -O2` produces from the OpenCL twin in benches/data/, and the backend
-//! compile time of both as a ratio.
+//! compile time of both as a ratio. `all` counts the instructions of every
+//! function the kernel reaches (call_many's callee too); `priv` is the kernel's
+//! private segment in bytes per work-item.
 //!
 //! `cargo bench --bench vs_llvm`. LLVM's time is `llc-22` on the LLVM IR clang
 //! produced (the backend only, like ours), median of 5 runs, and includes
@@ -17,7 +19,7 @@ use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
 use amdgpu_cg::isa::{self, Gpu, Target};
 use amdgpu_cg::mir;
 
-const EXAMPLES: [&str; 5] = ["vector_add", "saxpy", "lds_reduction", "matmul", "divergent_loop"];
+const EXAMPLES: [&str; 6] = ["vector_add", "saxpy", "lds_reduction", "matmul", "divergent_loop", "call_many"];
 
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
@@ -52,7 +54,10 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = std::env::temp_dir().join(format!("amdgpu-cg-vs-llvm-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    println!("{:<16} {:<8} | {:>6} {:>5} {:>5} {:>9} | {:>6} {:>5} {:>5} {:>9} | {:>7}", "kernel", "target", "insts", "vgpr", "sgpr", "time", "insts", "vgpr", "sgpr", "llc time", "speedup");
+    println!(
+        "{:<16} {:<8} | {:>6} {:>5} {:>5} {:>5} {:>5} {:>9} | {:>6} {:>5} {:>5} {:>5} {:>5} {:>9} | {:>7}",
+        "kernel", "target", "insts", "all", "vgpr", "sgpr", "priv", "time", "insts", "all", "vgpr", "sgpr", "priv", "llc time", "speedup"
+    );
     for name in EXAMPLES {
         let text = std::fs::read_to_string(root.join(format!("examples/{name}.mir"))).unwrap();
         let module = mir::parse(&text).unwrap();
@@ -60,13 +65,18 @@ fn main() {
             let target = CodeObjectTarget::new(Target::new(gpu));
             let mut times = Vec::new();
             let mut stats = None;
+            let mut all = 0;
+            let mut private = 0;
             for _ in 0..50 {
                 let start = Instant::now();
                 let (object, kernels) =
                     codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
                 let _ = codeobj::write_hsaco(&object).unwrap();
                 times.push(start.elapsed());
-                stats = Some(kernels[0].stats.clone());
+                let kernel = kernels.iter().find(|k| k.is_kernel).unwrap();
+                stats = Some(kernel.stats.clone());
+                all = kernels.iter().map(|k| k.stats.instructions).sum::<usize>();
+                private = kernel.resources.private_segment_fixed_size;
             }
             let ours = stats.unwrap();
             let our_time = median(times);
@@ -103,16 +113,27 @@ fn main() {
             let loaded = codeobj::read(&std::fs::read(&hsaco).unwrap()).unwrap();
             let kernel = &loaded.kernels[0];
             let meta = kernel.metadata.as_ref().unwrap();
+            // Every function but clang's callable copy of the kernel.
+            let llc_all: usize = loaded
+                .functions
+                .iter()
+                .filter(|f| !f.name.starts_with("__clang_ocl_kern_imp_"))
+                .map(|f| count_instructions(&f.code, Target::new(gpu)))
+                .sum();
             let llc_time = median(llc_times);
             println!(
-                "{name:<16} {gpu:<8} | {:>6} {:>5} {:>5} {:>7.1}us | {:>6} {:>5} {:>5} {:>7.1}ms | {:>6.0}x",
+                "{name:<16} {gpu:<8} | {:>6} {:>5} {:>5} {:>5} {:>5} {:>7.1}us | {:>6} {:>5} {:>5} {:>5} {:>5} {:>7.1}ms | {:>6.0}x",
                 ours.instructions,
+                all,
                 ours.vgprs,
                 ours.sgprs,
+                private,
                 our_time.as_secs_f64() * 1e6,
                 count_instructions(&kernel.code, Target::new(gpu)),
+                llc_all,
                 meta.vgpr_count,
                 meta.sgpr_count,
+                meta.private_segment_fixed_size,
                 llc_time.as_secs_f64() * 1e3,
                 llc_time.as_secs_f64() / our_time.as_secs_f64()
             );
