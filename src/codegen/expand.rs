@@ -305,13 +305,13 @@ struct Ctx<'a> {
 pub const MAX_FRAME_BYTES: u32 = 256 * 1024;
 
 /// Where a function's frame parts start, in bytes per lane from the entry SP.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct FrameLayout {
     locals_base: u32,
     spill_base: u32,
     /// Callee-saved VGPRs (v32 up) saved by the prologue, and where.
     saved_base: u32,
-    saved_vgprs: u16,
+    saved_vgprs: Vec<u16>,
     /// A function that calls keeps its return address in these two lanes of the
     /// spill VGPRs (after the slots' lanes) from its prologue to its epilogue.
     return_address_lane: Option<u32>,
@@ -719,7 +719,7 @@ impl Ctx<'_> {
     /// VCC when there is none), then the return address moved into two lanes of
     /// them in a function that calls.
     fn prologue(&mut self) -> Result<(), Diagnostic> {
-        if self.frame.saved_vgprs > 0 {
+        if !self.frame.saved_vgprs.is_empty() {
             self.vgprs_with_all_lanes(true, self.frame.prologue_exec)?;
         }
         if let Some((vgpr, lane)) = self.return_address_place() {
@@ -744,7 +744,7 @@ impl Ctx<'_> {
     /// The epilogue, before `s_setpc_b64`: the prologue undone (nothing but the
     /// results, in VGPRs, is live; an expansion temporary pair parks EXEC).
     fn epilogue(&mut self) -> Result<(), Diagnostic> {
-        if self.frame.saved_vgprs == 0 && self.frame.return_address_lane.is_none() {
+        if self.frame.saved_vgprs.is_empty() && self.frame.return_address_lane.is_none() {
             return Ok(());
         }
         self.cfi_before.push(CfiEvent::RememberState);
@@ -758,7 +758,7 @@ impl Ctx<'_> {
             }
             self.cfi_after(CfiEvent::ReturnAddressInSgprs);
         }
-        if self.frame.saved_vgprs > 0 {
+        if !self.frame.saved_vgprs.is_empty() {
             // temps + 0 may form a large frame offset for the restores.
             self.vgprs_with_all_lanes(false, Some(self.place.temps + 2))?;
         }
@@ -776,9 +776,8 @@ impl Ctx<'_> {
         let saveexec = self.op_b(Opcode::s_or_saveexec_b64, Opcode::s_or_saveexec_b32);
         self.push(isa::Inst::new(saveexec, vec![isa::Operand::Reg(park_reg)], vec![isa::Operand::imm32(u32::MAX)]));
         self.cfi_after(CfiEvent::ExecIn(park));
-        for i in 0..self.frame.saved_vgprs {
-            let n = self.spill_vgpr + i;
-            let offset = self.frame.saved_base + 4 * u32::from(i);
+        for (i, n) in self.frame.saved_vgprs.clone().into_iter().enumerate() {
+            let offset = self.frame.saved_base + 4 * i as u32;
             // The prologue runs before the arguments are copied out of s4-s29.
             self.private_access(save, 4, isa::Reg::v(n, 1), None, offset, false, !save)?;
             self.cfi_after(if save { CfiEvent::VgprSaved { vgpr: n, offset } } else { CfiEvent::VgprRestored(n) });
@@ -866,7 +865,7 @@ impl Ctx<'_> {
                 self.epilogue()?;
                 let restores = !self.cfi_before.is_empty() || self.code.last().is_some_and(|e| !e.cfi.is_empty());
                 self.push(isa::Inst::new(Opcode::s_setpc_b64, vec![], vec![isa::Operand::Reg(isa::Reg::s(30, 2))]));
-                if restores && (self.frame.saved_vgprs > 0 || self.frame.return_address_lane.is_some()) {
+                if restores && (!self.frame.saved_vgprs.is_empty() || self.frame.return_address_lane.is_some()) {
                     self.cfi_after(CfiEvent::RestoreState);
                 }
             }
@@ -922,22 +921,28 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     // v40): with calls to them the spill VGPRs go to a block LLVM preserves.
     let llvm_calls = vcode.insts.iter().any(|m| matches!(m.kind, MKind::Call { llvm: true, .. }));
     let llvm_preserved = |from: u16| (0..).map(|k| 40 + 16 * k).find(|&b| b >= from).expect("a block");
-    let (spill_vgpr, saved_vgprs) = match vcode.layout {
-        Layout::Caller if llvm_calls => (llvm_preserved(vgpr_top), 0),
-        Layout::Caller => (vgpr_top.max(32), 0),
-        Layout::Dense => (vgpr_top, 0),
+    // A device function may also allocate v32 and up (callee-saved: its
+    // prologue saves them); they are packed from v32.
+    let high_end = if vcode.layout == Layout::Callee { place.vgpr_end.max(32) } else { 32 };
+    let (spill_vgpr, mut saved_vgprs) = match vcode.layout {
+        Layout::Caller if llvm_calls => (llvm_preserved(vgpr_top), Vec::new()),
+        Layout::Caller => (vgpr_top.max(32), Vec::new()),
+        Layout::Dense => (vgpr_top, Vec::new()),
         Layout::Callee => {
             // A device function that calls needs them to survive its calls.
             let fits_below = !calls && vgpr_top + spill_vgpr_count <= 32 && !highest_argument_vgpr.is_some_and(|v| v >= vgpr_top);
             if fits_below {
-                (vgpr_top, 0)
-            } else if llvm_calls {
-                (40, spill_vgpr_count)
+                (vgpr_top, Vec::new())
             } else {
-                (32, spill_vgpr_count)
+                let first = if llvm_calls { llvm_preserved(high_end.max(40)) } else { high_end };
+                (first, (first..first + spill_vgpr_count).collect())
             }
         }
     };
+    if vcode.layout == Layout::Callee {
+        saved_vgprs.extend(32..high_end);
+        saved_vgprs.sort_unstable();
+    }
     if llvm_calls && spill_vgpr_count > 8 {
         return Err(Diagnostic::new(
             "calls to LLVM functions with more SGPR spill slots than 8 VGPRs hold are not supported yet".to_string(),
@@ -963,7 +968,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     // instruction offset reaches; locals (reached through pointers or selected
     // instructions) may be large.
     let saved_base = vcode.frame.incoming;
-    let spill_base = saved_base + 4 * u32::from(saved_vgprs);
+    let spill_base = saved_base + 4 * saved_vgprs.len() as u32;
     let locals_base = (spill_base + spill_bytes).div_ceil(16) * 16;
     let frame_end = u64::from(locals_base) + u64::from(vcode.frame.locals);
     if frame_end > u64::from(MAX_FRAME_BYTES) {
@@ -1039,7 +1044,10 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         }
         blocks.push((b, block.name.clone(), code));
     }
-    let vgprs = if spill_vgpr_count > 0 { u32::from(spill_vgpr + spill_vgpr_count).max(u32::from(vgpr_top)) } else { u32::from(vgpr_top) };
+    let mut vgprs = if spill_vgpr_count > 0 { u32::from(spill_vgpr + spill_vgpr_count).max(u32::from(vgpr_top)) } else { u32::from(vgpr_top) };
+    if vcode.layout == Layout::Callee && high_end > 32 {
+        vgprs = vgprs.max(u32::from(high_end));
+    }
     let mut sgprs = u32::from(place.sgpr_end);
     if uses_reserved {
         sgprs = sgprs.max(u32::from(temps) + 8);
@@ -1050,7 +1058,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     let uses_vcc = blocks.iter().flat_map(|(_, _, c)| c).any(|e| {
         e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))
     });
-    Ok(Expanded { blocks, vgprs, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { frame.sp_end } else { 0 } })
+    Ok(Expanded { blocks, vgprs, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { ctx.frame.sp_end } else { 0 } })
 }
 
 /// The post-allocation checker: every register operand of the expanded code is

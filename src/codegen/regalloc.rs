@@ -78,7 +78,9 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Ou
     }
     let mut allowed = vcode.layout.allowed(&reserved);
     if vcode.layout == super::vcode::Layout::Callee {
-        allowed[1] = (0..usize::from(vcode.callee_vgprs())).collect();
+        // v0-v31 less the windows first; v32 and up (which the prologue must
+        // save) only when the growing limits reach them.
+        allowed[1] = (0..usize::from(vcode.callee_vgprs())).chain(32..ALLOCATABLE_VGPRS).collect();
     }
     let max = [allowed[0].len(), allowed[1].len(), allowed[2].len()];
     let mut limits = [8.min(max[0]), 8.min(max[1]), 4.min(max[2])];
@@ -92,7 +94,16 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Ou
         let mut widened = false;
         for c in 0..3 {
             if spilled[c] && limits[c] < max[c] {
-                limits[c] = (limits[c] * 2).min(max[c]);
+                // A device function's VGPRs above v31 cost a save and a restore
+                // each: they are added four at a time.
+                let low = usize::from(vcode.callee_vgprs());
+                limits[c] = if c == 1 && vcode.layout == super::vcode::Layout::Callee && limits[c] >= low {
+                    (limits[c] + 4).min(max[c])
+                } else if c == 1 && vcode.layout == super::vcode::Layout::Callee {
+                    (limits[c] * 2).min(low)
+                } else {
+                    (limits[c] * 2).min(max[c])
+                };
                 widened = true;
             }
         }
