@@ -819,11 +819,15 @@ impl Ctx<'_> {
     }
 
     /// Runs `body` (regalloc2's moves and spill code) with every lane enabled,
-    /// EXEC parked in VCC: VCC only carries values inside one selected
-    /// instruction, while the expansion temporaries of a device function may
-    /// already hold arguments for a call that follows.
+    /// EXEC parked in an SGPR nothing else holds between instructions: the
+    /// expansion temporaries (s[28:29]), except in a device function that
+    /// calls, where they may already hold arguments for a call that follows:
+    /// there s[30:31], whose return address the prologue has moved into VGPR
+    /// lanes. (Not VCC: the division sequences carry a flag in VCC from one
+    /// selected instruction to another.)
     fn whole_wave(&mut self, body: impl FnOnce(&mut Self)) {
-        let save = isa::Reg::new(isa::PhysReg::VCC, self.mask_size());
+        let park = if self.frame.return_address_lane.is_some() { 30 } else { self.place.temps + 6 };
+        let save = isa::Reg::s(park, self.mask_size());
         let mov = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
         self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(save)], vec![isa::Operand::Reg(self.exec())]));
         self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::imm32(u32::MAX)]));

@@ -1036,8 +1036,10 @@ impl<'a> Isel<'a> {
     }
 
     /// Correctly rounded f32 division (the scale / reciprocal / Newton / fixup
-    /// sequence; VCC carries the scale flag to v_div_fmas, so the sequence is one
-    /// unit that nothing is scheduled into).
+    /// sequence). VCC carries the scale flag from the second v_div_scale to
+    /// v_div_fmas across several selected instructions: regalloc2 may put moves
+    /// and spill code between them, so nothing expansion adds between
+    /// instructions may write VCC (expand.rs `whole_wave`).
     fn fdiv32(&mut self, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
         let (n, d) = (self.to_v(&a)?, self.to_v(&b)?);
         let vcc = isa::Reg::vcc(if self.wave64() { 2 } else { 1 });
@@ -2448,6 +2450,16 @@ impl<'a> Isel<'a> {
             }
         }
         self.push(MInst { kind: MKind::Call { callee: callee.to_string(), clobbers, llvm }, ops });
+        if self.func.kind == FuncKind::Device {
+            // Results are copied out of their arrival registers at once, like
+            // arguments at the entry: those above the allocatable VGPRs
+            // overlap the windows.
+            for (v, _) in result_regs.iter_mut() {
+                let d = self.vreg(self.vc.class(*v));
+                self.push(MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(*v)] });
+                *v = d;
+            }
+        }
         if let (Some(r), Some(ty)) = (result, target_fn.ret.clone()) {
             let l = match sret_local {
                 Some(local) => self.load_private_value(&ty, PrivateAt::Local(local), None)?,

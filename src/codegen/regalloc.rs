@@ -82,7 +82,12 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Ou
         // save) only when the growing limits reach them.
         allowed[1] = (0..usize::from(vcode.callee_vgprs())).chain(32..ALLOCATABLE_VGPRS).collect();
     }
-    let max = [allowed[0].len(), allowed[1].len(), allowed[2].len()];
+    let mut max = [allowed[0].len(), allowed[1].len(), allowed[2].len()];
+    // A device function that calls LLVM functions keeps nothing in registers
+    // across those calls whatever it is given: v32 and up would only add saves.
+    if vcode.layout == super::vcode::Layout::Callee && vcode.insts.iter().any(|m| matches!(m.kind, super::vcode::MKind::Call { llvm: true, .. })) {
+        max[1] = usize::from(vcode.callee_vgprs());
+    }
     let mut limits = [8.min(max[0]), 8.min(max[1]), 4.min(max[2])];
     loop {
         let out = ra::run(vcode, &env(&allowed, limits), &options).map_err(|e| {
