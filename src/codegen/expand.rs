@@ -911,16 +911,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     });
     let lanes_needed = return_address_lane.map_or(out.num_spillslots as u32 + 1, |l| l + 2);
     let spill_vgpr_count = if spills_sgprs || calls { lanes_needed.div_ceil(lanes).max(1) as u16 } else { 0 };
-    let highest_argument_vgpr = vcode
-        .insts
-        .iter()
-        .filter(|m| matches!(m.kind, MKind::Entry))
-        .flat_map(|m| &m.ops)
-        .filter_map(|o| match o.constraint() {
-            ra::OperandConstraint::FixedReg(p) if p.class() == ra::RegClass::Float => Some(p.hw_enc() as u16),
-            _ => None,
-        })
-        .max();
+    let highest_argument_vgpr = arrival_registers(vcode, ra::RegClass::Float).max();
     // LLVM callees also clobber v32-v39 (and every other block of 8 above
     // v40): with calls to them the spill VGPRs go to a block LLVM preserves.
     let llvm_calls = vcode.insts.iter().any(|m| matches!(m.kind, MKind::Call { llvm: true, .. }));
@@ -983,16 +974,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     }
     // The prologue parks EXEC in an aligned SGPR pair (one SGPR in wave32) that
     // no argument arrives in, so that the call-frame information can name it.
-    let arrival_sgprs: Vec<u16> = vcode
-        .insts
-        .iter()
-        .filter(|m| matches!(m.kind, MKind::Entry))
-        .flat_map(|m| &m.ops)
-        .filter_map(|o| match o.constraint() {
-            ra::OperandConstraint::FixedReg(p) if p.class() == ra::RegClass::Int => Some(p.hw_enc() as u16),
-            _ => None,
-        })
-        .collect();
+    let arrival_sgprs: Vec<u16> = arrival_registers(vcode, ra::RegClass::Int).collect();
     let width = if target.wave == WaveSize::W64 { 2 } else { 1 };
     let prologue_exec = (4..30u16).step_by(width as usize).find(|n| (*n..n + width).all(|r| !arrival_sgprs.contains(&r)));
     let frame = FrameLayout {
@@ -1063,6 +1045,20 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))
     });
     Ok(Expanded { blocks, vgprs, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { ctx.frame.sp_end } else { 0 } })
+}
+
+/// The registers of one class that the entry defines (arguments and inputs
+/// arriving in fixed registers), by hardware number.
+fn arrival_registers(vcode: &VCode, class: ra::RegClass) -> impl Iterator<Item = u16> + '_ {
+    vcode
+        .insts
+        .iter()
+        .filter(|m| matches!(m.kind, MKind::Entry))
+        .flat_map(|m| &m.ops)
+        .filter_map(move |o| match o.constraint() {
+            ra::OperandConstraint::FixedReg(p) if p.class() == class => Some(p.hw_enc() as u16),
+            _ => None,
+        })
 }
 
 /// The post-allocation checker: every register operand of the expanded code is

@@ -1976,6 +1976,14 @@ impl<'a> Isel<'a> {
 
     // ---- private memory (stack arguments, by-reference copies, sret) -------
 
+    /// A copy of `v` in a value of its own (same class), so that `v` can leave a
+    /// fixed register right here.
+    fn copy_of(&mut self, v: ra::VReg) -> ra::VReg {
+        let d = self.vreg(self.vc.class(v));
+        self.push(MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(v)] });
+        d
+    }
+
     fn private_store(&mut self, data: ra::VReg, width: u8, at: PrivateAt, ptr: Option<ra::VReg>) {
         let mut ops = vec![ra::Operand::reg_use(data)];
         ops.extend(ptr.map(ra::Operand::reg_use));
@@ -2242,9 +2250,7 @@ impl<'a> Isel<'a> {
         // the instructions in between would overwrite it.
         let moved_out = |isel: &mut Self, arrival: &mut Arrival| {
             if let Arrival::Reg(v, sgpr) = *arrival {
-                let d = isel.vreg(isel.vc.class(v));
-                isel.push(MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(v)] });
-                *arrival = Arrival::Reg(d, sgpr);
+                *arrival = Arrival::Reg(isel.copy_of(v), sgpr);
             }
         };
         let mut sret = sret;
@@ -2397,13 +2403,7 @@ impl<'a> Isel<'a> {
             self.push(MInst { kind: MKind::Clobber(units), ops: Vec::new() });
         }
         for (r, reg) in in_registers {
-            let r = if self.func.kind == FuncKind::Device {
-                let d = self.vreg(self.vc.class(r));
-                self.push(MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(r)] });
-                d
-            } else {
-                r
-            };
+            let r = if self.func.kind == FuncKind::Device { self.copy_of(r) } else { r };
             ops.push(ra::Operand::reg_fixed_use(r, Self::preg_of(reg)));
         }
         // Results.
@@ -2455,9 +2455,7 @@ impl<'a> Isel<'a> {
             // arguments at the entry: those above the allocatable VGPRs
             // overlap the windows.
             for (v, _) in result_regs.iter_mut() {
-                let d = self.vreg(self.vc.class(*v));
-                self.push(MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(*v)] });
-                *v = d;
+                *v = self.copy_of(*v);
             }
         }
         if let (Some(r), Some(ty)) = (result, target_fn.ret.clone()) {

@@ -290,6 +290,30 @@ struct Prepared {
     kd_names: Vec<String>,
 }
 
+/// The `.debug_frame` section header (not loaded; 8-byte aligned like LLVM's).
+fn write_debug_frame_header(w: &mut Writer, name: StringId, offset: u64, len: usize) {
+    w.write_section_header(&SectionHeader {
+        name: Some(name),
+        sh_type: elf::SHT_PROGBITS,
+        sh_flags: 0,
+        sh_addr: 0,
+        sh_offset: offset,
+        sh_size: len as u64,
+        sh_link: 0,
+        sh_info: 0,
+        sh_addralign: 8,
+        sh_entsize: 0,
+    });
+}
+
+/// Every byte reserved was written: the layout computed up front held.
+fn check_layout(w: &Writer) -> Result<(), CodeObjectError> {
+    if w.reserved_len() != w.len() {
+        return Err(CodeObjectError::Write(format!("layout mismatch: reserved {} wrote {}", w.reserved_len(), w.len())));
+    }
+    Ok(())
+}
+
 /// The FDEs of the functions that have call-frame rows, each at the address
 /// `address(function index)` gives (a constant, or a symbol to relocate).
 fn frame_functions(co: &CodeObject, address: impl Fn(usize) -> gimli::write::Address) -> Vec<FrameFunction<'_>> {
@@ -718,29 +742,12 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         sh_entsize: 1,
     });
     if has_frames {
-        w.write_section_header(&SectionHeader {
-            name: Some(debug_frame_name),
-            sh_type: elf::SHT_PROGBITS,
-            sh_flags: 0,
-            sh_addr: 0,
-            sh_offset: debug_frame_off,
-            sh_size: debug_frame.len() as u64,
-            sh_link: 0,
-            sh_info: 0,
-            sh_addralign: 8,
-            sh_entsize: 0,
-        });
+        write_debug_frame_header(&mut w, debug_frame_name, debug_frame_off, debug_frame.len());
     }
     w.write_symtab_section_header(num_local);
     w.write_shstrtab_section_header();
     w.write_strtab_section_header();
-    if w.reserved_len() != w.len() {
-        return Err(CodeObjectError::Write(format!(
-            "layout mismatch: reserved {} wrote {}",
-            w.reserved_len(),
-            w.len()
-        )));
-    }
+    check_layout(&w)?;
     Ok(out)
 }
 
@@ -1074,29 +1081,12 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         sh_entsize: 0,
     });
     if let Some(debug_frame_idx) = debug_frame_idx {
-        w.write_section_header(&SectionHeader {
-            name: Some(debug_frame_name),
-            sh_type: elf::SHT_PROGBITS,
-            sh_flags: 0,
-            sh_addr: 0,
-            sh_offset: debug_frame_off as u64,
-            sh_size: debug_frame.len() as u64,
-            sh_link: 0,
-            sh_info: 0,
-            sh_addralign: 8,
-            sh_entsize: 0,
-        });
+        write_debug_frame_header(&mut w, debug_frame_name, debug_frame_off as u64, debug_frame.len());
         w.write_relocation_section_header(rela_debug_frame_name, debug_frame_idx, symtab_idx, rela_debug_frame_off, debug_frame_relocs.len(), true);
     }
     w.write_symtab_section_header(num_local);
     w.write_strtab_section_header();
     w.write_shstrtab_section_header();
-    if w.reserved_len() != w.len() {
-        return Err(CodeObjectError::Write(format!(
-            "layout mismatch: reserved {} wrote {}",
-            w.reserved_len(),
-            w.len()
-        )));
-    }
+    check_layout(&w)?;
     Ok(out)
 }

@@ -197,33 +197,14 @@ pub fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
     }
 }
 
-/// IEEE-mode minimum: a quiet NaN operand is ignored; -0 < +0.
+/// IEEE-mode minimum: a quiet NaN operand is ignored; -0 < +0. The f32 forms
+/// widen exactly to f64 (the result is an operand or the canonical NaN).
 pub fn min32(a: f32, b: f32) -> f32 {
-    if a.is_nan() {
-        return if b.is_nan() { f32::NAN } else { b };
-    }
-    if b.is_nan() {
-        return a;
-    }
-    if a < b || (a == b && a.is_sign_negative()) {
-        a
-    } else {
-        b
-    }
+    min64(f64::from(a), f64::from(b)) as f32
 }
 
 pub fn max32(a: f32, b: f32) -> f32 {
-    if a.is_nan() {
-        return if b.is_nan() { f32::NAN } else { b };
-    }
-    if b.is_nan() {
-        return a;
-    }
-    if a > b || (a == b && b.is_sign_negative()) {
-        a
-    } else {
-        b
-    }
+    max64(f64::from(a), f64::from(b)) as f32
 }
 
 pub fn min64(a: f64, b: f64) -> f64 {

@@ -122,43 +122,32 @@ fn lds_range(lds: &[u8], addr: u64, size: u64) -> Result<usize, String> {
     Ok(addr as usize)
 }
 
-fn atomic32(op: Atom, old: u32, src: u32, cmp: u32) -> u32 {
-    match op {
-        Atom::Add => old.wrapping_add(src),
-        Atom::Sub => old.wrapping_sub(src),
-        Atom::SMin => (old as i32).min(src as i32) as u32,
-        Atom::UMin => old.min(src),
-        Atom::SMax => (old as i32).max(src as i32) as u32,
-        Atom::UMax => old.max(src),
-        Atom::And => old & src,
-        Atom::Or => old | src,
-        Atom::Xor => old ^ src,
-        Atom::Inc => if old >= src { 0 } else { old + 1 },
-        Atom::Dec => if old == 0 || old > src { src } else { old - 1 },
-        Atom::Swap => src,
-        Atom::CmpSwap => if old == cmp { src } else { old },
-        Atom::AddF32 => (f32::from_bits(old) + f32::from_bits(src)).to_bits(),
-    }
+/// The atomic operations on 32- and 64-bit values (`AddF32` only exists on 32).
+macro_rules! atomic_fn {
+    ($name:ident, $u:ty, $i:ty, $add_f32:expr) => {
+        fn $name(op: Atom, old: $u, src: $u, cmp: $u) -> $u {
+            match op {
+                Atom::Add => old.wrapping_add(src),
+                Atom::Sub => old.wrapping_sub(src),
+                Atom::SMin => (old as $i).min(src as $i) as $u,
+                Atom::UMin => old.min(src),
+                Atom::SMax => (old as $i).max(src as $i) as $u,
+                Atom::UMax => old.max(src),
+                Atom::And => old & src,
+                Atom::Or => old | src,
+                Atom::Xor => old ^ src,
+                Atom::Inc => if old >= src { 0 } else { old + 1 },
+                Atom::Dec => if old == 0 || old > src { src } else { old - 1 },
+                Atom::Swap => src,
+                Atom::CmpSwap => if old == cmp { src } else { old },
+                Atom::AddF32 => $add_f32(old, src),
+            }
+        }
+    };
 }
 
-fn atomic64(op: Atom, old: u64, src: u64, cmp: u64) -> u64 {
-    match op {
-        Atom::Add => old.wrapping_add(src),
-        Atom::Sub => old.wrapping_sub(src),
-        Atom::SMin => (old as i64).min(src as i64) as u64,
-        Atom::UMin => old.min(src),
-        Atom::SMax => (old as i64).max(src as i64) as u64,
-        Atom::UMax => old.max(src),
-        Atom::And => old & src,
-        Atom::Or => old | src,
-        Atom::Xor => old ^ src,
-        Atom::Inc => if old >= src { 0 } else { old + 1 },
-        Atom::Dec => if old == 0 || old > src { src } else { old - 1 },
-        Atom::Swap => src,
-        Atom::CmpSwap => if old == cmp { src } else { old },
-        Atom::AddF32 => old,
-    }
-}
+atomic_fn!(atomic32, u32, i32, |old: u32, src: u32| (f32::from_bits(old) + f32::from_bits(src)).to_bits());
+atomic_fn!(atomic64, u64, i64, |old: u64, _src: u64| old);
 
 /// Where one lane's access goes.
 enum Place {
