@@ -442,6 +442,33 @@ impl Ctx<'_> {
                     self.push(isa::Inst::new(or, vec![isa::Operand::Reg(d)], vec![isa::Operand::Reg(d), isa::Operand::Reg(t0)]));
                 }
             }
+            MKind::MaskAdd { first, sel } => {
+                let exec = isa::Operand::Reg(self.exec());
+                let (mov, and, andn2, or) = (
+                    self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32),
+                    self.op_b(Opcode::s_and_b64, Opcode::s_and_b32),
+                    self.op_b(Opcode::s_andn2_b64, Opcode::s_andn2_b32),
+                    self.op_b(Opcode::s_or_b64, Opcode::s_or_b32),
+                );
+                let d = isa::Operand::Reg(reg(0));
+                let c = || isa::Operand::Reg(reg(m.ops.len() as u8 - 1));
+                // `first`: d = lanes. Otherwise d reuses the accumulator:
+                // d |= lanes, the lanes through an expansion temporary.
+                let tmp = isa::Operand::Reg(isa::Reg::s(self.place.temps, self.mask_size()));
+                let lanes = |into: isa::Operand| match sel {
+                    MaskSel::Exec => isa::Inst::new(mov, vec![into], vec![exec.clone()]),
+                    MaskSel::And => isa::Inst::new(and, vec![into], vec![exec.clone(), c()]),
+                    MaskSel::AndNot => isa::Inst::new(andn2, vec![into], vec![exec.clone(), c()]),
+                };
+                if *first {
+                    self.push(lanes(d));
+                } else if *sel == MaskSel::Exec {
+                    self.push(isa::Inst::new(or, vec![d.clone()], vec![d, exec.clone()]));
+                } else {
+                    self.push(lanes(tmp.clone()));
+                    self.push(isa::Inst::new(or, vec![d.clone()], vec![d, tmp]));
+                }
+            }
             MKind::Exec(op) => {
                 let exec = isa::Operand::Reg(self.exec());
                 let (mov, and, andn2) = (

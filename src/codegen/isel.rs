@@ -43,7 +43,7 @@ pub struct Selected {
 
 /// A MIR value after selection.
 #[derive(Clone, Debug)]
-enum Lowered {
+pub(super) enum Lowered {
     /// Uniform 32-bit value in an SGPR.
     S(ra::VReg),
     /// Uniform 64-bit value in an SGPR pair.
@@ -98,13 +98,25 @@ fn err(func: &Function, inst: Option<&Inst>, message: String) -> Diagnostic {
     d
 }
 
-struct BlockBuild {
-    name: String,
-    insts: Vec<MInst>,
-    succs: Vec<usize>,
-    succ_args: Vec<Vec<ra::VReg>>,
-    params: Vec<ra::VReg>,
-    partial_exec: bool,
+/// A machine block under construction (indices of successors are block indices).
+pub(super) struct BlockBuild {
+    pub name: String,
+    pub insts: Vec<MInst>,
+    pub succs: Vec<usize>,
+    pub succ_args: Vec<Vec<ra::VReg>>,
+    pub params: Vec<ra::VReg>,
+    pub partial_exec: bool,
+}
+
+/// How a register of a value merges where lanes meet (lower_cf.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum MergeKind {
+    /// A VGPR: lane by lane.
+    Vector,
+    /// A lane mask: bit by bit.
+    Mask,
+    /// A uniform value: every arriving lane brings the same one.
+    Scalar,
 }
 
 struct Isel<'a> {
@@ -2782,8 +2794,11 @@ pub fn select(
         branch_only_compares: branch_only_compares(func),
         inst_ref: None,
     };
-    super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state)?;
+    let variables = super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state)?;
     let lds_size = isel.lds_size;
+    let mask_class = isel.mask_class();
+    let wave64 = isel.wave64();
+    super::ssa_repair::repair(&mut isel.blocks, &mut isel.vc, &variables, mask_class, wave64);
     let mut vcode = finish(isel.blocks, isel.vc);
     vcode.layout = if device {
         Layout::Callee
@@ -2865,10 +2880,13 @@ impl<'a> IselHandle<'_, 'a> {
     pub fn instruction(&mut self, inst: &'a Inst) -> Result<(), Diagnostic> {
         self.isel.instruction(inst)
     }
-    /// Block parameter of a machine block, recorded as the lowering of a MIR value.
+    /// Block parameter of a machine block, recorded as the lowering of a MIR
+    /// value (`usize::MAX`: a plain register, no parameter).
     pub fn add_param(&mut self, block: usize, class: Class) -> ra::VReg {
         let v = self.isel.vreg(class);
-        self.isel.blocks[block].params.push(v);
+        if block != usize::MAX {
+            self.isel.blocks[block].params.push(v);
+        }
         v
     }
     /// The lowering of a MIR block parameter: a fresh machine block parameter of
@@ -2907,6 +2925,103 @@ impl<'a> IselHandle<'_, 'a> {
             _ if divergent || ty.is_float() => Lowered::V(self.add_param(block, Class::Vgpr)),
             _ => Lowered::S(self.add_param(block, Class::Sgpr)),
         })
+    }
+
+    /// Variables for a MIR block parameter whose block is reached along mask
+    /// edges: fresh registers, not machine block parameters.
+    pub fn define_value_vars(&mut self, value: Value) -> Result<(), Diagnostic> {
+        let ty = self.isel.func.value_type(value).clone();
+        let divergent = self.isel.uni.is_divergent(value);
+        let l = self.fresh_lowered(usize::MAX, &ty, divergent)?;
+        self.isel.set(value, l);
+        Ok(())
+    }
+
+    /// The registers of a value with how each merges.
+    pub fn value_regs_kinds(&mut self, value: Value) -> Vec<(ra::VReg, MergeKind)> {
+        fn flatten(l: &Lowered, out: &mut Vec<(ra::VReg, MergeKind)>) {
+            match l {
+                Lowered::S(v) | Lowered::S64(v) | Lowered::Bool(v) => out.push((*v, MergeKind::Scalar)),
+                Lowered::Mask(v) => out.push((*v, MergeKind::Mask)),
+                Lowered::V(v) => out.push((*v, MergeKind::Vector)),
+                Lowered::V64(a, b) => out.extend([(*a, MergeKind::Vector), (*b, MergeKind::Vector)]),
+                Lowered::Agg(parts) => parts.iter().for_each(|p| flatten(p, out)),
+                Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::ScalarCmp { .. } => {}
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(l) = &self.isel.values[value.0 as usize] {
+            flatten(l, &mut out);
+        }
+        out
+    }
+
+    pub fn value_lowering(&self, value: Value) -> Option<Lowered> {
+        self.isel.values[value.0 as usize].clone()
+    }
+
+    pub fn set_value_lowering(&mut self, value: Value, l: Option<Lowered>) {
+        self.isel.values[value.0 as usize] = l;
+    }
+
+    /// Replaces a value's lowering by copies of its registers (made here) and
+    /// returns the old one: edges then read the value as it was before they
+    /// assign the variables it lives in (parallel-copy semantics).
+    pub fn snapshot_value(&mut self, value: Value) -> Option<Lowered> {
+        fn copy(isel: &mut Isel<'_>, l: &Lowered) -> Lowered {
+            match l {
+                Lowered::S(v) => Lowered::S(isel.copy_of(*v)),
+                Lowered::S64(v) => Lowered::S64(isel.copy_of(*v)),
+                Lowered::V(v) => Lowered::V(isel.copy_of(*v)),
+                Lowered::Bool(v) => Lowered::Bool(isel.copy_of(*v)),
+                Lowered::Mask(v) => Lowered::Mask(isel.copy_of(*v)),
+                Lowered::V64(a, b) => Lowered::V64(isel.copy_of(*a), isel.copy_of(*b)),
+                Lowered::Agg(parts) => Lowered::Agg(parts.iter().map(|p| copy(isel, p)).collect()),
+                other => other.clone(),
+            }
+        }
+        let old = self.isel.values[value.0 as usize].clone();
+        if let Some(l) = &old {
+            let c = copy(self.isel, l);
+            self.isel.values[value.0 as usize] = Some(c);
+        }
+        old
+    }
+
+    /// Per machine block: the registers it defines that other blocks use.
+    pub fn defs_used_in_other_blocks(&self) -> HashMap<usize, Vec<ra::VReg>> {
+        let mut def_block: HashMap<ra::VReg, usize> = HashMap::new();
+        for (b, block) in self.isel.blocks.iter().enumerate() {
+            for m in &block.insts {
+                for o in &m.ops {
+                    if o.kind() == ra::OperandKind::Def {
+                        def_block.entry(o.vreg()).or_insert(b);
+                    }
+                }
+            }
+        }
+        let mut out: HashMap<usize, Vec<ra::VReg>> = HashMap::new();
+        let mut seen: std::collections::HashSet<ra::VReg> = std::collections::HashSet::new();
+        for (b, block) in self.isel.blocks.iter().enumerate() {
+            let uses = block.insts.iter().flat_map(|m| m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use).map(|o| o.vreg())).chain(block.succ_args.iter().flatten().copied());
+            for v in uses {
+                if let Some(&d) = def_block.get(&v) {
+                    if d != b && seen.insert(v) {
+                        out.entry(d).or_default().push(v);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Inserts instructions before the terminator of a machine block.
+    pub fn insert_before_terminator(&mut self, block: usize, insts: Vec<(MKind, Vec<ra::Operand>)>) {
+        let b = &mut self.isel.blocks[block];
+        let at = b.insts.len() - 1;
+        for (k, (kind, ops)) in insts.into_iter().enumerate() {
+            b.insts.insert(at + k, MInst { kind, ops });
+        }
     }
 
     /// The machine registers that carry `operand` into a parameter lowered as

@@ -1,453 +1,575 @@
-//! Control-flow lowering: walks the MIR blocks in a structured linear order and
-//! builds the machine CFG around instruction selection.
+//! Control-flow lowering by lane masks in a linear block order (docs/pipeline.md,
+//! "Control flow").
 //!
-//! - Uniform branches become real branches on an SGPR boolean.
-//! - A divergent **if-region** at B (join J) becomes
-//!   `B: saved = exec; exec = saved & c; if exec == 0 goto ELSE` → then-side →
-//!   `ELSE: exec = saved & ~c; if exec == 0 goto JOIN` → else-side →
-//!   `JOIN: exec = saved; goto J`. J's parameters are merged lane by lane into
-//!   accumulators: each side's exit writes its lanes (`LaneMerge`), the skip edges
-//!   pass the accumulators unchanged.
-//! - A loop with a **divergent exit** saves EXEC before the header; at each exit
-//!   branch the leaving lanes' exit values are merged into accumulators and those
-//!   lanes are removed from EXEC; when none remain the wave jumps to a restore
-//!   block that sets EXEC back and enters the exit block with the accumulators.
-//!   Values defined in the loop and used after it are accumulated the same way
-//!   (each lane keeps the value of its last iteration).
+//! The blocks run in the order `structure.rs` chose: a topological order of the
+//! forward edges in which every loop is contiguous. Each block that lanes can
+//! reach along a *mask edge* (an edge that carries only some of the active
+//! lanes, or that leaves a block running with some lanes off) has a lane-mask
+//! variable `M[b]`: the lanes waiting to run it. An edge `a -> b` with lanes `L`
+//! does `M[b] |= L` and merges its arguments into `b`'s parameters lane by lane;
+//! `b`'s head sets `EXEC = M[b]`, empties `M[b]`, and skips `b` when no lane
+//! waits (`s_cbranch_execz`). After a block, the wave walks on to the next point
+//! of the order that can have lanes: the next block with a mask, or the
+//! continuation check of a loop ending there (`EXEC = M[header]`, back to the
+//! header's body while lanes remain). Lanes leaving a loop wait in the exit's
+//! mask until the loop is done, so every lane reaches every block it should,
+//! exactly once per visit, for any reducible CFG.
 //!
-//! Every special edge (side exit, loop entry, uniform loop exit) gets an edge block
-//! of its own, so the merges sit on exactly that edge.
+//! Where no lane can be elsewhere (a block outside every divergent region,
+//! `Uniformity::partial_exec` false), uniform branches stay real branches and
+//! EXEC is untouched; masks appear only where divergence does.
+//!
+//! Values a loop with mask exits defines and code after the loop uses are
+//! merged at each exit into accumulators (a lane leaves with the value of its
+//! last iteration). Masks, parameter accumulators and those accumulators are
+//! *variables*: assigned in several places. `ssa_repair.rs` turns them (and
+//! values whose definitions a skip edge bypasses) into SSA for regalloc2.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use regalloc2 as ra;
 
-use super::isel::IselHandle;
-use super::structure::DivergentBranch;
-use super::vcode::{Branch, Class, ExecOp, MKind};
+use super::isel::{IselHandle, Lowered, MergeKind};
+use super::vcode::{Branch, Class, ExecOp, MKind, MaskSel};
 use crate::abi::kernarg::KernargLayout;
 use crate::abi::kernel::InitialState;
-use crate::mir::{BlockCall, Diagnostic, Operand, Terminator, Value};
+use crate::mir::{BlockCall, Diagnostic, FuncKind, Operand, Terminator, Value};
 
-/// Per if-region (keyed by its branch block): the state the later stages need.
-struct IfRegion {
-    /// Accumulators as they enter the then-side and after the then stage.
-    accs_then: Vec<ra::VReg>,
-    else_block: Option<usize>,
-    /// Accumulators entering the else stage (parameters of the else block).
-    accs_else: Vec<ra::VReg>,
-    restore_block: usize,
+/// What the SSA repair needs to know about the variables lowering made.
+#[derive(Default)]
+pub struct Variables {
+    /// Lane-mask variables: read before any assignment, they are empty (0).
+    pub zero_default: HashSet<ra::VReg>,
 }
 
-struct DivergentLoop {
-    saved: Option<ra::VReg>,
-    /// Values used after the loop (temporal divergence), in accumulator order after
-    /// the exit block's parameters.
-    tracked_values: Vec<Value>,
-    /// Number of accumulator registers for the exit block's parameters.
-    param_regs: usize,
-    classes: Vec<Class>,
-    /// Current accumulator versions while the loop body is lowered.
-    current: Vec<ra::VReg>,
-    restore_block: usize,
-    restore_params: Vec<ra::VReg>,
-    /// Tracked values and their accumulators after the loop: they replace the
-    /// values from the exit block on (the exit dominates every use after the
-    /// loop; blocks of the loop keep the per-iteration values).
-    after_loop: Vec<(Value, Vec<ra::VReg>)>,
+/// A point of the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Point {
+    /// The head of the block at this position.
+    Head(usize),
+    /// The continuation check of a loop.
+    Check(usize),
 }
 
-/// Lowers a whole function (kernel) through `h`.
-pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout, state: &InitialState) -> Result<(), Diagnostic> {
+struct Lowering {
+    /// Per MIR block: reached along some mask edge.
+    mask_headed: Vec<bool>,
+    /// Per MIR block: its branch keeps EXEC (convergent, uniform).
+    real: Vec<bool>,
+    /// Per MIR block: one edge brings all lanes of a visit (so its mask and
+    /// parameters are assigned, not merged).
+    single_contribution: Vec<bool>,
+    /// Per MIR block: the mask variable.
+    mask: Vec<Option<ra::VReg>>,
+    /// Per MIR block: head and body machine blocks.
+    head: Vec<Option<usize>>,
+    body: Vec<usize>,
+    /// Per loop: the check block, when some back edge is a mask edge.
+    check: Vec<Option<usize>>,
+    /// Walk points in order, with their machine blocks.
+    points: Vec<(Point, usize)>,
+    /// Per position: index of the first point after the block's body.
+    next_after: Vec<usize>,
+    /// The end of the walk (created when needed).
+    end: Option<usize>,
+    /// Per MIR block with a mask: its parameters' variables (flattened).
+    param_vars: Vec<Vec<(ra::VReg, MergeKind)>>,
+    /// Per loop with mask exits: (value, accumulator registers).
+    tracked: Vec<Vec<(Value, Vec<ra::VReg>)>>,
+    /// Original lowerings of tracked values.
+    original: HashMap<Value, Option<Lowered>>,
+    /// Block that defines each value.
+    def_block: Vec<usize>,
+    vars: Variables,
+}
+
+/// Lowers a whole function through `h`; returns the variables for the SSA repair.
+pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout, state: &InitialState) -> Result<Variables, Diagnostic> {
     let func = h.func();
-    let structure = h.structure();
+    let st = h.structure();
     let uni = h.uniformity();
-    let order = linear_order(h);
-    for &b in &order {
-        let mb = h.new_block(func.blocks[b].name.clone(), uni.partial_exec[b]);
-        h.set_mblock(b, mb);
-    }
-    for &b in &order {
-        for &p in &func.blocks[b].params {
-            h.define_block_param(h.mblock(b), p)?;
+    let n = func.blocks.len();
+    let reached = |b: usize| st.position[b] != usize::MAX;
+    let real: Vec<bool> = (0..n).map(|b| reached(b) && !uni.partial_exec[b] && !uni.divergent_branches[b]).collect();
+    let mut mask_headed = vec![false; n];
+    for &b in &st.order {
+        if !real[b] {
+            for &s in &st.cfg.succs[b] {
+                mask_headed[s] = true;
+            }
         }
     }
-    // Divergent loops: accumulator shapes, restore blocks, header parameters.
-    let mut loops: HashMap<usize, DivergentLoop> = HashMap::new();
-    for (li, l) in structure.loops.iter().enumerate() {
-        if !l.divergent {
+    // Loops: a check when a back edge carries a mask; tracked values when an
+    // exit does.
+    let nloops = st.loops.len();
+    let needs_check: Vec<bool> = st.loops.iter().map(|l| l.latches.iter().any(|&b| !real[b])).collect();
+    let mask_exits: Vec<bool> = st
+        .loops
+        .iter()
+        .map(|l| l.blocks.iter().any(|&b| !real[b] && st.cfg.succs[b].iter().any(|s| l.blocks.binary_search(s).is_err())))
+        .collect();
+
+    let mut def_block = vec![usize::MAX; func.values.len()];
+    for (b, block) in func.blocks.iter().enumerate() {
+        for p in &block.params {
+            def_block[p.0 as usize] = b;
+        }
+        for inst in &block.insts {
+            if let Some(r) = inst.result {
+                def_block[r.0 as usize] = b;
+            }
+        }
+    }
+
+    // Machine blocks in walk order.
+    let mut head = vec![None; n];
+    let mut body = vec![usize::MAX; n];
+    let mut check = vec![None; nloops];
+    let mut points = Vec::new();
+    let mut next_after = vec![0; st.order.len()];
+    let mut mask = vec![None; n];
+    for (i, &b) in st.order.iter().enumerate() {
+        let name = &func.blocks[b].name;
+        if mask_headed[b] {
+            let hb = h.new_block(format!("{name}.head"), true);
+            head[b] = Some(hb);
+            points.push((Point::Head(i), hb));
+            mask[b] = Some(h.vreg(h.mask_class()));
+        }
+        let mb = h.new_block(name.clone(), uni.partial_exec[b]);
+        body[b] = mb;
+        h.set_mblock(b, mb);
+        next_after[i] = points.len();
+        // Checks of the loops ending here, innermost first.
+        let mut ending: Vec<usize> = (0..nloops).filter(|&l| st.loop_end[l] == i).collect();
+        ending.sort_by_key(|&l| std::cmp::Reverse(st.loops[l].depth));
+        for l in ending {
+            if needs_check[l] {
+                let cb = h.new_block(format!("{}.continue", func.blocks[st.loops[l].header].name), true);
+                check[l] = Some(cb);
+                points.push((Point::Check(l), cb));
+            }
+        }
+    }
+    for &b in &st.order {
+        if !mask_headed[b] {
+            for &p in &func.blocks[b].params {
+                h.define_block_param(h.mblock(b), p)?;
+            }
+        }
+    }
+    let mut param_vars = vec![Vec::new(); n];
+    for &b in &st.order {
+        if mask_headed[b] {
+            for &p in &func.blocks[b].params {
+                h.define_value_vars(p)?;
+                param_vars[b].extend(h.value_regs_kinds(p));
+            }
+        }
+    }
+    // One contribution per visit: a single edge (for a loop header, one entry
+    // edge and one back edge), leaving no loop whose lanes leave over time.
+    let single_contribution: Vec<bool> = (0..n)
+        .map(|s| {
+            if !reached(s) {
+                return false;
+            }
+            let header = st.loop_of[s].filter(|&l| st.loops[l].header == s);
+            let mut groups = [0u32; 2];
+            for &p in &st.cfg.preds[s] {
+                let edges = match &func.blocks[p].term {
+                    Terminator::BrIf { then_to, else_to, .. } => u32::from(then_to.block.0 as usize == s) + u32::from(else_to.block.0 as usize == s),
+                    _ => 1,
+                };
+                let back = header.is_some_and(|l| st.loop_contains(l, p));
+                if st.loops_left(p, s).iter().any(|&l| mask_exits[l]) {
+                    return false;
+                }
+                groups[usize::from(back)] += edges;
+            }
+            groups[0] <= 1 && groups[1] <= 1
+        })
+        .collect();
+    let mut lw = Lowering {
+        mask_headed,
+        real,
+        single_contribution,
+        mask,
+        head,
+        body,
+        check,
+        points,
+        next_after,
+        end: None,
+        param_vars,
+        tracked: vec![Vec::new(); nloops],
+        original: HashMap::new(),
+        def_block,
+        vars: Variables::default(),
+    };
+    for m in lw.mask.iter().flatten() {
+        lw.vars.zero_default.insert(*m);
+    }
+    // Values used after a loop with mask exits: one accumulator each.
+    for (l, lp) in st.loops.iter().enumerate() {
+        if !mask_exits[l] {
             continue;
         }
-        let exit = l.exit.expect("structure checked a single exit");
-        let mut classes = Vec::new();
-        for &p in &func.blocks[exit].params {
-            for r in h.value_regs(p) {
-                classes.push(h.class_of(r));
-            }
-        }
-        let param_regs = classes.len();
-        let tracked_values = values_used_after(func, &l.blocks);
-        for &v in &tracked_values {
-            classes.extend(h.divergent_classes(func.value_type(v)));
-        }
-        // Moves before the restore run while EXEC still holds the last iteration's lanes.
-        let restore_block = h.new_block(format!("{}.restore", func.blocks[exit].name), true);
-        loops.insert(li, DivergentLoop {
-            saved: None,
-            tracked_values,
-            param_regs,
-            classes,
-            current: Vec::new(),
-            restore_block,
-            restore_params: Vec::new(),
-            after_loop: Vec::new(),
-        });
-    }
-    let regions: HashMap<usize, IfRegion> = HashMap::new();
-    // Which if-region side a block exits (block -> (branch block, side)).
-    let mut side_exit: HashMap<usize, (usize, usize)> = HashMap::new();
-    for (b, br) in structure.branches.iter().enumerate() {
-        if let Some(DivergentBranch::If { then_exit, else_exit, .. }) = br {
-            if let Some(x) = then_exit {
-                side_exit.insert(*x, (b, 0));
-            }
-            if let Some(x) = else_exit {
-                side_exit.insert(*x, (b, 1));
-            }
+        for v in values_used_outside(func, &lp.blocks) {
+            let regs = h.divergent_classes(func.value_type(v)).into_iter().map(|c| h.vreg(c)).collect();
+            lw.tracked[l].push((v, regs));
         }
     }
 
-    let mut ctx = Ctx { loops, regions, side_exit };
-    for &b in &order {
-        let mb = h.mblock(b);
-        h.switch_to(mb);
+    for (i, &b) in st.order.iter().enumerate() {
+        if let Some(hb) = lw.head[b] {
+            lw.lower_head(h, i, b, hb);
+        }
+        h.switch_to(lw.body[b]);
         if b == 0 {
             h.entry(layout, state)?;
         }
-        for (li, l) in structure.loops.iter().enumerate() {
-            if l.divergent && l.exit == Some(b) {
-                for (v, regs) in std::mem::take(&mut ctx.loops.get_mut(&li).unwrap().after_loop) {
-                    h.set_divergent_value(v, &regs);
-                }
-            }
-        }
-        // Loop header: tracked values are (re)defined per iteration; the accumulators
-        // enter as header parameters.
-        if let Some(li) = structure.loops.iter().position(|l| l.header == b && l.divergent) {
-            let dl = ctx.loops.get_mut(&li).unwrap();
-            let classes = dl.classes.clone();
-            let mut params = Vec::new();
-            for c in &classes {
-                params.push(h.add_param(mb, *c));
-            }
-            ctx.loops.get_mut(&li).unwrap().current = params;
-        }
+        lw.set_tracked_lowerings(h, b);
         for inst in &func.blocks[b].insts {
             h.instruction(inst)?;
         }
         h.set_inst_ref(None);
-        ctx.terminator(h, b)?;
-    }
-    Ok(())
-}
-
-struct Ctx {
-    loops: HashMap<usize, DivergentLoop>,
-    regions: HashMap<usize, IfRegion>,
-    side_exit: HashMap<usize, (usize, usize)>,
-}
-
-impl Ctx {
-    /// The divergent loop (index) that `b` is in and whose exit is `target`.
-    fn loop_exit_of(&self, h: &IselHandle<'_, '_>, b: usize, target: usize) -> Option<usize> {
-        let structure = h.structure();
-        let mut li = structure.loop_of[b];
-        while let Some(i) = li {
-            let l = &structure.loops[i];
-            if l.divergent && l.exit == Some(target) && l.blocks.contains(&b) {
-                return Some(i);
+        lw.record_tracked_originals(h, b);
+        lw.terminator(h, i, b)?;
+        let mut ending: Vec<usize> = (0..nloops).filter(|&l| st.loop_end[l] == i).collect();
+        ending.sort_by_key(|&l| std::cmp::Reverse(st.loops[l].depth));
+        for l in ending {
+            if let Some(cb) = lw.check[l] {
+                lw.lower_check(h, l, cb);
             }
-            // Outer loop: the smallest loop strictly containing this one.
-            li = structure
-                .loops
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| o.blocks.len() > l.blocks.len() && o.blocks.is_superset(&l.blocks))
-                .min_by_key(|(_, o)| o.blocks.len())
-                .map(|(j, _)| j);
         }
-        None
+    }
+    lw.kill_skipped_values(h);
+    Ok(lw.vars)
+}
+
+impl Lowering {
+    /// The machine block of walk point `k` (or the end).
+    fn point_block(&mut self, h: &mut IselHandle<'_, '_>, k: usize) -> usize {
+        match self.points.get(k) {
+            Some(&(_, mb)) => mb,
+            None => self.end_block(h),
+        }
     }
 
-    fn terminator(&mut self, h: &mut IselHandle<'_, '_>, b: usize) -> Result<(), Diagnostic> {
+    fn end_block(&mut self, h: &mut IselHandle<'_, '_>) -> usize {
+        if let Some(e) = self.end {
+            return e;
+        }
+        // Reached only when every remaining lane ended in `unreachable`.
+        let here = h.current();
+        let e = h.new_block("end".into(), true);
+        h.switch_to(e);
+        h.terminate(Branch::EndProgram, Vec::new(), Vec::new(), Vec::new());
+        h.switch_to(here);
+        self.end = Some(e);
+        e
+    }
+
+    /// Where a block's skip goes: past the block, or for a loop header past the
+    /// whole loop and its check.
+    fn skip_target(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize) -> usize {
+        let st = h.structure();
+        let mut k = self.next_after[i];
+        if let Some(l) = st.loop_of[b].filter(|&l| st.loops[l].header == b) {
+            let end = st.loop_end[l];
+            k = self.next_after[end];
+            // Checks of loops inside this one (and its own) ending at the same place.
+            while let Some(&(Point::Check(c), _)) = self.points.get(k) {
+                if st.loops[c].depth >= st.loops[l].depth {
+                    k += 1;
+                } else {
+                    break;
+                }
+            }
+        }
+        self.point_block(h, k)
+    }
+
+    fn lower_head(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize, hb: usize) {
+        let m = self.mask[b].unwrap();
+        h.switch_to(hb);
+        h.push(MKind::Exec(ExecOp::Set), vec![ra::Operand::reg_use(m)]);
+        // The mask is consumed: later edges start a new collection.
+        h.push(MKind::ImplicitDef, vec![ra::Operand::reg_def(m)]);
+        let body = self.body[b];
+        if h.uniformity().partial_exec[b] {
+            let skip = self.skip_target(h, i, b);
+            h.switch_to(hb);
+            h.terminate(Branch::IfExecZero, Vec::new(), vec![skip, body], vec![Vec::new(), Vec::new()]);
+        } else {
+            // Outside every divergent region all live lanes arrive: never empty.
+            h.terminate(Branch::Jump, Vec::new(), vec![body], vec![Vec::new()]);
+        }
+    }
+
+    fn lower_check(&mut self, h: &mut IselHandle<'_, '_>, l: usize, cb: usize) {
+        let st = h.structure();
+        let header = st.loops[l].header;
+        let m = self.mask[header].expect("a loop with mask back edges has a header mask");
+        let k = self.points.iter().position(|&(p, _)| p == Point::Check(l)).unwrap() + 1;
+        let after = self.point_block(h, k);
+        h.switch_to(cb);
+        h.push(MKind::Exec(ExecOp::Set), vec![ra::Operand::reg_use(m)]);
+        h.push(MKind::ImplicitDef, vec![ra::Operand::reg_def(m)]);
+        h.terminate(Branch::IfExecZero, Vec::new(), vec![after, self.body[header]], vec![Vec::new(), Vec::new()]);
+    }
+
+    /// After selecting block `b`: the lowerings of tracked values it defines.
+    fn record_tracked_originals(&mut self, h: &mut IselHandle<'_, '_>, b: usize) {
+        for list in &self.tracked {
+            for (v, _) in list {
+                if self.def_block[v.0 as usize] == b && !self.original.contains_key(v) {
+                    self.original.insert(*v, h.value_lowering(*v));
+                }
+            }
+        }
+    }
+
+    /// Before selecting block `b`: values tracked by loops that contain their
+    /// definition but not `b` read their accumulators (the outermost such loop).
+    fn set_tracked_lowerings(&mut self, h: &mut IselHandle<'_, '_>, b: usize) {
+        let st = h.structure();
+        let mut chosen: HashMap<Value, (u32, Vec<ra::VReg>)> = HashMap::new();
+        for (l, list) in self.tracked.iter().enumerate() {
+            for (v, regs) in list {
+                if !self.original.contains_key(v) {
+                    continue;
+                }
+                if !st.loop_contains(l, b) {
+                    let depth = st.loops[l].depth;
+                    let better = chosen.get(v).is_none_or(|(d, _)| depth < *d);
+                    if better {
+                        chosen.insert(*v, (depth, regs.clone()));
+                    }
+                }
+            }
+        }
+        for (v, orig) in &self.original {
+            match chosen.get(v) {
+                Some((_, regs)) => h.set_divergent_value(*v, regs),
+                None => h.set_value_lowering(*v, orig.clone()),
+            }
+        }
+    }
+
+    fn terminator(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize) -> Result<(), Diagnostic> {
+        // Arguments that are parameters of a target whose parameters this
+        // terminator assigns (a loop passing its parameters around rotated):
+        // read them before any assignment.
         let func = h.func();
-        let structure = h.structure();
+        let mut snapshots = Vec::new();
+        let calls: Vec<&BlockCall> = match &func.blocks[b].term {
+            Terminator::Br(c) => vec![c],
+            Terminator::BrIf { then_to, else_to, .. } => vec![then_to, else_to],
+            _ => Vec::new(),
+        };
+        let assigned: HashSet<Value> = calls.iter().filter(|c| self.mask_headed[c.block.0 as usize]).flat_map(|c| func.blocks[c.block.0 as usize].params.iter().copied()).collect();
+        let mut done = HashSet::new();
+        let st = h.structure();
+        for c in &calls {
+            let mut read: Vec<Value> = c.args.iter().filter_map(|a| if let Operand::Value(v) = a { Some(*v) } else { None }).collect();
+            // Values accumulated for the loops the edge leaves.
+            for l in st.loops_left(b, c.block.0 as usize) {
+                read.extend(self.tracked[l].iter().map(|(v, _)| *v));
+            }
+            for v in read {
+                if assigned.contains(&v) && done.insert(v) {
+                    snapshots.push((v, h.snapshot_value(v)));
+                }
+            }
+        }
+        let result = self.terminator_inner(h, i, b);
+        for (v, old) in snapshots {
+            h.set_value_lowering(v, old);
+        }
+        result
+    }
+
+    fn terminator_inner(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize) -> Result<(), Diagnostic> {
+        let func = h.func();
+        let device = func.kind == FuncKind::Device;
         match &func.blocks[b].term {
-            Terminator::Ret(value) if func.kind == crate::mir::FuncKind::Device => h.function_return(value.as_ref()),
-            Terminator::Unreachable if func.kind == crate::mir::FuncKind::Device => h.function_return(None),
-            Terminator::Ret(_) | Terminator::Unreachable => {
-                h.terminate(Branch::EndProgram, Vec::new(), Vec::new(), Vec::new());
+            Terminator::Ret(value) => {
+                if device {
+                    h.function_return(value.as_ref())
+                } else {
+                    h.terminate(Branch::EndProgram, Vec::new(), Vec::new(), Vec::new());
+                    Ok(())
+                }
+            }
+            Terminator::Unreachable if self.real[b] => {
+                if device {
+                    h.function_return(None)
+                } else {
+                    h.terminate(Branch::EndProgram, Vec::new(), Vec::new(), Vec::new());
+                    Ok(())
+                }
+            }
+            Terminator::Unreachable => {
+                // These lanes end; the others go on.
+                let next = self.point_block(h, self.next_after[i]);
+                h.terminate(Branch::Jump, Vec::new(), vec![next], vec![Vec::new()]);
+                Ok(())
+            }
+            Terminator::Br(call) if self.real[b] => {
+                let target = self.real_edge(h, b, call)?;
+                h.terminate(Branch::Jump, Vec::new(), vec![target.0], vec![target.1]);
+                Ok(())
+            }
+            Terminator::BrIf { cond, then_to, else_to } if self.real[b] => {
+                let (branch, ops) = h.uniform_branch(cond)?;
+                let mut succs = Vec::new();
+                let mut args = Vec::new();
+                for call in [then_to, else_to] {
+                    let here = h.current();
+                    let to = call.block.0 as usize;
+                    if self.mask_headed[to] {
+                        // Edge work of its own: only when the branch goes this way.
+                        let edge = h.new_block(format!("{}.to.{}", func.blocks[b].name, func.blocks[to].name), false);
+                        h.switch_to(edge);
+                        let (t, a) = self.real_edge(h, b, call)?;
+                        h.terminate(Branch::Jump, Vec::new(), vec![t], vec![a]);
+                        h.switch_to(here);
+                        succs.push(edge);
+                        args.push(Vec::new());
+                    } else {
+                        let (t, a) = self.real_edge(h, b, call)?;
+                        succs.push(t);
+                        args.push(a);
+                    }
+                }
+                h.terminate(branch, ops, succs, args);
                 Ok(())
             }
             Terminator::Br(call) => {
-                let (target, args) = self.edge(h, b, call)?;
-                h.terminate(Branch::Jump, Vec::new(), vec![target], vec![args]);
+                self.mask_edge(h, b, call, MaskSel::Exec, None)?;
+                let next = self.point_block(h, self.next_after[i]);
+                h.terminate(Branch::Jump, Vec::new(), vec![next], vec![Vec::new()]);
                 Ok(())
             }
-            Terminator::BrIf { cond, then_to, else_to } => match structure.branches[b].clone() {
-                Some(DivergentBranch::If { join, then_side, else_side, .. }) => {
-                    self.if_region(h, b, cond, then_to, else_to, join, !then_side.is_empty(), !else_side.is_empty())
+            Terminator::BrIf { cond, then_to, else_to } => {
+                let m = h.branch_mask(cond)?;
+                if then_to.block == else_to.block {
+                    // Both ways to one block: every lane goes, the arguments differ per lane.
+                    self.merge_args(h, b, then_to, MaskSel::And, Some(m))?;
+                    self.merge_args(h, b, else_to, MaskSel::AndNot, Some(m))?;
+                    self.mask_add(h, then_to.block.0 as usize, MaskSel::Exec, None);
+                } else {
+                    self.mask_edge(h, b, then_to, MaskSel::And, Some(m))?;
+                    self.mask_edge(h, b, else_to, MaskSel::AndNot, Some(m))?;
                 }
-                Some(DivergentBranch::LoopExit { loop_index, exit_successor }) => {
-                    self.divergent_exit(h, b, cond, [then_to, else_to], loop_index, exit_successor)
-                }
-                None => {
-                    let (branch, ops) = h.uniform_branch(cond)?;
-                    let (t, targs) = self.edge(h, b, then_to)?;
-                    let (e, eargs) = self.edge(h, b, else_to)?;
-                    h.terminate(branch, ops, vec![t, e], vec![targs, eargs]);
-                    Ok(())
-                }
-            },
+                let next = self.point_block(h, self.next_after[i]);
+                h.terminate(Branch::Jump, Vec::new(), vec![next], vec![Vec::new()]);
+                Ok(())
+            }
         }
     }
 
-    /// Where an edge goes in the machine CFG, with its arguments; creates an edge
-    /// block for edges that need work of their own.
-    fn edge(&mut self, h: &mut IselHandle<'_, '_>, from: usize, call: &BlockCall) -> Result<(usize, Vec<ra::VReg>), Diagnostic> {
-        let structure = h.structure();
+    /// A real edge (all active lanes, EXEC kept): where to jump and with what.
+    fn real_edge(&mut self, h: &mut IselHandle<'_, '_>, b: usize, call: &BlockCall) -> Result<(usize, Vec<ra::VReg>), Diagnostic> {
         let to = call.block.0 as usize;
-        let from_mb = h.current();
-        // Exit of an if-region side.
-        if let Some(&(branch, side)) = self.side_exit.get(&from) {
-            if let Some(DivergentBranch::If { join, .. }) = &structure.branches[branch] {
-                if *join == to {
-                    let edge = h.new_block(format!("{}.exit", h.func().blocks[from].name), true);
-                    h.switch_to(edge);
-                    let args = h.block_call_args(call)?;
-                    let region = self.regions.get(&branch).expect("the branch is lowered before its sides");
-                    let accs_in = if side == 0 { region.accs_then.clone() } else { region.accs_else.clone() };
-                    let merged = lane_merge_all(h, &accs_in, &args, None, false);
-                    let next = if side == 0 { region.else_block.unwrap_or(region.restore_block) } else { region.restore_block };
-                    h.terminate(Branch::Jump, Vec::new(), vec![next], vec![merged]);
-                    h.switch_to(from_mb);
-                    return Ok((edge, Vec::new()));
-                }
-            }
-        }
-        // A uniform exit of a divergent loop: all active lanes leave.
-        if let Some(li) = self.loop_exit_of(h, from, to) {
-            let edge = h.new_block(format!("{}.exit", h.func().blocks[from].name), true);
-            h.switch_to(edge);
-            let args = h.block_call_args(call)?;
-            let merged = self.merge_loop_exit(h, li, &args, None, false)?;
-            let restore = self.loops[&li].restore_block;
-            h.terminate(Branch::Jump, Vec::new(), vec![restore], vec![merged]);
-            h.switch_to(from_mb);
-            return Ok((edge, Vec::new()));
-        }
-        // Entering or continuing a divergent loop.
-        if let Some(li) = structure.loops.iter().position(|l| l.header == to && l.divergent) {
-            let inside = structure.loops[li].blocks.contains(&from);
-            let mut args = h.block_call_args(call)?;
-            if inside {
-                let dl = &self.loops[&li];
-                args.extend(dl.current.iter().copied());
-                return Ok((h.mblock(to), args));
-            }
-            let edge = h.new_block(format!("{}.enter", h.func().blocks[to].name), h.uniformity().partial_exec[from]);
-            h.switch_to(edge);
-            let saved = h.vreg(h.mask_class());
-            h.push(MKind::Exec(ExecOp::Save), vec![ra::Operand::reg_def(saved)]);
-            let classes = self.loops[&li].classes.clone();
-            for c in classes {
-                let init = h.vreg(c);
-                h.push(MKind::ImplicitDef, vec![ra::Operand::reg_def(init)]);
-                args.push(init);
-            }
-            self.loops.get_mut(&li).unwrap().saved = Some(saved);
-            h.terminate(Branch::Jump, Vec::new(), vec![h.mblock(to)], vec![args]);
-            h.switch_to(from_mb);
-            return Ok((edge, Vec::new()));
-        }
-        let args = h.block_call_args(call)?;
-        Ok((h.mblock(to), args))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn if_region(
-        &mut self,
-        h: &mut IselHandle<'_, '_>,
-        b: usize,
-        cond: &Operand,
-        then_to: &BlockCall,
-        else_to: &BlockCall,
-        join: usize,
-        has_then: bool,
-        has_else: bool,
-    ) -> Result<(), Diagnostic> {
-        let func = h.func();
-        let mask = h.branch_mask(cond)?;
-        let saved = h.vreg(h.mask_class());
-        h.push(MKind::Exec(ExecOp::Save), vec![ra::Operand::reg_def(saved)]);
-        // Accumulators shaped like J's parameters.
-        let mut accs = Vec::new();
-        for &p in &func.blocks[join].params {
-            for r in h.value_regs(p) {
-                let c = h.class_of(r);
-                let init = h.vreg(c);
-                h.push(MKind::ImplicitDef, vec![ra::Operand::reg_def(init)]);
-                accs.push(init);
-            }
-        }
-        // An empty side sends its lanes straight to J: merge their arguments now.
-        if !has_then {
-            let args = h.block_call_args(then_to)?;
-            accs = lane_merge_all(h, &accs, &args, Some(mask), false);
-        }
-        if !has_else {
-            let args = h.block_call_args(else_to)?;
-            accs = lane_merge_all(h, &accs, &args, Some(mask), true);
-        }
-        // Entered with EXEC narrowed to one side (or empty): moves there must run
-        // with all lanes enabled.
-        let restore = h.new_block(format!("{}.join", func.blocks[b].name), true);
-        let mut accs_restore = Vec::new();
-        for &a in &accs {
-            accs_restore.push(h.add_param(restore, h.class_of(a)));
-        }
-        let else_block = if has_else && has_then { Some(h.new_block(format!("{}.else", func.blocks[b].name), true)) } else { None };
-        let mut accs_else = Vec::new();
-        if let Some(eb) = else_block {
-            for &a in &accs {
-                accs_else.push(h.add_param(eb, h.class_of(a)));
-            }
-        }
-        if has_then {
-            // exec = saved & c; skip the then-side when no lane takes it.
-            h.push(MKind::Exec(ExecOp::And), vec![ra::Operand::reg_use(saved), ra::Operand::reg_use(mask)]);
-            let skip = else_block.unwrap_or(restore);
-            let then_args = h.block_call_args(then_to)?;
-            h.terminate(Branch::IfExecZero, Vec::new(), vec![skip, h.mblock(then_to.block.0 as usize)], vec![accs.clone(), then_args]);
+        if self.mask_headed[to] {
+            self.mask_edge(h, b, call, MaskSel::Exec, None)?;
+            Ok((self.head[to].unwrap(), Vec::new()))
         } else {
-            // Only an else-side: exec = saved & ~c.
-            h.push(MKind::Exec(ExecOp::AndNot), vec![ra::Operand::reg_use(saved), ra::Operand::reg_use(mask)]);
-            let else_args = h.block_call_args(else_to)?;
-            h.terminate(Branch::IfExecZero, Vec::new(), vec![restore, h.mblock(else_to.block.0 as usize)], vec![accs.clone(), else_args]);
+            let args = h.block_call_args(call)?;
+            Ok((self.body[to], args))
         }
-        if let Some(eb) = else_block {
-            h.switch_to(eb);
-            h.push(MKind::Exec(ExecOp::AndNot), vec![ra::Operand::reg_use(saved), ra::Operand::reg_use(mask)]);
-            let else_args = h.block_call_args(else_to)?;
-            h.terminate(Branch::IfExecZero, Vec::new(), vec![restore, h.mblock(else_to.block.0 as usize)], vec![accs_else.clone(), else_args]);
-        }
-        h.switch_to(restore);
-        h.push(MKind::Exec(ExecOp::Set), vec![ra::Operand::reg_use(saved)]);
-        h.terminate(Branch::Jump, Vec::new(), vec![h.mblock(join)], vec![accs_restore.clone()]);
-        // The then-side sees `accs`; the else-side sees the else block's parameters
-        // (or `accs` when there is no then-side).
-        let accs_else_side = if else_block.is_some() { accs_else.clone() } else { accs.clone() };
-        self.regions.insert(b, IfRegion {
-            accs_then: accs,
-            else_block,
-            accs_else: accs_else_side,
-            restore_block: restore,
-        });
-        h.switch_to(h.mblock(b));
+    }
+
+    /// The work of an edge into a block with a mask: the lanes join its mask,
+    /// its arguments merge into its parameters, and loops it leaves accumulate
+    /// the values used after them.
+    fn mask_edge(&mut self, h: &mut IselHandle<'_, '_>, b: usize, call: &BlockCall, sel: MaskSel, m: Option<ra::VReg>) -> Result<(), Diagnostic> {
+        self.merge_args(h, b, call, sel, m)?;
+        self.mask_add(h, call.block.0 as usize, sel, m);
         Ok(())
     }
 
-    fn divergent_exit(
-        &mut self,
-        h: &mut IselHandle<'_, '_>,
-        b: usize,
-        cond: &Operand,
-        calls: [&BlockCall; 2],
-        li: usize,
-        exit_successor: usize,
-    ) -> Result<(), Diagnostic> {
-        let mask = h.branch_mask(cond)?;
-        let exit_args = h.block_call_args(calls[exit_successor])?;
-        // Lanes leave where the condition selects the exit successor.
-        let merged = self.merge_loop_exit(h, li, &exit_args, Some(mask), exit_successor == 1)?;
-        let op = if exit_successor == 0 { ExecOp::AndNotSelf } else { ExecOp::AndSelf };
-        h.push(MKind::Exec(op), vec![ra::Operand::reg_use(mask)]);
-        let stay = calls[1 - exit_successor];
-        let (stay_block, stay_args) = self.edge(h, b, stay)?;
-        let restore = self.loops[&li].restore_block;
-        h.terminate(Branch::IfExecZero, Vec::new(), vec![restore, stay_block], vec![merged, stay_args]);
-        Ok(())
-    }
-
-    /// Merges exit arguments (and the tracked values) into the loop's
-    /// accumulators for the lanes selected by `mask` (None: active lanes);
-    /// returns the new accumulators and makes them current.
-    fn merge_loop_exit(
-        &mut self,
-        h: &mut IselHandle<'_, '_>,
-        li: usize,
-        exit_args: &[ra::VReg],
-        mask: Option<ra::VReg>,
-        invert: bool,
-    ) -> Result<Vec<ra::VReg>, Diagnostic> {
-        let mut values = exit_args.to_vec();
-        let tracked = self.loops[&li].tracked_values.clone();
-        for v in tracked {
-            values.extend(h.divergent_regs(v)?);
-        }
-        let dl = self.loops.get_mut(&li).unwrap();
-        debug_assert_eq!(dl.current.len(), values.len(), "accumulators match the exit values");
-        let accs = dl.current.clone();
-        let merged = lane_merge_all(h, &accs, &values, mask, invert);
-        let dl = self.loops.get_mut(&li).unwrap();
-        dl.current = merged.clone();
-        if dl.restore_params.is_empty() {
-            for &m in &merged {
-                let p = h.add_param(dl.restore_block, h.class_of(m));
-                dl.restore_params.push(p);
-            }
-            // The restore block: EXEC back to the loop's entry mask, then the exit.
-            let here = h.current();
-            let restore = dl.restore_block;
-            let saved = dl.saved.expect("the loop is entered before its exits are lowered");
-            h.switch_to(restore);
-            h.push(MKind::Exec(ExecOp::Set), vec![ra::Operand::reg_use(saved)]);
-            let exit = h.structure().loops[li].exit.unwrap();
-            let params = dl.restore_params.clone();
-            let (param_regs, rest) = params.split_at(dl.param_regs);
-            let mut offset = 0;
-            for v in dl.tracked_values.clone() {
-                let n = h.divergent_classes(h.func().value_type(v)).len();
-                dl.after_loop.push((v, rest[offset..offset + n].to_vec()));
-                offset += n;
-            }
-            h.terminate(Branch::Jump, Vec::new(), vec![h.mblock(exit)], vec![param_regs.to_vec()]);
-            h.switch_to(here);
-        }
-        Ok(merged)
-    }
-}
-
-/// `acc_i = lanes ? x_i : acc_i` for every accumulator.
-fn lane_merge_all(h: &mut IselHandle<'_, '_>, accs: &[ra::VReg], values: &[ra::VReg], mask: Option<ra::VReg>, invert: bool) -> Vec<ra::VReg> {
-    let mut out = Vec::new();
-    for (&acc, &x) in accs.iter().zip(values) {
-        let class = h.class_of(acc);
-        let d = h.vreg(class);
-        let vector = class == Class::Vgpr;
-        let mut ops = vec![ra::Operand::reg_reuse_def(d, 1), ra::Operand::reg_use(acc), ra::Operand::reg_use(x)];
-        if let Some(m) = mask {
+    /// `M[to] |= lanes`.
+    fn mask_add(&mut self, h: &mut IselHandle<'_, '_>, to: usize, sel: MaskSel, m: Option<ra::VReg>) {
+        let acc = self.mask[to].expect("a block reached along a mask edge has a mask");
+        let first = self.single_contribution[to];
+        let mut ops = if first { vec![ra::Operand::reg_def(acc)] } else { vec![ra::Operand::reg_reuse_def(acc, 1), ra::Operand::reg_use(acc)] };
+        if let (Some(m), MaskSel::And | MaskSel::AndNot) = (m, sel) {
             ops.push(ra::Operand::reg_use(m));
         }
-        h.push(MKind::LaneMerge { vector, masked: mask.is_some(), invert }, ops);
-        out.push(d);
+        h.push(MKind::MaskAdd { first, sel }, ops);
     }
-    out
+
+    fn merge_args(&mut self, h: &mut IselHandle<'_, '_>, b: usize, call: &BlockCall, sel: MaskSel, m: Option<ra::VReg>) -> Result<(), Diagnostic> {
+        let st = h.structure();
+        let to = call.block.0 as usize;
+        // Loops left: their tracked values for these lanes.
+        for l in st.loops_left(b, to) {
+            for k in 0..self.tracked[l].len() {
+                let (v, accs) = self.tracked[l][k].clone();
+                if !st.dominates(self.def_block[v.0 as usize], b) {
+                    continue;
+                }
+                let xs = h.divergent_regs(v)?;
+                let accs: Vec<(ra::VReg, MergeKind)> = accs.iter().map(|&a| (a, if h.class_of(a) == Class::Vgpr { MergeKind::Vector } else { MergeKind::Mask })).collect();
+                lane_merge_all(h, &accs, &xs, sel, m);
+            }
+        }
+        let args = h.block_call_args(call)?;
+        let mut vars = self.param_vars[to].clone();
+        if self.single_contribution[to] {
+            // One edge brings every lane of a visit: a plain assignment.
+            for v in vars.iter_mut() {
+                v.1 = MergeKind::Scalar;
+            }
+        }
+        lane_merge_all(h, &vars, &args, sel, m);
+        Ok(())
+    }
+
+    /// Values defined in a block with a mask and used in other machine blocks
+    /// are undefined where the block is skipped: saying so at the head keeps
+    /// their live ranges from reaching around loops.
+    fn kill_skipped_values(&mut self, h: &mut IselHandle<'_, '_>) {
+        let st = h.structure();
+        let mut outside = h.defs_used_in_other_blocks();
+        let mut variables: HashSet<ra::VReg> = self.vars.zero_default.clone();
+        variables.extend(self.param_vars.iter().flatten().map(|(v, _)| *v));
+        variables.extend(self.tracked.iter().flatten().flat_map(|(_, regs)| regs.iter().copied()));
+        for &b in &st.order {
+            let Some(hb) = self.head[b] else { continue };
+            // Only values: masks and accumulators keep their contents when skipped.
+            let mut kills = outside.remove(&self.body[b]).unwrap_or_default();
+            kills.retain(|v| !variables.contains(v));
+            h.insert_before_terminator(hb, kills.into_iter().map(|v| (MKind::ImplicitDef, vec![ra::Operand::reg_def(v)])).collect());
+        }
+    }
 }
 
-/// Values defined inside `blocks` and used outside them.
-fn values_used_after(func: &crate::mir::Function, blocks: &std::collections::BTreeSet<usize>) -> Vec<Value> {
-    let mut defined = std::collections::BTreeSet::new();
+/// `acc_i = lanes ? x_i : acc_i` for every accumulator (uniform ones are plain
+/// assignments: every lane that arrives brings the same value).
+fn lane_merge_all(h: &mut IselHandle<'_, '_>, accs: &[(ra::VReg, MergeKind)], values: &[ra::VReg], sel: MaskSel, m: Option<ra::VReg>) {
+    for (&(acc, kind), &x) in accs.iter().zip(values) {
+        if kind == MergeKind::Scalar {
+            h.push(MKind::Copy, vec![ra::Operand::reg_def(acc), ra::Operand::reg_use(x)]);
+            continue;
+        }
+        let vector = kind == MergeKind::Vector;
+        let mut ops = vec![ra::Operand::reg_reuse_def(acc, 1), ra::Operand::reg_use(acc), ra::Operand::reg_use(x)];
+        let masked = m.is_some() && sel != MaskSel::Exec;
+        if masked {
+            ops.push(ra::Operand::reg_use(m.unwrap()));
+        }
+        h.push(MKind::LaneMerge { vector, masked, invert: sel == MaskSel::AndNot }, ops);
+    }
+}
+
+/// Values defined inside `blocks` (sorted) and used outside them.
+fn values_used_outside(func: &crate::mir::Function, blocks: &[usize]) -> Vec<Value> {
+    let mut defined = HashSet::new();
     for &b in blocks {
         let block = &func.blocks[b];
         defined.extend(block.params.iter().copied());
@@ -455,14 +577,10 @@ fn values_used_after(func: &crate::mir::Function, blocks: &std::collections::BTr
     }
     let mut used = Vec::new();
     for (b, block) in func.blocks.iter().enumerate() {
-        if blocks.contains(&b) {
+        if blocks.binary_search(&b).is_ok() {
             continue;
         }
-        let operands = block
-            .insts
-            .iter()
-            .flat_map(|i| crate::mir::op_operands(&i.op))
-            .chain(crate::mir::terminator_operands(&block.term));
+        let operands = block.insts.iter().flat_map(|i| crate::mir::op_operands(&i.op)).chain(crate::mir::terminator_operands(&block.term));
         for o in operands {
             if let Operand::Value(v) = o {
                 if defined.contains(v) && !used.contains(v) {
@@ -472,42 +590,4 @@ fn values_used_after(func: &crate::mir::Function, blocks: &std::collections::BTr
         }
     }
     used
-}
-
-/// A linear order of the MIR blocks: reverse postorder of a DFS that visits loop
-/// exits first and else before then, so that loops are contiguous and then-sides
-/// precede else-sides.
-fn linear_order(h: &IselHandle<'_, '_>) -> Vec<usize> {
-    let func = h.func();
-    let structure = h.structure();
-    let n = func.blocks.len();
-    let leaves_loop = |from: usize, to: usize| structure.loop_of[from].is_some_and(|l| !structure.loops[l].blocks.contains(&to));
-    let mut visited = vec![false; n];
-    let mut post = Vec::new();
-    let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
-    let succs_of = |b: usize| -> Vec<usize> {
-        let mut s: Vec<usize> = func.blocks[b].term.successors().iter().map(|x| x.0 as usize).collect();
-        s.dedup();
-        // Visit order: loop exits, then the else target, then the then target.
-        let mut order: Vec<usize> = Vec::new();
-        order.extend(s.iter().copied().filter(|&t| leaves_loop(b, t)));
-        order.extend(s.iter().rev().copied().filter(|&t| !leaves_loop(b, t)));
-        order
-    };
-    visited[0] = true;
-    stack.push((0, succs_of(0)));
-    while let Some((b, mut rest)) = stack.pop() {
-        if let Some(next) = rest.first().copied() {
-            rest.remove(0);
-            stack.push((b, rest));
-            if !visited[next] {
-                visited[next] = true;
-                stack.push((next, succs_of(next)));
-            }
-        } else {
-            post.push(b);
-        }
-    }
-    post.reverse();
-    post
 }

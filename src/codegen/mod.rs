@@ -18,7 +18,7 @@ pub mod hazards;
 pub mod isel;
 pub mod lower_cf;
 pub mod regalloc;
-pub mod split_joins;
+pub mod ssa_repair;
 pub mod structure;
 pub mod uniformity;
 pub mod unify_returns;
@@ -130,19 +130,10 @@ pub fn compile_kernel(
         }
         clock = Instant::now();
     };
-    let mut normalized = unify_returns::run(func);
-    let (uniformity, structure) = loop {
-        let f = normalized.as_ref().unwrap_or(func);
-        let uniformity = uniformity::analyze(f);
-        match structure::analyze(f, &uniformity) {
-            Ok(structure) => break (uniformity, structure),
-            // Bounded: each split removes a shared join (module docs).
-            Err(structure::Rejection { shared_join: Some(s), .. }) if f.blocks.len() < 4 * func.blocks.len() + 16 => {
-                normalized = Some(split_joins::split(f, &s.from, s.join));
-            }
-            Err(rejection) => return Err(rejection.diagnostic),
-        }
-    };
+    let normalized = unify_returns::run(func);
+    let f = normalized.as_ref().unwrap_or(func);
+    let uniformity = uniformity::analyze(f);
+    let structure = structure::analyze(f, &uniformity)?;
     let func = normalized.as_ref().unwrap_or(func);
     lap(report, "uniformity");
     if wants(options, "uniformity") {
@@ -155,7 +146,8 @@ pub fn compile_kernel(
     }
     lap(report, "structure");
     if wants(options, "structure") {
-        report.printed.push_str(&format!("; after structure: @{}\n;   loops: {:?}\n;   branches: {:?}\n", func.name, structure.loops, structure.branches));
+        let order: Vec<&str> = structure.order.iter().map(|&b| func.blocks[b].name.as_str()).collect();
+        report.printed.push_str(&format!("; after structure: @{}\n;   order: {}\n;   loops: {:?}\n", func.name, order.join(" "), structure.loops));
     }
     // Selection and allocation run again with scratch enabled when the first
     // allocation spills VGPRs (scratch changes the kernel's input registers).

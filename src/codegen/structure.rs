@@ -1,243 +1,271 @@
-//! Control-flow structure for EXEC masking: natural loops, and for every
-//! divergent branch the shape it must have so that it can be lowered with EXEC
-//! masks: an if-region (then-side and else-side meeting at the branch's immediate
-//! post-dominator) or a divergent exit of a loop. Divergent control flow of any
-//! other shape is rejected with an error naming the branch; uniform branches can
-//! go anywhere, they stay real branches.
+//! Control-flow structure for EXEC masking: the loop nesting forest and the
+//! linear block order the mask-based lowering (lower_cf.rs) walks.
 //!
-//! Shapes accepted:
-//! - **if-region** at block B, join J = ipdom(B): each side (the blocks reachable
-//!   from one successor before J; empty when the successor is J) is entered only
-//!   from B and leaves only to J, through exactly one block.
-//! - **loop exit** at block B inside loop L with header H: one successor is the
-//!   loop's single exit target X (every edge leaving L goes to X), B dominates every
-//!   latch of L, and H has exactly one predecessor outside L.
-
-use std::collections::BTreeSet;
+//! Any reducible CFG is accepted. The order is a topological order of the
+//! forward edges in which every loop's blocks are contiguous (its header
+//! first), built by collapsing each loop to one node, sorting the nodes of
+//! every loop body (and of the function) by reverse postorder of a depth-first
+//! walk, and expanding the collapsed loops in place. The function's return
+//! block, a sink, goes last. With that order every edge either goes forward or
+//! is a back edge to the header of a loop that contains its source.
+//!
+//! An irreducible CFG (a cycle entered at more than one block) is refused with
+//! an error at the branch that enters the cycle at a block that does not
+//! dominate it.
 
 use super::uniformity::Uniformity;
 use crate::mir::cfg::Cfg;
 use crate::mir::{Diagnostic, Function, Terminator};
 
-/// A natural loop.
+/// A natural loop (all back edges to one header merged).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Loop {
     pub header: usize,
     /// All blocks of the loop (header included), sorted.
-    pub blocks: BTreeSet<usize>,
+    pub blocks: Vec<usize>,
     /// Blocks with a back edge to the header.
     pub latches: Vec<usize>,
-    /// The single block outside the loop that exits go to (None: no exit).
-    pub exit: Option<usize>,
-    /// The header's only predecessor outside the loop.
-    pub preheader: Option<usize>,
-    /// Some exit branch is divergent: the loop runs with EXEC masking.
-    pub divergent: bool,
-}
-
-/// How a divergent branch is lowered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DivergentBranch {
-    /// `then`/`else` are the successors (as in the MIR); a side equal to `join`
-    /// is empty. `then_exit`/`else_exit`: the block of each side that jumps to J.
-    If { join: usize, then_side: Vec<usize>, else_side: Vec<usize>, then_exit: Option<usize>, else_exit: Option<usize> },
-    /// Leaves loop `loop_index` when the branch goes to successor `exit_successor`
-    /// (0 = then, 1 = else).
-    LoopExit { loop_index: usize, exit_successor: usize },
+    /// The smallest loop strictly containing this one.
+    pub parent: Option<usize>,
+    /// Nesting depth (1 for an outermost loop).
+    pub depth: u32,
 }
 
 /// The structure of one function.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Structure {
     pub loops: Vec<Loop>,
     /// Innermost loop of each block.
     pub loop_of: Vec<Option<usize>>,
-    /// Per block: how its divergent branch is lowered (None if not divergent).
-    pub branches: Vec<Option<DivergentBranch>>,
+    /// Immediate dominators (MIR CFG).
     pub idom: Vec<Option<usize>>,
+    /// Reachable blocks in lowering order.
+    pub order: Vec<usize>,
+    /// Position of each block in `order` (`usize::MAX` when unreachable).
+    pub position: Vec<usize>,
+    /// Per loop: position of its last block in `order`.
+    pub loop_end: Vec<usize>,
+    /// Successors and predecessors (reachable blocks only).
+    pub cfg: Cfg,
+}
+
+impl Structure {
+    /// True if loop `l` contains block `b`.
+    pub fn loop_contains(&self, l: usize, b: usize) -> bool {
+        let mut cur = self.loop_of[b];
+        while let Some(i) = cur {
+            if i == l {
+                return true;
+            }
+            cur = self.loops[i].parent;
+        }
+        false
+    }
+
+    /// The loops an edge `from -> to` leaves, innermost first.
+    pub fn loops_left(&self, from: usize, to: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut cur = self.loop_of[from];
+        while let Some(i) = cur {
+            if self.loop_contains(i, to) {
+                break;
+            }
+            out.push(i);
+            cur = self.loops[i].parent;
+        }
+        out
+    }
+
+    /// True if `a` dominates `b` in the MIR CFG.
+    pub fn dominates(&self, a: usize, b: usize) -> bool {
+        Cfg::dominates(&self.idom, a, b)
+    }
+
+    /// True if `from -> to` is a back edge (`to` is a loop header containing `from`).
+    pub fn is_back_edge(&self, from: usize, to: usize) -> bool {
+        self.position[to] <= self.position[from]
+    }
 }
 
 fn reject(func: &Function, block: usize, why: &str) -> Diagnostic {
     let b = &func.blocks[block];
-    let mut d = Diagnostic::new(
-        format!("unsupported divergent control flow at the end of block '{}': {why}", b.name),
-        b.term_span,
-    );
+    let mut d = Diagnostic::new(format!("unsupported control flow at the end of block '{}': {why}", b.name), b.term_span);
     d.context = Some(format!("in @{}, block '{}'", func.name, b.name));
     d
 }
 
-/// Analyses the loops and divergent branches of a function.
-/// Why a function's structure was refused. `shared_join` is set when the only
-/// problem found is a side of a divergent branch reaching the join from several
-/// blocks, which `split_join` can repair.
-pub struct Rejection {
-    pub diagnostic: Diagnostic,
-    pub shared_join: Option<SharedJoin>,
-}
+/// Analyses the loops and the lowering order of a function.
+pub fn analyze(func: &Function, _uniformity: &Uniformity) -> Result<Structure, Diagnostic> {
+    let full = Cfg::new(func);
+    let n = full.len();
+    let idom = full.dominators();
+    let reachable: Vec<bool> = (0..n).map(|b| b == 0 || idom[b].is_some()).collect();
+    // Only reachable blocks take part.
+    let succs: Vec<Vec<usize>> = (0..n).map(|b| if reachable[b] { full.succs[b].clone() } else { Vec::new() }).collect();
+    let preds: Vec<Vec<usize>> = (0..n).map(|b| full.preds[b].iter().copied().filter(|&p| reachable[p]).collect()).collect();
+    let cfg = Cfg { succs, preds };
 
-/// The blocks of one side of a divergent branch that all branch to `join`.
-pub struct SharedJoin {
-    pub from: Vec<usize>,
-    pub join: usize,
-}
-
-impl From<Diagnostic> for Rejection {
-    fn from(diagnostic: Diagnostic) -> Rejection {
-        Rejection { diagnostic, shared_join: None }
-    }
-}
-
-pub fn analyze(func: &Function, uniformity: &Uniformity) -> Result<Structure, Rejection> {
-    let cfg = Cfg::new(func);
-    let n = cfg.len();
-    let idom = cfg.dominators();
-    let ipdom = cfg.post_dominators();
-    // Natural loops: one per header, merging all its back edges.
+    // Natural loops: one per header, from its back edges (edges to a dominator).
     let mut loops: Vec<Loop> = Vec::new();
-    for b in 0..n {
-        for &s in &cfg.succs[b] {
-            if idom[b].is_some() && Cfg::dominates(&idom, s, b) {
-                let index = match loops.iter().position(|l| l.header == s) {
-                    Some(i) => i,
-                    None => {
-                        loops.push(Loop {
-                            header: s,
-                            blocks: BTreeSet::from([s]),
-                            latches: Vec::new(),
-                            exit: None,
-                            preheader: None,
-                            divergent: false,
-                        });
-                        loops.len() - 1
-                    }
-                };
-                loops[index].latches.push(b);
-                let mut stack = vec![b];
-                while let Some(x) = stack.pop() {
-                    if loops[index].blocks.insert(x) {
-                        stack.extend(cfg.preds[x].iter().copied());
-                    }
-                }
-            }
-        }
-    }
-    // Irreducible cycles (a cycle entered other than through a dominating header)
-    // are not natural loops; a divergent branch on one is rejected below.
-    let mut loop_of = vec![None; n];
-    for (i, l) in loops.iter().enumerate() {
-        for &b in &l.blocks {
-            let smaller = loop_of[b].is_none_or(|j: usize| loops[j].blocks.len() > l.blocks.len());
-            if smaller {
-                loop_of[b] = Some(i);
-            }
-        }
-    }
-    for l in &mut loops {
-        let mut exits = BTreeSet::new();
-        for &b in &l.blocks {
-            for &s in &cfg.succs[b] {
-                if !l.blocks.contains(&s) {
-                    exits.insert(s);
-                }
-            }
-        }
-        l.exit = if exits.len() == 1 { exits.into_iter().next() } else { None };
-        // Edges, not blocks: `brif %c, loop(0), loop(1)` enters twice from one block.
-        let entering: Vec<usize> = func
-            .blocks
-            .iter()
-            .enumerate()
-            .filter(|(p, _)| !l.blocks.contains(p))
-            .flat_map(|(p, b)| b.term.successors().into_iter().filter(|s| s.0 as usize == l.header).map(move |_| p))
-            .collect();
-        l.preheader = if entering.len() == 1 { Some(entering[0]) } else { None };
-    }
-
-    let mut branches = vec![None; n];
-    for b in 0..n {
-        if !uniformity.divergent_branches[b] || idom[b].is_none() {
+    let mut header_loop = vec![None; n];
+    for h in 0..n {
+        if !reachable[h] {
             continue;
         }
-        let Terminator::BrIf { then_to, else_to, .. } = &func.blocks[b].term else { continue };
-        let succ = [then_to.block.0 as usize, else_to.block.0 as usize];
-        if succ[0] == succ[1] {
-            return Err(Rejection::from(reject(func, b, "both targets are the same block")));
+        let latches: Vec<usize> = cfg.preds[h].iter().copied().filter(|&p| Cfg::dominates(&idom, h, p)).collect();
+        if latches.is_empty() {
+            continue;
         }
-        // A branch that leaves its innermost loop is a loop exit.
-        if let Some(li) = loop_of[b] {
-            let l = &loops[li];
-            let leaving: Vec<usize> = (0..2).filter(|&k| !l.blocks.contains(&succ[k])).collect();
-            if leaving.len() == 2 {
-                return Err(Rejection::from(reject(func, b, "both targets leave the loop")));
-            }
-            if let [k] = leaving[..] {
-                if l.exit != Some(succ[k]) {
-                    return Err(Rejection::from(reject(func, b, "a loop with a divergent exit must leave to a single block")));
-                }
-                if l.preheader.is_none() {
-                    return Err(Rejection::from(reject(func, b, "the loop must be entered by exactly one edge from outside it")));
-                }
-                if !l.latches.iter().all(|&latch| Cfg::dominates(&idom, b, latch)) {
-                    return Err(Rejection::from(reject(func, b, "a divergent loop exit must be in a block that dominates the loop's back edges")));
-                }
-                branches[b] = Some(DivergentBranch::LoopExit { loop_index: li, exit_successor: k });
+        let mut inside = vec![false; n];
+        inside[h] = true;
+        let mut stack: Vec<usize> = latches.clone();
+        while let Some(b) = stack.pop() {
+            if inside[b] {
                 continue;
             }
+            inside[b] = true;
+            stack.extend(cfg.preds[b].iter().copied().filter(|&p| !inside[p]));
         }
-        let Some(join) = ipdom[b] else {
-            return Err(Rejection::from(reject(func, b, "the two paths never meet again")));
-        };
-        let mut sides: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
-        let mut exits: [Option<usize>; 2] = [None, None];
-        for k in 0..2 {
-            if succ[k] == join {
+        let blocks: Vec<usize> = (0..n).filter(|&b| inside[b]).collect();
+        header_loop[h] = Some(loops.len());
+        loops.push(Loop { header: h, blocks, latches, parent: None, depth: 0 });
+    }
+    // Nesting: the innermost loop of a block is the smallest loop containing it.
+    let mut loop_of: Vec<Option<usize>> = vec![None; n];
+    let mut by_size: Vec<usize> = (0..loops.len()).collect();
+    by_size.sort_by_key(|&l| std::cmp::Reverse(loops[l].blocks.len()));
+    for &l in &by_size {
+        for &b in &loops[l].blocks.clone() {
+            loop_of[b] = Some(l);
+        }
+    }
+    for l in 0..loops.len() {
+        let h = loops[l].header;
+        // The parent is the innermost loop of the header once this loop is
+        // ignored: the smallest other loop containing the header.
+        loops[l].parent = by_size
+            .iter()
+            .rev()
+            .copied()
+            .find(|&o| o != l && loops[o].blocks.len() > loops[l].blocks.len() && loops[o].blocks.binary_search(&h).is_ok());
+    }
+    for l in 0..loops.len() {
+        let mut d = 1;
+        let mut cur = loops[l].parent;
+        while let Some(p) = cur {
+            d += 1;
+            cur = loops[p].parent;
+        }
+        loops[l].depth = d;
+    }
+
+    // Irreducibility: with back edges removed the graph must be acyclic, and
+    // every edge into a loop from outside it must go to its header.
+    for l in &loops {
+        for &b in &l.blocks {
+            if b == l.header {
                 continue;
             }
-            let mut seen = BTreeSet::new();
-            let mut stack = vec![succ[k]];
-            while let Some(x) = stack.pop() {
-                if x == join || !seen.insert(x) {
+            if let Some(&p) = cfg.preds[b].iter().find(|&&p| l.blocks.binary_search(&p).is_err()) {
+                return Err(reject(
+                    func,
+                    p,
+                    &format!("the branch enters a loop at block '{}', which is not the loop's header '{}' (irreducible control flow)", func.blocks[b].name, func.blocks[l.header].name),
+                ));
+            }
+        }
+    }
+    let ret_block = (0..n).find(|&b| reachable[b] && matches!(func.blocks[b].term, Terminator::Ret(_)) && cfg.succs[b].is_empty());
+    let mut st = Structure { loops, loop_of, idom, order: Vec::new(), position: vec![usize::MAX; n], loop_end: Vec::new(), cfg };
+    let mut order = Vec::with_capacity(n);
+    region_order(&st, None, 0, ret_block, &mut order);
+    if let Some(r) = ret_block {
+        if !order.contains(&r) {
+            order.push(r);
+        }
+    }
+    for (i, &b) in order.iter().enumerate() {
+        st.position[b] = i;
+    }
+    // A cycle that no back edge closes (irreducible) shows as a retreating edge
+    // that is not a back edge.
+    for &b in &order {
+        for &s in &st.cfg.succs[b] {
+            if st.position[s] <= st.position[b] && !(st.cfg.preds[s].contains(&b) && Cfg::dominates(&st.idom, s, b)) {
+                return Err(reject(func, b, &format!("the branch to '{}' closes a cycle entered at more than one block (irreducible control flow)", func.blocks[s].name)));
+            }
+        }
+    }
+    st.loop_end = st.loops.iter().map(|l| l.blocks.iter().map(|&b| st.position[b]).max().unwrap_or(0)).collect();
+    st.order = order;
+    Ok(st)
+}
+
+/// Appends the blocks of `region` (a loop, or the function with `None`) in
+/// lowering order: reverse postorder of the region's forward edges with every
+/// inner loop collapsed into its header, inner loops expanded in place.
+fn region_order(st: &Structure, region: Option<usize>, start: usize, ret_block: Option<usize>, out: &mut Vec<usize>) {
+    // The node standing for block b at this level: b itself, or the header of
+    // the outermost loop strictly inside `region` that contains b.
+    let node_of = |b: usize| -> Option<usize> {
+        let mut cur = st.loop_of[b];
+        let mut node = b;
+        while let Some(l) = cur {
+            if Some(l) == region {
+                return Some(node);
+            }
+            node = st.loops[l].header;
+            cur = st.loops[l].parent;
+        }
+        if region.is_none() {
+            Some(node)
+        } else {
+            None
+        }
+    };
+    let header = region.map(|l| st.loops[l].header);
+    let is_inner_header = |node: usize| node != start && st.loop_of[node].is_some_and(|l| st.loops[l].header == node && st.loops[l].parent == region);
+    // Successor nodes of a node (for an inner loop: its exits within the region).
+    let node_succs = |node: usize| -> Vec<usize> {
+        let blocks: Vec<usize> = if is_inner_header(node) { st.loops[st.loop_of[node].unwrap()].blocks.clone() } else { vec![node] };
+        let mut out = Vec::new();
+        for &b in &blocks {
+            for &s in st.cfg.succs[b].iter().rev() {
+                if Some(s) == header || Some(s) == ret_block {
                     continue;
                 }
-                stack.extend(cfg.succs[x].iter().copied());
-            }
-            // Single entry (from B) and single exit (one block to J).
-            for &x in &seen {
-                if x == b {
-                    return Err(Rejection::from(reject(func, b, "a path from the branch comes back to it before the join (a loop with a divergent branch that is not an exit)")));
-                }
-                let entry_ok = cfg.preds[x].iter().all(|p| seen.contains(p) || (*p == b && x == succ[k]));
-                if !entry_ok {
-                    return Err(Rejection::from(reject(func, b, &format!("block '{}' is entered from outside the divergent region", func.blocks[x].name))));
-                }
-            }
-            let to_join: Vec<usize> = seen.iter().copied().filter(|x| cfg.succs[*x].contains(&join)).collect();
-            if to_join.len() != 1 {
-                let diagnostic = reject(func, b, "each side of a divergent branch must reach the join through exactly one block");
-                return Err(Rejection { diagnostic, shared_join: Some(SharedJoin { from: to_join, join }) });
-            }
-            if seen.iter().any(|x| cfg.succs[*x].iter().any(|s| *s != join && !seen.contains(s))) {
-                return Err(Rejection::from(reject(func, b, "a side of the divergent branch leaves the region")));
-            }
-            exits[k] = Some(to_join[0]);
-            sides[k] = seen.into_iter().collect();
-        }
-        let [then_side, else_side] = sides;
-        branches[b] = Some(DivergentBranch::If { join, then_side, else_side, then_exit: exits[0], else_exit: exits[1] });
-    }
-    for (i, l) in loops.iter_mut().enumerate() {
-        l.divergent = branches.iter().any(|br| matches!(br, Some(DivergentBranch::LoopExit { loop_index, .. }) if *loop_index == i));
-        if l.divergent {
-            // Every exit edge of a divergent loop must come from a block that
-            // dominates the back edges (so the exit accumulators have one version).
-            for &x in &l.blocks {
-                let exits_here = cfg.succs[x].iter().any(|s| !l.blocks.contains(s));
-                if exits_here && !l.latches.iter().all(|&latch| Cfg::dominates(&idom, x, latch)) {
-                    return Err(Rejection::from(reject(func, x, "an exit of a loop with divergent exits must dominate the loop's back edges")));
+                if let Some(t) = node_of(s) {
+                    if t != node && !out.contains(&t) {
+                        out.push(t);
+                    }
                 }
             }
         }
+        out
+    };
+    let mut post = Vec::new();
+    let mut visited = std::collections::HashSet::new();
+    visited.insert(start);
+    let mut stack = vec![(start, node_succs(start), 0usize)];
+    while let Some((node, succs, i)) = stack.last_mut() {
+        if *i < succs.len() {
+            let s = succs[*i];
+            *i += 1;
+            if visited.insert(s) {
+                let ss = node_succs(s);
+                stack.push((s, ss, 0));
+            }
+        } else {
+            post.push(*node);
+            stack.pop();
+        }
     }
-    Ok(Structure { loops, loop_of, branches, idom })
+    post.reverse();
+    for node in post {
+        if is_inner_header(node) {
+            region_order(st, st.loop_of[node], node, ret_block, out);
+        } else {
+            out.push(node);
+        }
+    }
 }

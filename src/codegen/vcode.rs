@@ -120,6 +120,11 @@ pub enum MKind {
     LaneMerge { vector: bool, masked: bool, invert: bool },
     /// Makes an SGPR pair from two SGPRs: `ops[0] = {ops[1], ops[2]}`.
     MakePair,
+    /// Adds lanes to a lane-mask variable (control flow, lower_cf.rs):
+    /// `ops[0] = ops[1] | sel`, or with `first` `ops[0] = sel` (no `ops[1]`),
+    /// where `sel` is EXEC, `EXEC & c` or `EXEC & ~c` for the lane mask `c`
+    /// (the last operand). Without `first`, `ops[0]` reuses `ops[1]`'s register.
+    MaskAdd { first: bool, sel: MaskSel },
     /// Sets EXEC from a lane mask: the kinds of EXEC updates control flow needs.
     Exec(ExecOp),
     /// The function's entry: defines the hardware inputs (fixed registers).
@@ -180,6 +185,17 @@ pub struct Frame {
     pub incoming: u32,
     /// Locals (16-byte multiple).
     pub locals: u32,
+}
+
+/// The lanes a [`MKind::MaskAdd`] adds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaskSel {
+    /// The active lanes.
+    Exec,
+    /// The active lanes where `c` is set.
+    And,
+    /// The active lanes where `c` is clear.
+    AndNot,
 }
 
 /// EXEC updates (all on the lane-mask register of the wave size).

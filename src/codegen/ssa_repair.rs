@@ -1,0 +1,408 @@
+//! SSA repair: makes the machine CFG that selection built valid SSA for
+//! regalloc2 (one definition per virtual register, every use dominated by it,
+//! values meeting at joins as block parameters).
+//!
+//! Control-flow lowering (lower_cf.rs) assigns *variables* in several places
+//! (lane masks, accumulators) and creates skip edges that bypass the block
+//! defining a value used later. Every register that is defined more than once,
+//! or has a use its definition does not dominate, is a variable here. Per
+//! variable: live-in blocks by a backward walk from its upward-exposed uses;
+//! which block starts may see a real value (a forward walk: an `ImplicitDef`
+//! of a variable is a *kill*, "no value"); a block parameter at every live-in
+//! join that a real value reaches; then renaming in reverse postorder. A read
+//! where no value reaches is *missing*: a lane mask is empty there (0), any
+//! other variable undefined. A `MaskAdd` or `LaneMerge` that would read a
+//! missing accumulator becomes the plain first assignment instead, so masks and
+//! accumulators live only from their first write to their last read.
+//!
+//! Cost: linear in the instructions of each variable's live region.
+
+use std::collections::HashMap;
+
+use regalloc2 as ra;
+
+use super::isel::BlockBuild;
+use super::lower_cf::Variables;
+use super::vcode::{Class, Fill, MInst, MKind, Slot, VCode};
+use crate::isa::{self, Opcode};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Cur {
+    Missing,
+    Reg(ra::VReg),
+}
+
+/// Repairs `blocks` in place (see the module docs).
+pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables, mask_class: Class, wave64: bool) {
+    let n = blocks.len();
+    if n == 0 {
+        return;
+    }
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (b, block) in blocks.iter().enumerate() {
+        for &s in &block.succs {
+            if !preds[s].contains(&b) {
+                preds[s].push(b);
+            }
+        }
+    }
+    let rpo = reverse_postorder(blocks);
+    let mut rpo_index = vec![usize::MAX; n];
+    for (i, &b) in rpo.iter().enumerate() {
+        rpo_index[b] = i;
+    }
+    let idom = dominators(&rpo, &rpo_index, &preds);
+
+    // Definitions and uses of every register: (block, position), position
+    // usize::MAX for block arguments (the block's end), 0-based instruction
+    // index otherwise; parameters are definitions before instruction 0.
+    let mut def_count: HashMap<ra::VReg, (u32, usize, usize)> = HashMap::new();
+    let mut uses: HashMap<ra::VReg, Vec<(usize, usize)>> = HashMap::new();
+    for (b, block) in blocks.iter().enumerate() {
+        if rpo_index[b] == usize::MAX {
+            continue;
+        }
+        for &p in &block.params {
+            let e = def_count.entry(p).or_insert((0, b, 0));
+            e.0 += 1;
+        }
+        for (i, m) in block.insts.iter().enumerate() {
+            for o in &m.ops {
+                if o.kind() == ra::OperandKind::Def {
+                    let e = def_count.entry(o.vreg()).or_insert((0, b, i + 1));
+                    e.0 += 1;
+                } else {
+                    uses.entry(o.vreg()).or_default().push((b, i + 1));
+                }
+            }
+        }
+        for a in block.succ_args.iter().flatten() {
+            uses.entry(*a).or_default().push((b, usize::MAX));
+        }
+    }
+    let dominates = |a: usize, mut b: usize| -> bool {
+        loop {
+            if a == b {
+                return true;
+            }
+            match idom[b] {
+                Some(p) if p != b => b = p,
+                _ => return false,
+            }
+        }
+    };
+    let mut variables: Vec<ra::VReg> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (&v, list) in &uses {
+        let ok = match def_count.get(&v) {
+            Some(&(1, db, dpos)) if !vars.zero_default.contains(&v) => list.iter().all(|&(ub, upos)| if ub == db { upos > dpos } else { dominates(db, ub) }),
+            _ => false,
+        };
+        if !ok && seen.insert(v) {
+            variables.push(v);
+        }
+    }
+    for (&v, &(count, _, _)) in &def_count {
+        if count > 1 && seen.insert(v) {
+            variables.push(v);
+        }
+    }
+    // Deterministic output: process in register order.
+    variables.sort_by_key(|v| v.vreg());
+    for v in variables {
+        repair_variable(blocks, vc, &preds, &rpo, &rpo_index, v, vars.zero_default.contains(&v), mask_class, wave64);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn repair_variable(
+    blocks: &mut [BlockBuild],
+    vc: &mut VCode,
+    preds: &[Vec<usize>],
+    rpo: &[usize],
+    rpo_index: &[usize],
+    var: ra::VReg,
+    zero: bool,
+    mask_class: Class,
+    wave64: bool,
+) {
+    let n = blocks.len();
+    let class = vc.class(var);
+    // Per block: has a def; first event is a use (upward exposed); last def is a kill.
+    let mut has_def = vec![false; n];
+    let mut exposed = vec![false; n];
+    let mut last_real = vec![false; n];
+    let mut touched = Vec::new();
+    for &b in rpo {
+        let block = &blocks[b];
+        let mut defined = false;
+        let mut any = false;
+        if block.params.contains(&var) {
+            defined = true;
+            last_real[b] = true;
+            any = true;
+        }
+        for m in &block.insts {
+            let used = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.vreg() == var);
+            if used && !defined {
+                exposed[b] = true;
+            }
+            if let Some(_d) = m.ops.iter().find(|o| o.kind() == ra::OperandKind::Def && o.vreg() == var) {
+                defined = true;
+                last_real[b] = !matches!(m.kind, MKind::ImplicitDef);
+            }
+            any |= used || defined;
+        }
+        if block.succ_args.iter().flatten().any(|&a| a == var) {
+            any = true;
+            if !defined {
+                exposed[b] = true;
+            }
+        }
+        has_def[b] = defined;
+        if any {
+            touched.push(b);
+        }
+    }
+    // Live-in blocks.
+    let mut live_in = vec![false; n];
+    let mut stack: Vec<usize> = (0..n).filter(|&b| exposed[b]).collect();
+    for &b in &stack {
+        live_in[b] = true;
+    }
+    while let Some(b) = stack.pop() {
+        for &p in &preds[b] {
+            if rpo_index[p] == usize::MAX || has_def[p] || live_in[p] {
+                continue;
+            }
+            live_in[p] = true;
+            stack.push(p);
+        }
+    }
+    // Where a real value may arrive (forward, within the live region).
+    let mut real_in = vec![false; n];
+    let mut real_out: Vec<bool> = (0..n).map(|b| has_def[b] && last_real[b]).collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo {
+            if !live_in[b] {
+                continue;
+            }
+            let r = preds[b].iter().any(|&p| real_out[p]);
+            if r && !real_in[b] {
+                real_in[b] = true;
+                changed = true;
+                if !has_def[b] {
+                    real_out[b] = true;
+                }
+            }
+        }
+    }
+    // Parameters at joins.
+    let mut param: Vec<Option<ra::VReg>> = vec![None; n];
+    for b in 0..n {
+        if live_in[b] && real_in[b] && preds[b].len() >= 2 {
+            let p = vc.new_vreg(class);
+            blocks[b].params.push(p);
+            param[b] = Some(p);
+        }
+    }
+    let fresh = |vc: &mut VCode| vc.new_vreg(class);
+    let materialize = |vc: &mut VCode| -> (ra::VReg, MInst) {
+        let r = vc.new_vreg(class);
+        let inst = if zero {
+            let _ = mask_class;
+            let op = if wave64 { Opcode::s_mov_b64 } else { Opcode::s_mov_b32 };
+            MInst {
+                kind: MKind::Real { inst: isa::Inst::new(op, vec![isa::Operand::Off], vec![isa::Operand::imm32(0)]), fills: vec![(Slot::Def(0), Fill::Whole(0))] },
+                ops: vec![ra::Operand::reg_def(r)],
+            }
+        } else {
+            MInst { kind: MKind::ImplicitDef, ops: vec![ra::Operand::reg_def(r)] }
+        };
+        (r, inst)
+    };
+    // Renaming.
+    let mut end: Vec<Cur> = vec![Cur::Missing; n];
+    let mut in_region = vec![false; n];
+    for &b in &touched {
+        in_region[b] = true;
+    }
+    for b in 0..n {
+        if live_in[b] {
+            in_region[b] = true;
+        }
+    }
+    for &b in rpo {
+        if !in_region[b] {
+            continue;
+        }
+        let mut cur = if let Some(p) = param[b] {
+            Cur::Reg(p)
+        } else if live_in[b] && real_in[b] {
+            // One predecessor (processed first in reverse postorder).
+            preds[b].iter().map(|&p| end[p]).find(|c| *c != Cur::Missing).unwrap_or(Cur::Missing)
+        } else {
+            Cur::Missing
+        };
+        if blocks[b].params.contains(&var) {
+            cur = Cur::Reg(var);
+        }
+        let old = std::mem::take(&mut blocks[b].insts);
+        let mut out: Vec<MInst> = Vec::with_capacity(old.len());
+        let count = old.len();
+        for (k, mut m) in old.into_iter().enumerate() {
+            let is_last = k + 1 == count;
+            let uses_var = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.vreg() == var);
+            if uses_var {
+                if cur == Cur::Missing {
+                    let converted = match &m.kind {
+                        MKind::MaskAdd { first: false, sel } if m.ops.get(1).is_some_and(|o| o.vreg() == var) => {
+                            let sel = *sel;
+                            m.ops.remove(1);
+                            // No longer tied to the accumulator it would have read.
+                            m.ops[0] = ra::Operand::reg_def(m.ops[0].vreg());
+                            m.kind = MKind::MaskAdd { first: true, sel };
+                            true
+                        }
+                        MKind::LaneMerge { .. } if m.ops.get(1).is_some_and(|o| o.vreg() == var) && m.ops.get(2).is_some_and(|o| o.vreg() != var) => {
+                            // Merging into nothing: the value itself.
+                            let d = m.ops[0].vreg();
+                            let x = m.ops[2].vreg();
+                            m = MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(x)] };
+                            true
+                        }
+                        _ => false,
+                    };
+                    if !converted {
+                        let (r, inst) = materialize(vc);
+                        out.push(inst);
+                        cur = Cur::Reg(r);
+                    }
+                }
+                if let Cur::Reg(r) = cur {
+                    for o in m.ops.iter_mut() {
+                        if o.kind() == ra::OperandKind::Use && o.vreg() == var {
+                            *o = ra::Operand::new(r, o.constraint(), o.kind(), o.pos());
+                        }
+                    }
+                }
+            }
+            if is_last && blocks[b].succ_args.iter().flatten().any(|&a| a == var) {
+                if cur == Cur::Missing {
+                    let (r, inst) = materialize(vc);
+                    out.push(inst);
+                    cur = Cur::Reg(r);
+                }
+                let Cur::Reg(r) = cur else { unreachable!() };
+                for a in blocks[b].succ_args.iter_mut().flatten() {
+                    if *a == var {
+                        *a = r;
+                    }
+                }
+            }
+            let defines = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Def && o.vreg() == var);
+            if defines {
+                if matches!(m.kind, MKind::ImplicitDef) {
+                    cur = Cur::Missing;
+                    continue;
+                }
+                let d = fresh(vc);
+                for o in m.ops.iter_mut() {
+                    if o.kind() == ra::OperandKind::Def && o.vreg() == var {
+                        *o = ra::Operand::new(d, o.constraint(), o.kind(), o.pos());
+                    }
+                }
+                cur = Cur::Reg(d);
+            }
+            out.push(m);
+        }
+        blocks[b].insts = out;
+        end[b] = cur;
+    }
+    // Parameter inputs.
+    for b in 0..n {
+        let Some(_) = param[b] else { continue };
+        for &p in &preds[b] {
+            let arg = match end[p] {
+                Cur::Reg(r) if rpo_index[p] != usize::MAX => r,
+                _ => {
+                    let (r, inst) = materialize(vc);
+                    let at = blocks[p].insts.len() - 1;
+                    blocks[p].insts.insert(at, inst);
+                    end[p] = Cur::Reg(r);
+                    r
+                }
+            };
+            for k in 0..blocks[p].succs.len() {
+                if blocks[p].succs[k] == b {
+                    blocks[p].succ_args[k].push(arg);
+                }
+            }
+        }
+    }
+}
+
+fn reverse_postorder(blocks: &[BlockBuild]) -> Vec<usize> {
+    let n = blocks.len();
+    let mut visited = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    let mut stack = vec![(0usize, 0usize)];
+    visited[0] = true;
+    while let Some((b, i)) = stack.last_mut() {
+        let succs = &blocks[*b].succs;
+        if *i < succs.len() {
+            let s = succs[*i];
+            *i += 1;
+            if !visited[s] {
+                visited[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(*b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Immediate dominators (Cooper, Harvey and Kennedy) over reachable blocks.
+fn dominators(rpo: &[usize], rpo_index: &[usize], preds: &[Vec<usize>]) -> Vec<Option<usize>> {
+    let n = rpo_index.len();
+    let mut idom: Vec<Option<usize>> = vec![None; n];
+    idom[rpo[0]] = Some(rpo[0]);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in &rpo[1..] {
+            let mut new: Option<usize> = None;
+            for &p in &preds[b] {
+                if idom[p].is_none() {
+                    continue;
+                }
+                new = Some(match new {
+                    None => p,
+                    Some(mut a) => {
+                        let mut c = p;
+                        while a != c {
+                            while rpo_index[a] > rpo_index[c] {
+                                a = idom[a].unwrap();
+                            }
+                            while rpo_index[c] > rpo_index[a] {
+                                c = idom[c].unwrap();
+                            }
+                        }
+                        a
+                    }
+                });
+            }
+            if new.is_some() && idom[b] != new {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    idom
+}
