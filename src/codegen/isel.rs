@@ -429,9 +429,14 @@ impl<'a> Isel<'a> {
 
     /// A lane mask for a boolean.
     fn to_mask(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
-        if let Lowered::ScalarCmp { .. } = l {
-            let b = self.to_bool(l)?;
-            return self.to_mask(&Lowered::Bool(b));
+        if let Lowered::ScalarCmp { op, a, b } = l {
+            // The compare sets SCC; the mask is all lanes or none.
+            let (sa, sb) = (self.scalar_src(a)?, self.scalar_src(b)?);
+            let m = self.vreg(self.mask_class());
+            let sel = if self.wave64() { Opcode::s_cselect_b64 } else { Opcode::s_cselect_b32 };
+            self.emit(*op, &[], &[sa, sb], |_| {});
+            self.emit(sel, &[Dst::R(m)], &[Src::Imm(u32::MAX), Src::Imm(0)], |_| {});
+            return Ok(m);
         }
         Ok(match *l {
             Lowered::Mask(m) => m,

@@ -59,6 +59,12 @@ struct Lowering {
     /// Per MIR block: one edge brings all lanes of a visit (so its mask and
     /// parameters are assigned, not merged).
     single_contribution: Vec<bool>,
+    /// Per MIR block: the joins whose masks it sets to its own EXEC (it
+    /// dominates them, they post-dominate it, in the same loop: exactly its
+    /// lanes arrive there), so the edges into them leave their masks alone.
+    saves_for: Vec<Vec<usize>>,
+    /// Per MIR block: its mask is set by its immediate dominator.
+    saved_by_idom: Vec<bool>,
     /// Per MIR block: the mask variable.
     mask: Vec<Option<ra::VReg>>,
     /// Per MIR block: head and body machine blocks.
@@ -190,10 +196,35 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             groups[0] <= 1 && groups[1] <= 1
         })
         .collect();
+    let ipdom = crate::mir::cfg::Cfg::new(func).post_dominators();
+    let mut saves_for = vec![Vec::new(); n];
+    let mut saved_by_idom = vec![false; n];
+    for &j in &st.order {
+        let Some(d) = st.idom[j].filter(|&d| d != j) else { continue };
+        if !mask_headed[j] || st.loop_of[d] != st.loop_of[j] || st.loop_of[j].is_some_and(|l| st.loops[l].header == j) {
+            continue;
+        }
+        // j post-dominates d?
+        let mut cur = ipdom[d];
+        let mut steps = 0;
+        while let Some(p) = cur {
+            if p == j || steps > n {
+                break;
+            }
+            cur = ipdom[p];
+            steps += 1;
+        }
+        if cur == Some(j) {
+            saves_for[d].push(j);
+            saved_by_idom[j] = true;
+        }
+    }
     let mut lw = Lowering {
         mask_headed,
         real,
         single_contribution,
+        saves_for,
+        saved_by_idom,
         mask,
         head,
         body,
@@ -271,22 +302,24 @@ impl Lowering {
         e
     }
 
-    /// Where a block's skip goes: past the block, or for a loop header past the
-    /// whole loop and its check.
+    /// Where a block's skip goes: past every point only lanes through `b` can
+    /// reach (blocks `b` dominates, checks of loops whose latches it dominates):
+    /// with no lane at `b` they have none either.
     fn skip_target(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize) -> usize {
         let st = h.structure();
         let mut k = self.next_after[i];
-        if let Some(l) = st.loop_of[b].filter(|&l| st.loops[l].header == b) {
-            let end = st.loop_end[l];
-            k = self.next_after[end];
-            // Checks of loops inside this one (and its own) ending at the same place.
-            while let Some(&(Point::Check(c), _)) = self.points.get(k) {
-                if st.loops[c].depth >= st.loops[l].depth {
-                    k += 1;
-                } else {
-                    break;
-                }
+        while let Some(&(p, _)) = self.points.get(k) {
+            // Only inside b's innermost loop: an exit target of that loop gathers
+            // lanes over several iterations.
+            let inside = |x: usize| st.loop_of[b].is_none_or(|l| st.loop_contains(l, x));
+            let dominated = match p {
+                Point::Head(pos) => inside(st.order[pos]) && st.dominates(b, st.order[pos]),
+                Point::Check(l) => inside(st.loops[l].header) && st.loops[l].latches.iter().all(|&x| st.dominates(b, x)),
+            };
+            if !dominated {
+                break;
             }
+            k += 1;
         }
         self.point_block(h, k)
     }
@@ -383,6 +416,10 @@ impl Lowering {
                     snapshots.push((v, h.snapshot_value(v)));
                 }
             }
+        }
+        for j in self.saves_for[b].clone() {
+            let acc = self.mask[j].unwrap();
+            h.push(MKind::MaskAdd { first: true, sel: MaskSel::Exec }, vec![ra::Operand::reg_def(acc)]);
         }
         let result = self.terminator_inner(h, i, b);
         for (v, old) in snapshots {
@@ -494,6 +531,9 @@ impl Lowering {
 
     /// `M[to] |= lanes`.
     fn mask_add(&mut self, h: &mut IselHandle<'_, '_>, to: usize, sel: MaskSel, m: Option<ra::VReg>) {
+        if self.saved_by_idom[to] {
+            return;
+        }
         let acc = self.mask[to].expect("a block reached along a mask edge has a mask");
         let first = self.single_contribution[to];
         let mut ops = if first { vec![ra::Operand::reg_def(acc)] } else { vec![ra::Operand::reg_reuse_def(acc, 1), ra::Operand::reg_use(acc)] };
