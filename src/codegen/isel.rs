@@ -2803,6 +2803,7 @@ pub fn select(
     let lds_size = isel.lds_size;
     let mask_class = isel.mask_class();
     let wave64 = isel.wave64();
+    super::ssa_repair::remove_unreachable(&mut isel.blocks);
     super::ssa_repair::repair(&mut isel.blocks, &mut isel.vc, &variables, mask_class, wave64);
     let mut vcode = finish(isel.blocks, isel.vc);
     vcode.layout = if device {
@@ -3059,25 +3060,6 @@ impl<'a> IselHandle<'_, 'a> {
             }
             Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::ScalarCmp { .. } => return Err(isel.error("internal: parameters are registers")),
         })
-    }
-
-    /// The registers a MIR value is lowered to, flattened (for accumulators).
-    pub fn value_regs(&mut self, value: Value) -> Vec<ra::VReg> {
-        fn flatten(l: &Lowered, out: &mut Vec<ra::VReg>) {
-            match l {
-                Lowered::S(v) | Lowered::S64(v) | Lowered::V(v) | Lowered::Bool(v) | Lowered::Mask(v) => out.push(*v),
-                Lowered::V64(a, b) => out.extend([*a, *b]),
-                Lowered::Agg(parts) => parts.iter().for_each(|p| flatten(p, out)),
-                // Only parameters are flattened, and they are never constants or
-                // folded addresses.
-                Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::ScalarCmp { .. } => {}
-            }
-        }
-        let mut out = Vec::new();
-        if let Some(l) = &self.isel.values[value.0 as usize] {
-            flatten(l, &mut out);
-        }
-        out
     }
 
     /// Register classes of a divergent value of type `ty`, one per 32-bit piece

@@ -56,6 +56,8 @@ struct Lowering {
     mask_headed: Vec<bool>,
     /// Per MIR block: its branch keeps EXEC (convergent, uniform).
     real: Vec<bool>,
+    /// Edges (from, to) of uniform terminators that jump straight to the target.
+    direct: HashSet<(usize, usize)>,
     /// Per MIR block: one edge brings all lanes of a visit (so its mask and
     /// parameters are assigned, not merged).
     single_contribution: Vec<bool>,
@@ -97,22 +99,43 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
     let n = func.blocks.len();
     let reached = |b: usize| st.position[b] != usize::MAX;
     let real: Vec<bool> = (0..n).map(|b| reached(b) && !uni.partial_exec[b] && !uni.divergent_branches[b]).collect();
+    // Edges of uniform terminators that jump straight to their target: from a
+    // convergent block (no lane waits anywhere), or over points that only
+    // lanes through the source can reach (it sends them all this way, so they
+    // are empty). Every other edge adds its lanes to the target's mask and the
+    // wave walks on.
+    let nloops = st.loops.len();
+    let mut loops_ending: Vec<Vec<usize>> = vec![Vec::new(); st.order.len()];
+    for (l, &e) in st.loop_end.iter().enumerate() {
+        loops_ending[e].push(l);
+    }
+    let mut direct: HashSet<(usize, usize)> = HashSet::new();
+    for &b in &st.order {
+        if uni.divergent_branches[b] {
+            continue;
+        }
+        for &s in &st.cfg.succs[b] {
+            if real[b] || jumps_over_only_dominated(st, &loops_ending, b, s) {
+                direct.insert((b, s));
+            }
+        }
+    }
+    let is_direct = |b: usize, s: usize| direct.contains(&(b, s));
     let mut mask_headed = vec![false; n];
     for &b in &st.order {
-        if !real[b] {
-            for &s in &st.cfg.succs[b] {
+        for &s in &st.cfg.succs[b] {
+            if !is_direct(b, s) {
                 mask_headed[s] = true;
             }
         }
     }
     // Loops: a check when a back edge carries a mask; tracked values when an
     // exit does.
-    let nloops = st.loops.len();
-    let needs_check: Vec<bool> = st.loops.iter().map(|l| l.latches.iter().any(|&b| !real[b])).collect();
+    let needs_check: Vec<bool> = st.loops.iter().map(|l| l.latches.iter().any(|&b| !is_direct(b, l.header))).collect();
     let mask_exits: Vec<bool> = st
         .loops
         .iter()
-        .map(|l| l.blocks.iter().any(|&b| !real[b] && st.cfg.succs[b].iter().any(|s| l.blocks.binary_search(s).is_err())))
+        .map(|l| l.blocks.iter().any(|&b| st.cfg.succs[b].iter().any(|&s| l.blocks.binary_search(&s).is_err() && !is_direct(b, s))))
         .collect();
 
     let mut def_block = vec![usize::MAX; func.values.len()];
@@ -222,6 +245,7 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
     let mut lw = Lowering {
         mask_headed,
         real,
+        direct,
         single_contribution,
         saves_for,
         saved_by_idom,
@@ -454,40 +478,34 @@ impl Lowering {
                 h.terminate(Branch::Jump, Vec::new(), vec![next], vec![Vec::new()]);
                 Ok(())
             }
-            Terminator::Br(call) if self.real[b] => {
-                let target = self.real_edge(h, b, call)?;
-                h.terminate(Branch::Jump, Vec::new(), vec![target.0], vec![target.1]);
+            Terminator::Br(call) => {
+                let (t, a) = self.uniform_edge(h, i, b, call)?;
+                h.terminate(Branch::Jump, Vec::new(), vec![t], vec![a]);
                 Ok(())
             }
-            Terminator::BrIf { cond, then_to, else_to } if self.real[b] => {
+            Terminator::BrIf { cond, then_to, else_to } if !h.uniformity().divergent_branches[b] => {
                 let (branch, ops) = h.uniform_branch(cond)?;
                 let mut succs = Vec::new();
                 let mut args = Vec::new();
                 for call in [then_to, else_to] {
                     let here = h.current();
                     let to = call.block.0 as usize;
-                    if self.mask_headed[to] {
+                    if self.direct.contains(&(b, to)) && !self.mask_headed[to] {
+                        let (t, a) = self.uniform_edge(h, i, b, call)?;
+                        succs.push(t);
+                        args.push(a);
+                    } else {
                         // Edge work of its own: only when the branch goes this way.
-                        let edge = h.new_block(format!("{}.to.{}", func.blocks[b].name, func.blocks[to].name), false);
+                        let edge = h.new_block(format!("{}.to.{}", func.blocks[b].name, func.blocks[to].name), h.uniformity().partial_exec[b]);
                         h.switch_to(edge);
-                        let (t, a) = self.real_edge(h, b, call)?;
+                        let (t, a) = self.uniform_edge(h, i, b, call)?;
                         h.terminate(Branch::Jump, Vec::new(), vec![t], vec![a]);
                         h.switch_to(here);
                         succs.push(edge);
                         args.push(Vec::new());
-                    } else {
-                        let (t, a) = self.real_edge(h, b, call)?;
-                        succs.push(t);
-                        args.push(a);
                     }
                 }
                 h.terminate(branch, ops, succs, args);
-                Ok(())
-            }
-            Terminator::Br(call) => {
-                self.mask_edge(h, b, call, MaskSel::Exec, None)?;
-                let next = self.point_block(h, self.next_after[i]);
-                h.terminate(Branch::Jump, Vec::new(), vec![next], vec![Vec::new()]);
                 Ok(())
             }
             Terminator::BrIf { cond, then_to, else_to } => {
@@ -508,15 +526,26 @@ impl Lowering {
         }
     }
 
-    /// A real edge (all active lanes, EXEC kept): where to jump and with what.
-    fn real_edge(&mut self, h: &mut IselHandle<'_, '_>, b: usize, call: &BlockCall) -> Result<(usize, Vec<ra::VReg>), Diagnostic> {
+    /// An edge of a uniform terminator (all active lanes take it): its work in
+    /// the current block, and where to jump with what.
+    fn uniform_edge(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize, call: &BlockCall) -> Result<(usize, Vec<ra::VReg>), Diagnostic> {
         let to = call.block.0 as usize;
-        if self.mask_headed[to] {
+        if !self.direct.contains(&(b, to)) {
+            // The lanes wait in the target's mask; the wave walks on.
             self.mask_edge(h, b, call, MaskSel::Exec, None)?;
-            Ok((self.head[to].unwrap(), Vec::new()))
-        } else {
+            return Ok((self.point_block(h, self.next_after[i]), Vec::new()));
+        }
+        if !self.mask_headed[to] {
             let args = h.block_call_args(call)?;
-            Ok((self.body[to], args))
+            return Ok((self.body[to], args));
+        }
+        self.merge_args(h, b, call, MaskSel::Exec, None)?;
+        if self.single_contribution[to] {
+            // These are all of the target's lanes: EXEC is its mask already.
+            Ok((self.body[to], Vec::new()))
+        } else {
+            self.mask_add(h, to, MaskSel::Exec, None);
+            Ok((self.head[to].unwrap(), Vec::new()))
         }
     }
 
@@ -587,6 +616,47 @@ impl Lowering {
             h.insert_before_terminator(hb, kills.into_iter().map(|v| (MKind::ImplicitDef, vec![ra::Operand::reg_def(v)])).collect());
         }
     }
+}
+
+/// True if a jump `b -> s` passes only points (block heads, loop checks)
+/// that lanes reach through `b` alone, within `b`'s innermost loop: blocks `b`
+/// dominates and checks of loops whose latches it dominates. A back edge
+/// passes the rest of its loop up to the loop's check. Scans at most 64
+/// positions (farther jumps walk).
+fn jumps_over_only_dominated(st: &crate::codegen::structure::Structure, loops_ending: &[Vec<usize>], b: usize, s: usize) -> bool {
+    let (pb, ps) = (st.position[b], st.position[s]);
+    let inside = |x: usize| st.loop_of[b].is_none_or(|l| st.loop_contains(l, x));
+    let block_ok = |x: usize| inside(x) && st.dominates(b, x);
+    let check_ok = |l: usize| inside(st.loops[l].header) && st.loops[l].latches.iter().all(|&x| st.dominates(b, x));
+    let (end, own) = if ps > pb {
+        (ps, None)
+    } else {
+        // Back edge to the header of loop `own`: up to its check.
+        let own = st.loop_of[b].and_then(|mut l| loop {
+            if st.loops[l].header == s {
+                break Some(l);
+            }
+            l = st.loops[l].parent?;
+        });
+        let Some(own) = own else { return false };
+        (st.loop_end[own] + 1, Some(own))
+    };
+    if end - pb > 64 {
+        return false;
+    }
+    for pos in pb + 1..end {
+        if !block_ok(st.order[pos]) {
+            return false;
+        }
+    }
+    for pos in pb..end {
+        for &l in &loops_ending[pos] {
+            if Some(l) != own && !check_ok(l) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// `acc_i = lanes ? x_i : acc_i` for every accumulator (uniform ones are plain

@@ -32,6 +32,41 @@ enum Cur {
     Reg(ra::VReg),
 }
 
+/// Drops machine blocks no path from the entry reaches (heads of blocks that
+/// every edge enters directly, walk points nothing falls into), renumbering
+/// successors.
+pub(super) fn remove_unreachable(blocks: &mut Vec<BlockBuild>) {
+    let n = blocks.len();
+    let mut reach = vec![false; n];
+    let mut stack = vec![0usize];
+    while let Some(b) = stack.pop() {
+        if std::mem::replace(&mut reach[b], true) {
+            continue;
+        }
+        stack.extend(blocks[b].succs.iter().copied().filter(|&s| !reach[s]));
+    }
+    if reach.iter().all(|&r| r) {
+        return;
+    }
+    let mut remap = vec![usize::MAX; n];
+    let mut next = 0;
+    for b in 0..n {
+        if reach[b] {
+            remap[b] = next;
+            next += 1;
+        }
+    }
+    let old = std::mem::take(blocks);
+    for (b, mut block) in old.into_iter().enumerate() {
+        if reach[b] {
+            for s in block.succs.iter_mut() {
+                *s = remap[*s];
+            }
+            blocks.push(block);
+        }
+    }
+}
+
 /// Repairs `blocks` in place (see the module docs).
 pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables, mask_class: Class, wave64: bool) {
     let n = blocks.len();

@@ -13,9 +13,11 @@
 //!
 //! Divergence through control flow ("sync dependence"): when a branch is
 //! divergent, lanes take different paths from its block B until they meet again
-//! at B's immediate post-dominator P. Block parameters of P and of every block
-//! between B and P with more than one predecessor receive values from different
-//! paths in different lanes, so they are divergent. A value defined between B and
+//! at B's immediate post-dominator P. Block parameters of the blocks where paths
+//! that left B by different successors meet (reachable from two of them, up to
+//! and including P) receive values from different paths in different lanes, so
+//! they are divergent; the header of a uniform loop nested in the region, which
+//! only one successor reaches, is not such a join. A value defined between B and
 //! P (including B itself when it is inside that region, as in a loop with a
 //! divergent exit) and used outside the region has, in each lane, the value of the
 //! last iteration that lane executed ("temporal divergence"), so it is divergent
@@ -143,8 +145,7 @@ pub fn analyze(func: &Function) -> Uniformity {
                     changed = true;
                 }
             }
-            let mut joins: Vec<usize> = region.iter().copied().filter(|&r| cfg.preds[r].len() > 1).collect();
-            joins.extend(stop);
+            let joins = joins_of(&cfg, func, b, stop);
             for j in joins {
                 for &p in &func.blocks[j].params {
                     mark(&mut divergent, p, &mut changed);
@@ -172,6 +173,32 @@ pub fn analyze(func: &Function) -> Uniformity {
         }
     }
     Uniformity { divergent_values: divergent, divergent_branches, partial_exec }
+}
+
+/// The blocks where lanes that left `from` different ways can meet: reachable
+/// from two different successors (without passing `stop`, which counts), or the
+/// one target of a branch with both ways to the same block.
+fn joins_of(cfg: &Cfg, func: &Function, from: usize, stop: Option<usize>) -> Vec<usize> {
+    let targets: Vec<usize> = func.blocks[from].term.successors().iter().map(|s| s.0 as usize).collect();
+    if targets.len() == 2 && targets[0] == targets[1] {
+        return vec![targets[0]];
+    }
+    let mut count = vec![0u8; cfg.len()];
+    for &s in &cfg.succs[from] {
+        let mut seen = vec![false; cfg.len()];
+        let mut stack = vec![s];
+        while let Some(b) = stack.pop() {
+            if seen[b] {
+                continue;
+            }
+            seen[b] = true;
+            count[b] = count[b].saturating_add(1);
+            if Some(b) != stop {
+                stack.extend(cfg.succs[b].iter().copied());
+            }
+        }
+    }
+    (0..cfg.len()).filter(|&b| count[b] >= 2).collect()
 }
 
 /// Blocks reachable from `from`'s successors without passing through `stop`
