@@ -112,6 +112,10 @@ struct SimArgs {
     /// The kernel to run (default: the only kernel of the code object).
     #[arg(long)]
     kernel: Option<String>,
+    /// A JSON launch description, as `run` takes it (cannot be combined with
+    /// the flags below).
+    #[arg(long, conflicts_with_all = ["grid", "block", "buffer", "arg"])]
+    launch: Option<PathBuf>,
     /// Work-items in the grid: N or X,Y,Z.
     #[arg(long, default_value = "1")]
     grid: String,
@@ -171,11 +175,23 @@ fn main() -> ExitCode {
                 .map(|text| print!("{text}"))
         }
         Some(Command::Inspect { input }) => driver::inspect_file(&input).map(|text| print!("{text}")),
-        Some(Command::Sim(a)) => amdgpu_cg::sim::sim_command(&a.input.to_string_lossy(), a.kernel.as_deref(), &a.grid, &a.block, &a.buffer, &a.arg, &a.print, a.trace)
-            .map(|text| print!("{text}"))
-            .map_err(|e| CliError::input(format!("error: {e}"))),
+        Some(Command::Sim(a)) => sim(a),
         None => compile(cli.compile),
     };
+    report(result)
+}
+
+fn sim(a: SimArgs) -> Result<(), CliError> {
+    let launch_text = match &a.launch {
+        Some(path) => Some(driver::read_text(path)?),
+        None => None,
+    };
+    amdgpu_cg::sim::sim_command(&a.input.to_string_lossy(), a.kernel.as_deref(), launch_text.as_deref(), &a.grid, &a.block, &a.buffer, &a.arg, &a.print, a.trace)
+            .map(|text| print!("{text}"))
+            .map_err(|e| CliError::input(format!("error: {e}")))
+}
+
+fn report(result: Result<(), CliError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

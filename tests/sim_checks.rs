@@ -298,6 +298,7 @@ fn command_line_form() {
     let out = amdgpu_cg::sim::sim_command(
         path.to_str().unwrap(),
         Some("vadd"),
+        None,
         "70",
         "64",
         &s(&["a=f32:iota:70", "b=f32:fill:0.5:70", "c=f32:fill:0:70"]),

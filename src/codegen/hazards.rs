@@ -21,7 +21,7 @@
 //!   the ALU results with `s_waitcnt_depctr va_vdst(0)`.
 //!
 //! The pass looks back within a block, then across block boundaries: a VALU
-//! write of an SGPR near a block's end (edge moves such as SGPR spill restores
+//! write near a block's end (edge moves such as SGPR spill restores
 //! can put one right before a branch) is checked against the first instructions
 //! of every successor, and padded before the branch when needed.
 
@@ -173,7 +173,7 @@ fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
 }
 
 /// Across blocks (gfx9): a block whose last instructions include a VALU write
-/// of an SGPR gets `s_nop`s before its branch when a successor's first
+/// gets `s_nop`s before its branch when a successor's first
 /// instructions would read that SGPR too early. Successors are the branch
 /// targets and, unless the block ends in an unconditional jump, the next block.
 fn pad_block_ends(code: &mut Expanded, target: Target) {
@@ -187,7 +187,9 @@ fn pad_block_ends(code: &mut Expanded, target: Target) {
         let mut writers = Vec::new();
         let mut distance = branch_states;
         for e in insts[..tail].iter().rev() {
-            if !writes_sgpr_by_valu(&e.inst, target.gpu).is_empty() {
+            // Any VALU result (SGPRs, and on gfx942 VGPRs a successor's
+            // v_readlane or VALU reads: spill code lands on edges).
+            if e.inst.op.info().format(target.gpu).is_valu() {
                 writers.push((&e.inst, distance));
             }
             distance += wait_states(e);
@@ -257,4 +259,38 @@ pub fn avoid_hazards(code: &mut Expanded, target: Target) {
         *block = out;
     }
     pad_block_ends(code, target);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::{Operand, Reg, WaveSize};
+
+    fn emitted(inst: isa::Inst) -> Emitted {
+        Emitted { inst, target: None, call: None, cfi: Vec::new() }
+    }
+
+    /// An SGPR spill's `v_writelane` ends one block and the reload's
+    /// `v_readlane` of the same VGPR starts the next (regalloc2 edge moves):
+    /// gfx942 needs a wait state between them, gfx90a none (rocRoller and
+    /// LLVM list the hazard for gfx94x only).
+    #[test]
+    fn vgpr_write_then_readlane_across_a_block_boundary() {
+        let code = |gpu| {
+            let write = isa::Inst::new(Opcode::v_writelane_b32, vec![Operand::Reg(Reg::v(10, 1))], vec![Operand::Reg(Reg::s(25, 1)), Operand::imm32(1)]);
+            let read = isa::Inst::new(Opcode::v_readlane_b32, vec![Operand::Reg(Reg::s(24, 1))], vec![Operand::Reg(Reg::v(10, 1)), Operand::imm32(0)]);
+            let mut expanded = Expanded {
+                blocks: vec![(0, "a".into(), vec![emitted(write)]), (1, "b".into(), vec![emitted(read), emitted(isa::Inst::sopp(Opcode::s_endpgm, 0))])],
+                vgprs: 11,
+                sgprs: 26,
+                uses_vcc: false,
+                scratch_bytes: 0,
+                frame_bytes: 0,
+            };
+            avoid_hazards(&mut expanded, Target { gpu, wave: WaveSize::W64 });
+            expanded.blocks[0].2.iter().map(|e| e.inst.op).collect::<Vec<_>>()
+        };
+        assert_eq!(code(Gpu::Gfx942), [Opcode::v_writelane_b32, Opcode::s_nop]);
+        assert_eq!(code(Gpu::Gfx90a), [Opcode::v_writelane_b32]);
+    }
 }

@@ -3021,6 +3021,16 @@ impl<'a> IselHandle<'_, 'a> {
         out
     }
 
+    /// Inserts instructions at the start of a machine block (after the
+    /// function's `Entry`).
+    pub fn insert_at_start(&mut self, block: usize, insts: Vec<(MKind, Vec<ra::Operand>)>) {
+        let b = &mut self.isel.blocks[block];
+        let at = b.insts.iter().position(|m| !matches!(m.kind, MKind::Entry)).unwrap_or(b.insts.len());
+        for (k, (kind, ops)) in insts.into_iter().enumerate() {
+            b.insts.insert(at + k, MInst { kind, ops });
+        }
+    }
+
     /// Inserts instructions before the terminator of a machine block.
     pub fn insert_before_terminator(&mut self, block: usize, insts: Vec<(MKind, Vec<ra::Operand>)>) {
         let b = &mut self.isel.blocks[block];

@@ -15,9 +15,11 @@
 //! mask until the loop is done, so every lane reaches every block it should,
 //! exactly once per visit, for any reducible CFG.
 //!
-//! Where no lane can be elsewhere (a block outside every divergent region,
-//! `Uniformity::partial_exec` false), uniform branches stay real branches and
-//! EXEC is untouched; masks appear only where divergence does.
+//! Uniform branches stay real branches (*direct* edges, EXEC untouched) where no
+//! lane can be elsewhere (a block outside every divergent region,
+//! `Uniformity::partial_exec` false) and wherever the jump passes only points
+//! that lanes reach through the branch's own block; masks appear only where
+//! divergence does.
 //!
 //! Values a loop with mask exits defines and code after the loop uses are
 //! merged at each exit into accumulators (a lane leaves with the value of its
@@ -78,6 +80,11 @@ struct Lowering {
     points: Vec<(Point, usize)>,
     /// Per position: index of the first point after the block's body.
     next_after: Vec<usize>,
+    /// Per loop: index of the first point after its range (and its check).
+    point_after_loop: Vec<usize>,
+    /// Per MIR block: its head may skip the block (it can be reached with no
+    /// lane: inside a divergent region, or not on every path of its loop).
+    head_tests: Vec<bool>,
     /// The end of the walk (created when needed).
     end: Option<usize>,
     /// Per MIR block with a mask: its parameters' variables (flattened).
@@ -150,6 +157,7 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         }
     }
 
+    let ipdom = crate::mir::cfg::Cfg::new(func).post_dominators();
     // Machine blocks in walk order.
     let mut head = vec![None; n];
     let mut body = vec![usize::MAX; n];
@@ -219,12 +227,14 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             groups[0] <= 1 && groups[1] <= 1
         })
         .collect();
-    let ipdom = crate::mir::cfg::Cfg::new(func).post_dominators();
     let mut saves_for = vec![Vec::new(); n];
     let mut saved_by_idom = vec![false; n];
     for &j in &st.order {
         let Some(d) = st.idom[j].filter(|&d| d != j) else { continue };
-        if !mask_headed[j] || st.loop_of[d] != st.loop_of[j] || st.loop_of[j].is_some_and(|l| st.loops[l].header == j) {
+        // (A join one edge enters needs no saving, and an edge that brings all
+        // its lanes may enter its body past the head, which would leave a
+        // saved mask unconsumed.)
+        if !mask_headed[j] || single_contribution[j] || st.loop_of[d] != st.loop_of[j] || st.loop_of[j].is_some_and(|l| st.loops[l].header == j) {
             continue;
         }
         // j post-dominates d?
@@ -242,7 +252,44 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             saved_by_idom[j] = true;
         }
     }
+    // The walk enters a loop only at its header's head: points inside a loop
+    // the walk is not in are skipped with the whole loop.
+    let point_after_loop: Vec<usize> = (0..nloops)
+        .map(|l| {
+            points
+                .iter()
+                .position(|&(p, _)| match p {
+                    Point::Head(pos) => pos > st.loop_end[l],
+                    // Checks ending with l belong to l when their loop is nested in it.
+                    Point::Check(c) => st.loop_end[c] > st.loop_end[l] || (st.loop_end[c] == st.loop_end[l] && !st.loop_contains(l, st.loops[c].header)),
+                })
+                .unwrap_or(points.len())
+        })
+        .collect();
+    // A head needs no test where every live lane arrives whenever the walk
+    // gets there: outside divergent regions, on every path through its loop
+    // (or the function).
+    let head_tests: Vec<bool> = (0..n)
+        .map(|b| {
+            if uni.partial_exec[b] {
+                return true;
+            }
+            let start = st.loop_of[b].map_or(0, |l| st.loops[l].header);
+            let mut cur = Some(start);
+            let mut steps = 0;
+            while let Some(p) = cur {
+                if p == b || steps > n {
+                    break;
+                }
+                cur = ipdom[p];
+                steps += 1;
+            }
+            cur != Some(b)
+        })
+        .collect();
     let mut lw = Lowering {
+        point_after_loop,
+        head_tests,
         mask_headed,
         real,
         direct,
@@ -300,10 +347,42 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         }
     }
     lw.kill_skipped_values(h);
+    lw.kill_at_dominators(h);
     Ok(lw.vars)
 }
 
 impl Lowering {
+    /// The first point from `k` on that the walk, inside loop `context`, can
+    /// reach: a loop it is not in is entered only at its header's head, or
+    /// skipped whole.
+    fn walk(&self, st: &crate::codegen::structure::Structure, mut k: usize, context: Option<usize>) -> usize {
+        let within = |l: usize| context.is_some_and(|c| st.loop_contains(l, st.loops[c].header) && (l == c || st.loops[l].blocks.len() > st.loops[c].blocks.len()));
+        while let Some(&(Point::Head(pos), _)) = self.points.get(k) {
+            let b = st.order[pos];
+            // The outermost loop of b the walk is not in.
+            let mut outer = None;
+            let mut cur = st.loop_of[b];
+            while let Some(l) = cur {
+                if within(l) {
+                    break;
+                }
+                outer = Some(l);
+                cur = st.loops[l].parent;
+            }
+            match outer {
+                Some(l) if st.loops[l].header != b => k = self.point_after_loop[l],
+                _ => break,
+            }
+        }
+        k
+    }
+
+    /// The machine block of the walk's next point from `k`.
+    fn walk_block(&mut self, h: &mut IselHandle<'_, '_>, k: usize, context: Option<usize>) -> usize {
+        let k = self.walk(h.structure(), k, context);
+        self.point_block(h, k)
+    }
+
     /// The machine block of walk point `k` (or the end).
     fn point_block(&mut self, h: &mut IselHandle<'_, '_>, k: usize) -> usize {
         match self.points.get(k) {
@@ -345,7 +424,7 @@ impl Lowering {
             }
             k += 1;
         }
-        self.point_block(h, k)
+        self.walk_block(h, k, st.loop_of[b])
     }
 
     fn lower_head(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize, hb: usize) {
@@ -355,12 +434,12 @@ impl Lowering {
         // The mask is consumed: later edges start a new collection.
         h.push(MKind::ImplicitDef, vec![ra::Operand::reg_def(m)]);
         let body = self.body[b];
-        if h.uniformity().partial_exec[b] {
+        if self.head_tests[b] {
             let skip = self.skip_target(h, i, b);
             h.switch_to(hb);
             h.terminate(Branch::IfExecZero, Vec::new(), vec![skip, body], vec![Vec::new(), Vec::new()]);
         } else {
-            // Outside every divergent region all live lanes arrive: never empty.
+            // Every live lane arrives whenever the walk gets here: never empty.
             h.terminate(Branch::Jump, Vec::new(), vec![body], vec![Vec::new()]);
         }
     }
@@ -370,7 +449,7 @@ impl Lowering {
         let header = st.loops[l].header;
         let m = self.mask[header].expect("a loop with mask back edges has a header mask");
         let k = self.points.iter().position(|&(p, _)| p == Point::Check(l)).unwrap() + 1;
-        let after = self.point_block(h, k);
+        let after = self.walk_block(h, k, st.loops[l].parent);
         h.switch_to(cb);
         h.push(MKind::Exec(ExecOp::Set), vec![ra::Operand::reg_use(m)]);
         h.push(MKind::ImplicitDef, vec![ra::Operand::reg_def(m)]);
@@ -474,7 +553,7 @@ impl Lowering {
             }
             Terminator::Unreachable => {
                 // These lanes end; the others go on.
-                let next = self.point_block(h, self.next_after[i]);
+                let next = self.walk_block(h, self.next_after[i], h.structure().loop_of[b]);
                 h.terminate(Branch::Jump, Vec::new(), vec![next], vec![Vec::new()]);
                 Ok(())
             }
@@ -490,7 +569,7 @@ impl Lowering {
                 for call in [then_to, else_to] {
                     let here = h.current();
                     let to = call.block.0 as usize;
-                    if self.direct.contains(&(b, to)) && !self.mask_headed[to] {
+                    if self.direct.contains(&(b, to)) && !self.mask_headed[to] && !self.merges_tracked(h, b, to) {
                         let (t, a) = self.uniform_edge(h, i, b, call)?;
                         succs.push(t);
                         args.push(a);
@@ -519,7 +598,7 @@ impl Lowering {
                     self.mask_edge(h, b, then_to, MaskSel::And, Some(m))?;
                     self.mask_edge(h, b, else_to, MaskSel::AndNot, Some(m))?;
                 }
-                let next = self.point_block(h, self.next_after[i]);
+                let next = self.walk_block(h, self.next_after[i], h.structure().loop_of[b]);
                 h.terminate(Branch::Jump, Vec::new(), vec![next], vec![Vec::new()]);
                 Ok(())
             }
@@ -533,9 +612,10 @@ impl Lowering {
         if !self.direct.contains(&(b, to)) {
             // The lanes wait in the target's mask; the wave walks on.
             self.mask_edge(h, b, call, MaskSel::Exec, None)?;
-            return Ok((self.point_block(h, self.next_after[i]), Vec::new()));
+            return Ok((self.walk_block(h, self.next_after[i], h.structure().loop_of[b]), Vec::new()));
         }
         if !self.mask_headed[to] {
+            self.merge_tracked(h, b, to, MaskSel::Exec, None)?;
             let args = h.block_call_args(call)?;
             return Ok((self.body[to], args));
         }
@@ -573,9 +653,28 @@ impl Lowering {
     }
 
     fn merge_args(&mut self, h: &mut IselHandle<'_, '_>, b: usize, call: &BlockCall, sel: MaskSel, m: Option<ra::VReg>) -> Result<(), Diagnostic> {
-        let st = h.structure();
+        self.merge_tracked(h, b, call.block.0 as usize, sel, m)?;
         let to = call.block.0 as usize;
-        // Loops left: their tracked values for these lanes.
+        let args = h.block_call_args(call)?;
+        let mut vars = self.param_vars[to].clone();
+        if self.single_contribution[to] {
+            // One edge brings every lane of a visit: a plain assignment.
+            for v in vars.iter_mut() {
+                v.1 = MergeKind::Scalar;
+            }
+        }
+        lane_merge_all(h, &vars, &args, sel, m);
+        Ok(())
+    }
+
+    /// True if the edge accumulates values used after the loops it leaves.
+    fn merges_tracked(&self, h: &IselHandle<'_, '_>, b: usize, to: usize) -> bool {
+        h.structure().loops_left(b, to).iter().any(|&l| !self.tracked[l].is_empty())
+    }
+
+    /// The loops an edge leaves accumulate their tracked values for its lanes.
+    fn merge_tracked(&mut self, h: &mut IselHandle<'_, '_>, b: usize, to: usize, sel: MaskSel, m: Option<ra::VReg>) -> Result<(), Diagnostic> {
+        let st = h.structure();
         for l in st.loops_left(b, to) {
             for k in 0..self.tracked[l].len() {
                 let (v, accs) = self.tracked[l][k].clone();
@@ -587,16 +686,63 @@ impl Lowering {
                 lane_merge_all(h, &accs, &xs, sel, m);
             }
         }
-        let args = h.block_call_args(call)?;
-        let mut vars = self.param_vars[to].clone();
-        if self.single_contribution[to] {
-            // One edge brings every lane of a visit: a plain assignment.
-            for v in vars.iter_mut() {
-                v.1 = MergeKind::Scalar;
+        Ok(())
+    }
+
+    /// A block's mask and parameter variables, and a loop's accumulators, start
+    /// empty at the block that dominates every contribution to them (for a
+    /// block outside some loop, the dominator outside that loop: exits gather
+    /// over iterations): killing them there bounds their live ranges, which
+    /// keeps the SSA repair linear.
+    fn kill_at_dominators(&mut self, h: &mut IselHandle<'_, '_>) {
+        let st = h.structure();
+        // The dominator of `b` whose loops all contain `target`.
+        let dominator_for = |mut d: usize, target: usize| -> usize {
+            while let Some(l) = st.loop_of[d] {
+                if st.loop_contains(l, target) {
+                    break;
+                }
+                match st.idom[st.loops[l].header] {
+                    Some(up) if up != st.loops[l].header => d = up,
+                    _ => break,
+                }
+            }
+            d
+        };
+        let mut kills: HashMap<usize, Vec<ra::VReg>> = HashMap::new();
+        for &s in &st.order {
+            if !self.mask_headed[s] {
+                continue;
+            }
+            let Some(d) = st.idom[s].filter(|&d| d != s) else { continue };
+            let d = dominator_for(d, s);
+            let list = kills.entry(d).or_default();
+            if !self.saved_by_idom[s] {
+                list.extend(self.mask[s]);
+            }
+            list.extend(self.param_vars[s].iter().map(|(v, _)| *v));
+        }
+        for (l, tracked) in self.tracked.iter().enumerate() {
+            let header = st.loops[l].header;
+            let Some(d) = st.idom[header].filter(|&d| d != header) else { continue };
+            let d = dominator_for(d, header);
+            kills.entry(d).or_default().extend(tracked.iter().flat_map(|(_, regs)| regs.iter().copied()));
+        }
+        let mut order: Vec<usize> = kills.keys().copied().collect();
+        order.sort_unstable();
+        for d in order {
+            let regs = &kills[&d];
+            if regs.is_empty() {
+                continue;
+            }
+            let insts: Vec<(MKind, Vec<ra::Operand>)> = regs.iter().map(|&v| (MKind::ImplicitDef, vec![ra::Operand::reg_def(v)])).collect();
+            // At the start of the body (after the entry's inputs), and in the
+            // head, whose skip bypasses the body.
+            h.insert_at_start(self.body[d], insts.clone());
+            if let Some(hb) = self.head[d] {
+                h.insert_before_terminator(hb, insts);
             }
         }
-        lane_merge_all(h, &vars, &args, sel, m);
-        Ok(())
     }
 
     /// Values defined in a block with a mask and used in other machine blocks

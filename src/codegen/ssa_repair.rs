@@ -115,16 +115,32 @@ pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables
             uses.entry(*a).or_default().push((b, usize::MAX));
         }
     }
-    let dominates = |a: usize, mut b: usize| -> bool {
-        loop {
-            if a == b {
-                return true;
-            }
-            match idom[b] {
-                Some(p) if p != b => b = p,
-                _ => return false,
-            }
+    // Dominance in constant time: intervals of a walk of the dominator tree.
+    let mut children = vec![Vec::new(); n];
+    for &b in &rpo[1..] {
+        if let Some(p) = idom[b] {
+            children[p].push(b);
         }
+    }
+    let mut interval = vec![(0u32, 0u32); n];
+    let mut clock = 1u32;
+    interval[rpo[0]].0 = clock;
+    let mut stack = vec![(rpo[0], 0usize)];
+    while let Some((b, i)) = stack.last_mut() {
+        if let Some(&c) = children[*b].get(*i) {
+            *i += 1;
+            clock += 1;
+            interval[c].0 = clock;
+            stack.push((c, 0));
+        } else {
+            clock += 1;
+            interval[*b].1 = clock;
+            stack.pop();
+        }
+    }
+    let dominates = |a: usize, b: usize| -> bool {
+        let (ia, ib) = (interval[a], interval[b]);
+        ia.1 != 0 && ia.0 <= ib.0 && ib.1 <= ia.1
     };
     let mut variables: Vec<ra::VReg> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -144,8 +160,71 @@ pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables
     }
     // Deterministic output: process in register order.
     variables.sort_by_key(|v| v.vreg());
+    // The blocks each variable appears in (one pass over the function).
+    let wanted: hashbrown::HashSet<ra::VReg> = variables.iter().copied().collect();
+    let mut occurs: hashbrown::HashMap<ra::VReg, Vec<usize>> = hashbrown::HashMap::new();
+    for (b, block) in blocks.iter().enumerate() {
+        if rpo_index[b] == usize::MAX {
+            continue;
+        }
+        let regs = block.params.iter().copied().chain(block.insts.iter().flat_map(|m| m.ops.iter().map(|o| o.vreg()))).chain(block.succ_args.iter().flatten().copied());
+        for v in regs {
+            if wanted.contains(&v) {
+                let list = occurs.entry(v).or_default();
+                if list.last() != Some(&b) {
+                    list.push(b);
+                }
+            }
+        }
+    }
+    let mut scratch = Scratch::new(n);
     for v in variables {
-        repair_variable(blocks, vc, &preds, &rpo, &rpo_index, v, vars.zero_default.contains(&v), mask_class, wave64);
+        let touched = occurs.remove(&v).unwrap_or_default();
+        repair_variable(blocks, vc, &preds, &rpo_index, &touched, &mut scratch, v, vars.zero_default.contains(&v), mask_class, wave64);
+    }
+}
+
+/// Per-block facts of the variable being repaired, reused across variables
+/// (only the entries of its region are set, and reset afterwards).
+struct Scratch {
+    has_def: Vec<bool>,
+    exposed: Vec<bool>,
+    last_real: Vec<bool>,
+    live_in: Vec<bool>,
+    real_in: Vec<bool>,
+    real_out: Vec<bool>,
+    in_region: Vec<bool>,
+    param: Vec<Option<ra::VReg>>,
+    end: Vec<Cur>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Scratch {
+        Scratch {
+            has_def: vec![false; n],
+            exposed: vec![false; n],
+            last_real: vec![false; n],
+            live_in: vec![false; n],
+            real_in: vec![false; n],
+            real_out: vec![false; n],
+            in_region: vec![false; n],
+            param: vec![None; n],
+            end: vec![Cur::Missing; n],
+        }
+    }
+
+    fn reset(&mut self, region: &[usize]) {
+        for &b in region {
+            self.has_def[b] = false;
+            self.exposed[b] = false;
+            self.last_real[b] = false;
+            self.live_in[b] = false;
+            self.real_in[b] = false;
+            self.real_out[b] = false;
+            self.in_region[b] = false;
+            self.param[b] = None;
+            self.end[b] = Cur::Missing;
+        }
     }
 }
 
@@ -154,54 +233,42 @@ fn repair_variable(
     blocks: &mut [BlockBuild],
     vc: &mut VCode,
     preds: &[Vec<usize>],
-    rpo: &[usize],
     rpo_index: &[usize],
+    touched: &[usize],
+    scratch: &mut Scratch,
     var: ra::VReg,
     zero: bool,
     mask_class: Class,
     wave64: bool,
 ) {
-    let n = blocks.len();
     let class = vc.class(var);
+    let Scratch { has_def, exposed, last_real, live_in, real_in, real_out, in_region, param, end } = scratch;
     // Per block: has a def; first event is a use (upward exposed); last def is a kill.
-    let mut has_def = vec![false; n];
-    let mut exposed = vec![false; n];
-    let mut last_real = vec![false; n];
-    let mut touched = Vec::new();
-    for &b in rpo {
+    for &b in touched {
         let block = &blocks[b];
         let mut defined = false;
-        let mut any = false;
         if block.params.contains(&var) {
             defined = true;
             last_real[b] = true;
-            any = true;
         }
         for m in &block.insts {
             let used = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.vreg() == var);
             if used && !defined {
                 exposed[b] = true;
             }
-            if let Some(_d) = m.ops.iter().find(|o| o.kind() == ra::OperandKind::Def && o.vreg() == var) {
+            if m.ops.iter().any(|o| o.kind() == ra::OperandKind::Def && o.vreg() == var) {
                 defined = true;
                 last_real[b] = !matches!(m.kind, MKind::ImplicitDef);
             }
-            any |= used || defined;
         }
-        if block.succ_args.iter().flatten().any(|&a| a == var) {
-            any = true;
-            if !defined {
-                exposed[b] = true;
-            }
+        if !defined && block.succ_args.iter().flatten().any(|&a| a == var) {
+            exposed[b] = true;
         }
         has_def[b] = defined;
-        if any {
-            touched.push(b);
-        }
     }
-    // Live-in blocks.
-    let mut live_in = vec![false; n];
-    let mut stack: Vec<usize> = (0..n).filter(|&b| exposed[b]).collect();
+    // Live-in blocks; the region is them and the blocks that mention the variable.
+    let mut region: Vec<usize> = touched.to_vec();
+    let mut stack: Vec<usize> = touched.iter().copied().filter(|&b| exposed[b]).collect();
     for &b in &stack {
         live_in[b] = true;
     }
@@ -211,21 +278,24 @@ fn repair_variable(
                 continue;
             }
             live_in[p] = true;
+            region.push(p);
             stack.push(p);
         }
     }
+    region.retain(|&b| !std::mem::replace(&mut in_region[b], true));
+    region.sort_by_key(|&b| rpo_index[b]);
+    for &b in &region {
+        real_out[b] = has_def[b] && last_real[b];
+    }
     // Where a real value may arrive (forward, within the live region).
-    let mut real_in = vec![false; n];
-    let mut real_out: Vec<bool> = (0..n).map(|b| has_def[b] && last_real[b]).collect();
     let mut changed = true;
     while changed {
         changed = false;
-        for &b in rpo {
-            if !live_in[b] {
+        for &b in &region {
+            if !live_in[b] || real_in[b] {
                 continue;
             }
-            let r = preds[b].iter().any(|&p| real_out[p]);
-            if r && !real_in[b] {
+            if preds[b].iter().any(|&p| real_out[p]) {
                 real_in[b] = true;
                 changed = true;
                 if !has_def[b] {
@@ -235,8 +305,7 @@ fn repair_variable(
         }
     }
     // Parameters at joins.
-    let mut param: Vec<Option<ra::VReg>> = vec![None; n];
-    for b in 0..n {
+    for &b in &region {
         if live_in[b] && real_in[b] && preds[b].len() >= 2 {
             let p = vc.new_vreg(class);
             blocks[b].params.push(p);
@@ -259,20 +328,7 @@ fn repair_variable(
         (r, inst)
     };
     // Renaming.
-    let mut end: Vec<Cur> = vec![Cur::Missing; n];
-    let mut in_region = vec![false; n];
-    for &b in &touched {
-        in_region[b] = true;
-    }
-    for b in 0..n {
-        if live_in[b] {
-            in_region[b] = true;
-        }
-    }
-    for &b in rpo {
-        if !in_region[b] {
-            continue;
-        }
+    for &b in &region {
         let mut cur = if let Some(p) = param[b] {
             Cur::Reg(p)
         } else if live_in[b] && real_in[b] {
@@ -357,7 +413,8 @@ fn repair_variable(
         end[b] = cur;
     }
     // Parameter inputs.
-    for b in 0..n {
+    let mut outside = Vec::new();
+    for &b in &region {
         let Some(_) = param[b] else { continue };
         for &p in &preds[b] {
             let arg = match end[p] {
@@ -367,6 +424,9 @@ fn repair_variable(
                     let at = blocks[p].insts.len() - 1;
                     blocks[p].insts.insert(at, inst);
                     end[p] = Cur::Reg(r);
+                    if !in_region[p] {
+                        outside.push(p);
+                    }
                     r
                 }
             };
@@ -377,6 +437,8 @@ fn repair_variable(
             }
         }
     }
+    region.extend(outside);
+    scratch.reset(&region);
 }
 
 fn reverse_postorder(blocks: &[BlockBuild]) -> Vec<usize> {

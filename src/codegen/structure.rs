@@ -47,6 +47,9 @@ pub struct Structure {
     pub loop_end: Vec<usize>,
     /// Successors and predecessors (reachable blocks only).
     pub cfg: Cfg,
+    /// Per block: (preorder, postorder + 1) numbers in the dominator tree
+    /// ((0, 0) when unreachable).
+    pub dom_interval: Vec<(u32, u32)>,
 }
 
 impl Structure {
@@ -76,9 +79,11 @@ impl Structure {
         out
     }
 
-    /// True if `a` dominates `b` in the MIR CFG.
+    /// True if `a` dominates `b` in the MIR CFG (constant time: `a`'s
+    /// dominator-tree interval contains `b`'s).
     pub fn dominates(&self, a: usize, b: usize) -> bool {
-        Cfg::dominates(&self.idom, a, b)
+        let (ia, ib) = (self.dom_interval[a], self.dom_interval[b]);
+        ia.0 <= ib.0 && ib.1 <= ia.1 && ia.1 != 0
     }
 
     /// True if `from -> to` is a back edge (`to` is a loop header containing `from`).
@@ -176,7 +181,8 @@ pub fn analyze(func: &Function, _uniformity: &Uniformity) -> Result<Structure, D
         }
     }
     let ret_block = (0..n).find(|&b| reachable[b] && matches!(func.blocks[b].term, Terminator::Ret(_)) && cfg.succs[b].is_empty());
-    let mut st = Structure { loops, loop_of, idom, order: Vec::new(), position: vec![usize::MAX; n], loop_end: Vec::new(), cfg };
+    let dom_interval = dominator_intervals(&idom, &reachable);
+    let mut st = Structure { loops, loop_of, idom, order: Vec::new(), position: vec![usize::MAX; n], loop_end: Vec::new(), cfg, dom_interval };
     let mut order = Vec::with_capacity(n);
     region_order(&st, None, 0, ret_block, &mut order);
     if let Some(r) = ret_block {
@@ -199,6 +205,39 @@ pub fn analyze(func: &Function, _uniformity: &Uniformity) -> Result<Structure, D
     st.loop_end = st.loops.iter().map(|l| l.blocks.iter().map(|&b| st.position[b]).max().unwrap_or(0)).collect();
     st.order = order;
     Ok(st)
+}
+
+/// Pre- and post-order numbers of a depth-first walk of the dominator tree.
+fn dominator_intervals(idom: &[Option<usize>], reachable: &[bool]) -> Vec<(u32, u32)> {
+    let n = idom.len();
+    let mut children = vec![Vec::new(); n];
+    for b in 1..n {
+        if reachable[b] {
+            if let Some(p) = idom[b].filter(|&p| p != b) {
+                children[p].push(b);
+            }
+        }
+    }
+    let mut out = vec![(0u32, 0u32); n];
+    if n == 0 {
+        return out;
+    }
+    let mut clock = 1u32;
+    let mut stack = vec![(0usize, 0usize)];
+    out[0].0 = clock;
+    while let Some((b, i)) = stack.last_mut() {
+        if let Some(&c) = children[*b].get(*i) {
+            *i += 1;
+            clock += 1;
+            out[c].0 = clock;
+            stack.push((c, 0));
+        } else {
+            clock += 1;
+            out[*b].1 = clock;
+            stack.pop();
+        }
+    }
+    out
 }
 
 /// Appends the blocks of `region` (a loop, or the function with `None`) in

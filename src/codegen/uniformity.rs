@@ -21,8 +21,10 @@
 //! P (including B itself when it is inside that region, as in a loop with a
 //! divergent exit) and used outside the region has, in each lane, the value of the
 //! last iteration that lane executed ("temporal divergence"), so it is divergent
-//! too. This over-approximates LLVM's analysis in a few loop shapes; divergent
-//! where uniform would do costs registers, never correctness.
+//! too; so is every value a loop defines and code outside it uses when the loop
+//! holds a divergent branch whose paths meet only outside the loop. This
+//! over-approximates LLVM's analysis in a few loop shapes; divergent where
+//! uniform would do costs registers, never correctness.
 //!
 //! The analysis iterates to a fixed point: a branch becomes divergent when its
 //! condition does, which can make more values divergent.
@@ -62,6 +64,7 @@ pub fn analyze(func: &Function) -> Uniformity {
     let cfg = Cfg::new(func);
     let ipdom = cfg.post_dominators();
     let n = func.blocks.len();
+    let loops = natural_loops(&cfg);
     let mut divergent = vec![false; func.values.len()];
     if func.kind == FuncKind::Device {
         for p in &func.params {
@@ -132,6 +135,30 @@ pub fn analyze(func: &Function) -> Uniformity {
                 }
             }
         }
+        // Temporal divergence of loops: a divergent branch in a loop whose
+        // paths meet only outside it lets lanes leave at different iterations,
+        // so what the loop defines differs per lane after it.
+        for body in &loops {
+            let inside = |b: usize| body.binary_search(&b).is_ok();
+            if !body.iter().any(|&b| divergent_branches[b] && !ipdom[b].is_some_and(inside)) {
+                continue;
+            }
+            for (ub, block) in func.blocks.iter().enumerate() {
+                if inside(ub) {
+                    continue;
+                }
+                let uses = block.insts.iter().flat_map(|i| crate::mir::op_operands(&i.op)).chain(crate::mir::terminator_operands(&block.term));
+                for o in uses {
+                    if let Operand::Value(v) = o {
+                        let d = def_block[v.0 as usize];
+                        if d != usize::MAX && inside(d) && !divergent[v.0 as usize] {
+                            divergent[v.0 as usize] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
         // Sync dependence of every divergent branch.
         for b in 0..n {
             if !divergent_branches[b] {
@@ -173,6 +200,28 @@ pub fn analyze(func: &Function) -> Uniformity {
         }
     }
     Uniformity { divergent_values: divergent, divergent_branches, partial_exec }
+}
+
+/// The bodies of the natural loops (sorted block lists), one per header.
+fn natural_loops(cfg: &Cfg) -> Vec<Vec<usize>> {
+    let idom = cfg.dominators();
+    let mut out = Vec::new();
+    for h in 0..cfg.len() {
+        let latches: Vec<usize> = cfg.preds[h].iter().copied().filter(|&p| (p == 0 || idom[p].is_some()) && Cfg::dominates(&idom, h, p)).collect();
+        if latches.is_empty() {
+            continue;
+        }
+        let mut inside = vec![false; cfg.len()];
+        inside[h] = true;
+        let mut stack = latches;
+        while let Some(b) = stack.pop() {
+            if !std::mem::replace(&mut inside[b], true) {
+                stack.extend(cfg.preds[b].iter().copied());
+            }
+        }
+        out.push((0..cfg.len()).filter(|&b| inside[b]).collect());
+    }
+    out
 }
 
 /// The blocks where lanes that left `from` different ways can meet: reachable
@@ -277,6 +326,18 @@ mod tests {
     }
 
     #[test]
+    fn counter_of_a_loop_with_a_divergent_exit_is_divergent_after_it() {
+        // Lanes leave at different iterations: inside the loop %j is uniform,
+        // after it (%r) it differs per lane, even where the exit's join (the
+        // function's end, here past another divergent branch) is far away.
+        let names = divergent_names(
+            "kernel @k(%n: i32) {\nentry:\n  %t = workitem_id x\n  br loop(0)\nloop(%j: i32):\n  %next = add i32 %j, 1\n  %done = icmp uge i32 %next, %t\n  brif %done, exit, more\nmore:\n  %c = icmp ult i32 %t, 3\n  brif %c, loop(%next), out\nout:\n  ret\nexit:\n  %r = add i32 %j, %n\n  ret\n}\n",
+        );
+        // The counter itself is divergent, as it is used after the loop.
+        assert!(names.contains(&"j".to_string()) && names.contains(&"r".to_string()), "{names:?}");
+    }
+
+    #[test]
     fn device_function_parameters() {
         let names = divergent_names("func @f(%a: i32, %b: inreg i32) -> i32 {\nentry:\n  %s = add i32 %b, 1\n  %t = add i32 %a, %b\n  ret %t\n}\n");
         assert_eq!(names, ["a", "t"]);
@@ -290,12 +351,16 @@ mod tests {
         let u = analyze(func);
         let value = |name: &str| Value(func.values.iter().position(|v| v.name == name).unwrap() as u32);
         assert!(!u.is_divergent(value("base")));
-        for name in ["i", "x", "trip", "j", "acc", "term"] {
+        for name in ["i", "x", "trip", "acc", "term"] {
             assert!(u.is_divergent(value(name)), "{name}");
         }
-        // loop, body end in divergent branches; `then`/`else`/`join` run with partial EXEC.
+        // The counter is the same in every lane still looping (lanes leave, they
+        // do not fall behind); nothing after the loop uses it.
+        assert!(!u.is_divergent(value("j")));
+        // loop ends in a divergent branch, body in a uniform one (on the
+        // counter); `then`/`else`/`join` run with partial EXEC.
         let block = |name: &str| func.block_by_name(name).unwrap().0 as usize;
-        assert!(u.divergent_branches[block("loop")] && u.divergent_branches[block("body")]);
+        assert!(u.divergent_branches[block("loop")] && !u.divergent_branches[block("body")]);
         assert!(u.partial_exec[block("then")] && u.partial_exec[block("join")]);
         assert!(!u.partial_exec[block("entry")]);
     }

@@ -16,9 +16,14 @@ use super::{Options, Simulator, Stats};
 /// `arg0`, `arg1`, ... by position), `print`
 /// buffer names (empty = all).
 #[allow(clippy::too_many_arguments)]
-pub fn sim_command(path: &str, kernel: Option<&str>, grid: &str, block: &str, buffers: &[String], args: &[String], print: &[String], trace: bool) -> Result<String, String> {
-    let mut spec = LaunchSpec::from_flags(grid, block, buffers, args, print)?;
-    spec.kernel = kernel.map(str::to_string);
+pub fn sim_command(path: &str, kernel: Option<&str>, launch: Option<&str>, grid: &str, block: &str, buffers: &[String], args: &[String], print: &[String], trace: bool) -> Result<String, String> {
+    let mut spec = match launch {
+        Some(text) => LaunchSpec::from_json(text)?,
+        None => LaunchSpec::from_flags(grid, block, buffers, args, print)?,
+    };
+    if kernel.is_some() {
+        spec.kernel = kernel.map(str::to_string);
+    }
     let data = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
     let (buffers, stats) = run_launch_with(&data, &spec, &Options { trace, ..Options::default() })?;
     let mut out = String::new();
