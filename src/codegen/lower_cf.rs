@@ -145,17 +145,7 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         .map(|l| l.blocks.iter().any(|&b| st.cfg.succs[b].iter().any(|&s| l.blocks.binary_search(&s).is_err() && !is_direct(b, s))))
         .collect();
 
-    let mut def_block = vec![usize::MAX; func.values.len()];
-    for (b, block) in func.blocks.iter().enumerate() {
-        for p in &block.params {
-            def_block[p.0 as usize] = b;
-        }
-        for inst in &block.insts {
-            if let Some(r) = inst.result {
-                def_block[r.0 as usize] = b;
-            }
-        }
-    }
+    let def_block = func.defining_blocks();
 
     let ipdom = crate::mir::cfg::Cfg::new(func).post_dominators();
     // Machine blocks in walk order.

@@ -81,12 +81,13 @@ pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables
             }
         }
     }
+    let succs: Vec<Vec<usize>> = blocks.iter().map(|b| b.succs.clone()).collect();
     let rpo = reverse_postorder(blocks);
     let mut rpo_index = vec![usize::MAX; n];
     for (i, &b) in rpo.iter().enumerate() {
         rpo_index[b] = i;
     }
-    let idom = dominators(&rpo, &rpo_index, &preds);
+    let idom = crate::mir::cfg::immediate_dominators(&succs, &preds, &[0]);
 
     // Definitions and uses of every register: (block, position), position
     // usize::MAX for block arguments (the block's end), 0-based instruction
@@ -115,33 +116,9 @@ pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables
             uses.entry(*a).or_default().push((b, usize::MAX));
         }
     }
-    // Dominance in constant time: intervals of a walk of the dominator tree.
-    let mut children = vec![Vec::new(); n];
-    for &b in &rpo[1..] {
-        if let Some(p) = idom[b] {
-            children[p].push(b);
-        }
-    }
-    let mut interval = vec![(0u32, 0u32); n];
-    let mut clock = 1u32;
-    interval[rpo[0]].0 = clock;
-    let mut stack = vec![(rpo[0], 0usize)];
-    while let Some((b, i)) = stack.last_mut() {
-        if let Some(&c) = children[*b].get(*i) {
-            *i += 1;
-            clock += 1;
-            interval[c].0 = clock;
-            stack.push((c, 0));
-        } else {
-            clock += 1;
-            interval[*b].1 = clock;
-            stack.pop();
-        }
-    }
-    let dominates = |a: usize, b: usize| -> bool {
-        let (ia, ib) = (interval[a], interval[b]);
-        ia.1 != 0 && ia.0 <= ib.0 && ib.1 <= ia.1
-    };
+    // Dominance in constant time.
+    let interval = crate::mir::cfg::dominator_intervals(&idom, rpo[0]);
+    let dominates = |a: usize, b: usize| crate::mir::cfg::interval_dominates(&interval, a, b);
     let mut variables: Vec<ra::VReg> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (&v, list) in &uses {
@@ -463,43 +440,4 @@ fn reverse_postorder(blocks: &[BlockBuild]) -> Vec<usize> {
     }
     post.reverse();
     post
-}
-
-/// Immediate dominators (Cooper, Harvey and Kennedy) over reachable blocks.
-fn dominators(rpo: &[usize], rpo_index: &[usize], preds: &[Vec<usize>]) -> Vec<Option<usize>> {
-    let n = rpo_index.len();
-    let mut idom: Vec<Option<usize>> = vec![None; n];
-    idom[rpo[0]] = Some(rpo[0]);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in &rpo[1..] {
-            let mut new: Option<usize> = None;
-            for &p in &preds[b] {
-                if idom[p].is_none() {
-                    continue;
-                }
-                new = Some(match new {
-                    None => p,
-                    Some(mut a) => {
-                        let mut c = p;
-                        while a != c {
-                            while rpo_index[a] > rpo_index[c] {
-                                a = idom[a].unwrap();
-                            }
-                            while rpo_index[c] > rpo_index[a] {
-                                c = idom[c].unwrap();
-                            }
-                        }
-                        a
-                    }
-                });
-            }
-            if new.is_some() && idom[b] != new {
-                idom[b] = new;
-                changed = true;
-            }
-        }
-    }
-    idom
 }

@@ -82,8 +82,7 @@ impl Structure {
     /// True if `a` dominates `b` in the MIR CFG (constant time: `a`'s
     /// dominator-tree interval contains `b`'s).
     pub fn dominates(&self, a: usize, b: usize) -> bool {
-        let (ia, ib) = (self.dom_interval[a], self.dom_interval[b]);
-        ia.0 <= ib.0 && ib.1 <= ia.1 && ia.1 != 0
+        crate::mir::cfg::interval_dominates(&self.dom_interval, a, b)
     }
 
     /// True if `from -> to` is a back edge (`to` is a loop header containing `from`).
@@ -181,7 +180,7 @@ pub fn analyze(func: &Function, _uniformity: &Uniformity) -> Result<Structure, D
         }
     }
     let ret_block = (0..n).find(|&b| reachable[b] && matches!(func.blocks[b].term, Terminator::Ret(_)) && cfg.succs[b].is_empty());
-    let dom_interval = dominator_intervals(&idom, &reachable);
+    let dom_interval = crate::mir::cfg::dominator_intervals(&idom, 0);
     let mut st = Structure { loops, loop_of, idom, order: Vec::new(), position: vec![usize::MAX; n], loop_end: Vec::new(), cfg, dom_interval };
     let mut order = Vec::with_capacity(n);
     region_order(&st, None, 0, ret_block, &mut order);
@@ -205,39 +204,6 @@ pub fn analyze(func: &Function, _uniformity: &Uniformity) -> Result<Structure, D
     st.loop_end = st.loops.iter().map(|l| l.blocks.iter().map(|&b| st.position[b]).max().unwrap_or(0)).collect();
     st.order = order;
     Ok(st)
-}
-
-/// Pre- and post-order numbers of a depth-first walk of the dominator tree.
-fn dominator_intervals(idom: &[Option<usize>], reachable: &[bool]) -> Vec<(u32, u32)> {
-    let n = idom.len();
-    let mut children = vec![Vec::new(); n];
-    for b in 1..n {
-        if reachable[b] {
-            if let Some(p) = idom[b].filter(|&p| p != b) {
-                children[p].push(b);
-            }
-        }
-    }
-    let mut out = vec![(0u32, 0u32); n];
-    if n == 0 {
-        return out;
-    }
-    let mut clock = 1u32;
-    let mut stack = vec![(0usize, 0usize)];
-    out[0].0 = clock;
-    while let Some((b, i)) = stack.last_mut() {
-        if let Some(&c) = children[*b].get(*i) {
-            *i += 1;
-            clock += 1;
-            out[c].0 = clock;
-            stack.push((c, 0));
-        } else {
-            clock += 1;
-            out[*b].1 = clock;
-            stack.pop();
-        }
-    }
-    out
 }
 
 /// Appends the blocks of `region` (a loop, or the function with `None`) in

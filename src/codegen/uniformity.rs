@@ -76,17 +76,7 @@ pub fn analyze(func: &Function) -> Uniformity {
     let mut divergent_branches = vec![false; n];
     let mut partial_exec = vec![false; n];
     // Which block defines each value, for the temporal-divergence rule.
-    let mut def_block = vec![usize::MAX; func.values.len()];
-    for (b, block) in func.blocks.iter().enumerate() {
-        for p in &block.params {
-            def_block[p.0 as usize] = b;
-        }
-        for inst in &block.insts {
-            if let Some(r) = inst.result {
-                def_block[r.0 as usize] = b;
-            }
-        }
-    }
+    let def_block = func.defining_blocks();
 
     let operand_div = |divergent: &[bool], o: &Operand| matches!(o, Operand::Value(v) if divergent[v.0 as usize]);
     let mut changed = true;

@@ -87,7 +87,10 @@ impl Cfg {
 /// The iterative algorithm of Cooper, Harvey and Kennedy ("A Simple, Fast
 /// Dominance Algorithm"), from the given roots (the first root is its own
 /// immediate dominator).
-fn immediate_dominators(succs: &[Vec<usize>], preds: &[Vec<usize>], roots: &[usize]) -> Vec<Option<usize>> {
+/// Immediate dominators of the graph given by `succs`/`preds` from `roots[0]`
+/// (Cooper, Harvey and Kennedy; `Some(root)` for the root, `None` where
+/// unreachable). Used for MIR functions and for machine CFGs.
+pub fn immediate_dominators(succs: &[Vec<usize>], preds: &[Vec<usize>], roots: &[usize]) -> Vec<Option<usize>> {
     let n = succs.len();
     let root = roots[0];
     let mut order = Vec::with_capacity(n);
@@ -145,4 +148,44 @@ fn immediate_dominators(succs: &[Vec<usize>], preds: &[Vec<usize>], roots: &[usi
         }
     }
     idom
+}
+
+/// Per node, (preorder, postorder) numbers of a depth-first walk of the
+/// dominator tree given by `idom` from `root`, so that `a` dominates `b` iff
+/// `a`'s interval contains `b`'s ((0, 0) for unreachable nodes). Makes
+/// dominance queries constant time.
+pub fn dominator_intervals(idom: &[Option<usize>], root: usize) -> Vec<(u32, u32)> {
+    let n = idom.len();
+    let mut children = vec![Vec::new(); n];
+    for b in 0..n {
+        if let Some(p) = idom[b].filter(|&p| p != b && b != root) {
+            children[p].push(b);
+        }
+    }
+    let mut out = vec![(0u32, 0u32); n];
+    if n == 0 {
+        return out;
+    }
+    let mut clock = 1u32;
+    out[root].0 = clock;
+    let mut stack = vec![(root, 0usize)];
+    while let Some((b, i)) = stack.last_mut() {
+        if let Some(&c) = children[*b].get(*i) {
+            *i += 1;
+            clock += 1;
+            out[c].0 = clock;
+            stack.push((c, 0));
+        } else {
+            clock += 1;
+            out[*b].1 = clock;
+            stack.pop();
+        }
+    }
+    out
+}
+
+/// True if `a` dominates `b` by their [`dominator_intervals`].
+pub fn interval_dominates(intervals: &[(u32, u32)], a: usize, b: usize) -> bool {
+    let (ia, ib) = (intervals[a], intervals[b]);
+    ia.1 != 0 && ia.0 <= ib.0 && ib.1 <= ia.1
 }

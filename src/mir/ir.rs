@@ -628,6 +628,23 @@ pub enum CallConv {
 }
 
 impl Function {
+    /// The block that defines each value (a parameter or an instruction's
+    /// result), indexed like `values`; `usize::MAX` for function parameters.
+    pub fn defining_blocks(&self) -> Vec<usize> {
+        let mut def_block = vec![usize::MAX; self.values.len()];
+        for (b, block) in self.blocks.iter().enumerate() {
+            for p in &block.params {
+                def_block[p.0 as usize] = b;
+            }
+            for inst in &block.insts {
+                if let Some(r) = inst.result {
+                    def_block[r.0 as usize] = b;
+                }
+            }
+        }
+        def_block
+    }
+
     /// The type of a value.
     pub fn value_type(&self, v: Value) -> &Type {
         &self.values[v.0 as usize].ty
