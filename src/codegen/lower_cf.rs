@@ -69,6 +69,14 @@ struct Lowering {
     saves_for: Vec<Vec<usize>>,
     /// Per MIR block: its mask is set by its immediate dominator.
     saved_by_idom: Vec<bool>,
+    /// Per MIR block: the block right before it whose one mask edge brings all
+    /// its lanes and whose walk is the only one that reaches its head with lanes:
+    /// the head narrows EXEC itself (`s_and exec, exec, c`), no mask needed.
+    fold_from: Vec<Option<usize>>,
+    /// Heads narrowing EXEC, with the lanes (filled at the edge, used at the head).
+    head_and: HashMap<usize, (MaskSel, Option<ra::VReg>)>,
+    /// The MIR block whose terminator is being lowered.
+    cur: usize,
     /// Per MIR block: the mask variable.
     mask: Vec<Option<ra::VReg>>,
     /// Per MIR block: head and body machine blocks.
@@ -277,7 +285,34 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             cur != Some(b)
         })
         .collect();
+    // Heads that can narrow EXEC from the block right before them: the only
+    // walk into the head with lanes comes from that block (it has a head of its
+    // own, or is the entry, and no check lies between); every other way in
+    // (skips, loop fall-outs) has no lane, and narrowing an empty EXEC keeps it
+    // empty.
+    let head_index: HashMap<usize, usize> = points.iter().enumerate().filter_map(|(k, &(p, _))| if let Point::Head(pos) = p { Some((st.order[pos], k)) } else { None }).collect();
+    let fold_from: Vec<Option<usize>> = (0..n)
+        .map(|t| {
+            let [b] = st.cfg.preds[t][..] else { return None };
+            let header = st.loop_of[t].is_some_and(|l| st.loops[l].header == t);
+            let pb = st.position[b];
+            // (Only after a divergent branch: a uniform branch's other edge
+            // walks into the same head with lanes meant elsewhere.)
+            let ok = mask_headed[t]
+                && uni.divergent_branches[b]
+                && single_contribution[t]
+                && !header
+                && st.position[t] == pb + 1
+                && st.loop_of[t] == st.loop_of[b]
+                && (head_index.contains_key(&b) || pb == 0)
+                && head_index.get(&t) == Some(&next_after[pb]);
+            ok.then_some(b)
+        })
+        .collect();
     let mut lw = Lowering {
+        fold_from,
+        head_and: HashMap::new(),
+        cur: 0,
         point_after_loop,
         head_tests,
         mask_headed,
@@ -420,9 +455,17 @@ impl Lowering {
     fn lower_head(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize, hb: usize) {
         let m = self.mask[b].unwrap();
         h.switch_to(hb);
-        h.push(MKind::Exec(ExecOp::Set), vec![ra::Operand::reg_use(m)]);
-        // The mask is consumed: later edges start a new collection.
-        h.push(MKind::ImplicitDef, vec![ra::Operand::reg_def(m)]);
+        match self.head_and.remove(&b) {
+            // EXEC is still the previous block's: narrow it to this edge's lanes.
+            Some((MaskSel::And, Some(c))) => h.push(MKind::Exec(ExecOp::AndSelf), vec![ra::Operand::reg_use(c)]),
+            Some((MaskSel::AndNot, Some(c))) => h.push(MKind::Exec(ExecOp::AndNotSelf), vec![ra::Operand::reg_use(c)]),
+            Some(_) => {}
+            None => {
+                h.push(MKind::Exec(ExecOp::Set), vec![ra::Operand::reg_use(m)]);
+                // The mask is consumed: later edges start a new collection.
+                h.push(MKind::ImplicitDef, vec![ra::Operand::reg_def(m)]);
+            }
+        }
         let body = self.body[b];
         if self.head_tests[b] {
             let skip = self.skip_target(h, i, b);
@@ -485,6 +528,7 @@ impl Lowering {
     }
 
     fn terminator(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize) -> Result<(), Diagnostic> {
+        self.cur = b;
         // Arguments that are parameters of a target whose parameters this
         // terminator assigns (a loop passing its parameters around rotated):
         // read them before any assignment.
@@ -631,6 +675,10 @@ impl Lowering {
     /// `M[to] |= lanes`.
     fn mask_add(&mut self, h: &mut IselHandle<'_, '_>, to: usize, sel: MaskSel, m: Option<ra::VReg>) {
         if self.saved_by_idom[to] {
+            return;
+        }
+        if self.fold_from[to] == Some(self.cur) {
+            self.head_and.insert(to, (sel, m));
             return;
         }
         let acc = self.mask[to].expect("a block reached along a mask edge has a mask");
