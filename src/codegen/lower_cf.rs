@@ -833,14 +833,8 @@ fn jumps_over_only_dominated(st: &crate::codegen::structure::Structure, loops_en
             return false;
         }
     }
-    for pos in pb..end {
-        for &l in &loops_ending[pos] {
-            if Some(l) != own && !check_ok(l) {
-                return false;
-            }
-        }
-    }
-    true
+    // The checks of the loops ending in the range lie between too.
+    loops_ending[pb..end].iter().flatten().all(|&l| Some(l) == own || check_ok(l))
 }
 
 /// `acc_i = lanes ? x_i : acc_i` for every accumulator (uniform ones are plain
