@@ -133,7 +133,7 @@ pub fn compile_kernel(
     let normalized = unify_returns::run(func);
     let f = normalized.as_ref().unwrap_or(func);
     let uniformity = uniformity::analyze(f);
-    let structure = structure::analyze(f, &uniformity)?;
+    let structure = structure::analyze(f)?;
     let func = normalized.as_ref().unwrap_or(func);
     lap(report, "uniformity");
     if wants(options, "uniformity") {

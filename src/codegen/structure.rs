@@ -13,7 +13,6 @@
 //! an error at the branch that enters the cycle at a block that does not
 //! dominate it.
 
-use super::uniformity::Uniformity;
 use crate::mir::cfg::Cfg;
 use crate::mir::{Diagnostic, Function, Terminator};
 
@@ -99,7 +98,7 @@ fn reject(func: &Function, block: usize, why: &str) -> Diagnostic {
 }
 
 /// Analyses the loops and the lowering order of a function.
-pub fn analyze(func: &Function, _uniformity: &Uniformity) -> Result<Structure, Diagnostic> {
+pub fn analyze(func: &Function) -> Result<Structure, Diagnostic> {
     let full = Cfg::new(func);
     let n = full.len();
     let idom = full.dominators();
@@ -110,30 +109,10 @@ pub fn analyze(func: &Function, _uniformity: &Uniformity) -> Result<Structure, D
     let cfg = Cfg { succs, preds };
 
     // Natural loops: one per header, from its back edges (edges to a dominator).
-    let mut loops: Vec<Loop> = Vec::new();
-    let mut header_loop = vec![None; n];
-    for h in 0..n {
-        if !reachable[h] {
-            continue;
-        }
-        let latches: Vec<usize> = cfg.preds[h].iter().copied().filter(|&p| Cfg::dominates(&idom, h, p)).collect();
-        if latches.is_empty() {
-            continue;
-        }
-        let mut inside = vec![false; n];
-        inside[h] = true;
-        let mut stack: Vec<usize> = latches.clone();
-        while let Some(b) = stack.pop() {
-            if inside[b] {
-                continue;
-            }
-            inside[b] = true;
-            stack.extend(cfg.preds[b].iter().copied().filter(|&p| !inside[p]));
-        }
-        let blocks: Vec<usize> = (0..n).filter(|&b| inside[b]).collect();
-        header_loop[h] = Some(loops.len());
-        loops.push(Loop { header: h, blocks, latches, parent: None, depth: 0 });
-    }
+    let mut loops: Vec<Loop> = crate::mir::cfg::natural_loops(&cfg, &idom)
+        .into_iter()
+        .map(|(header, latches, blocks)| Loop { header, blocks, latches, parent: None, depth: 0 })
+        .collect();
     // Nesting: the innermost loop of a block is the smallest loop containing it.
     let mut loop_of: Vec<Option<usize>> = vec![None; n];
     let mut by_size: Vec<usize> = (0..loops.len()).collect();

@@ -64,7 +64,7 @@ pub fn analyze(func: &Function) -> Uniformity {
     let cfg = Cfg::new(func);
     let ipdom = cfg.post_dominators();
     let n = func.blocks.len();
-    let loops = natural_loops(&cfg);
+    let loops: Vec<Vec<usize>> = crate::mir::cfg::natural_loops(&cfg, &cfg.dominators()).into_iter().map(|(_, _, blocks)| blocks).collect();
     let mut divergent = vec![false; func.values.len()];
     if func.kind == FuncKind::Device {
         for p in &func.params {
@@ -190,28 +190,6 @@ pub fn analyze(func: &Function) -> Uniformity {
         }
     }
     Uniformity { divergent_values: divergent, divergent_branches, partial_exec }
-}
-
-/// The bodies of the natural loops (sorted block lists), one per header.
-fn natural_loops(cfg: &Cfg) -> Vec<Vec<usize>> {
-    let idom = cfg.dominators();
-    let mut out = Vec::new();
-    for h in 0..cfg.len() {
-        let latches: Vec<usize> = cfg.preds[h].iter().copied().filter(|&p| (p == 0 || idom[p].is_some()) && Cfg::dominates(&idom, h, p)).collect();
-        if latches.is_empty() {
-            continue;
-        }
-        let mut inside = vec![false; cfg.len()];
-        inside[h] = true;
-        let mut stack = latches;
-        while let Some(b) = stack.pop() {
-            if !std::mem::replace(&mut inside[b], true) {
-                stack.extend(cfg.preds[b].iter().copied());
-            }
-        }
-        out.push((0..cfg.len()).filter(|&b| inside[b]).collect());
-    }
-    out
 }
 
 /// The blocks where lanes that left `from` different ways can meet: reachable

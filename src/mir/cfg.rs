@@ -189,3 +189,28 @@ pub fn interval_dominates(intervals: &[(u32, u32)], a: usize, b: usize) -> bool 
     let (ia, ib) = (intervals[a], intervals[b]);
     ia.1 != 0 && ia.0 <= ib.0 && ib.1 <= ia.1
 }
+
+/// The natural loops of a CFG, one per header (its back edges merged): the
+/// header, its latches (predecessors it dominates) and its blocks, sorted.
+/// Blocks `idom` marks unreachable take no part.
+pub fn natural_loops(cfg: &Cfg, idom: &[Option<usize>]) -> Vec<(usize, Vec<usize>, Vec<usize>)> {
+    let n = cfg.len();
+    let reachable = |b: usize| b == 0 || idom[b].is_some();
+    let mut out = Vec::new();
+    for h in (0..n).filter(|&h| reachable(h)) {
+        let latches: Vec<usize> = cfg.preds[h].iter().copied().filter(|&p| reachable(p) && Cfg::dominates(idom, h, p)).collect();
+        if latches.is_empty() {
+            continue;
+        }
+        let mut inside = vec![false; n];
+        inside[h] = true;
+        let mut stack = latches.clone();
+        while let Some(b) = stack.pop() {
+            if !std::mem::replace(&mut inside[b], true) {
+                stack.extend(cfg.preds[b].iter().copied().filter(|&p| reachable(p) && !inside[p]));
+            }
+        }
+        out.push((h, latches, (0..n).filter(|&b| inside[b]).collect()));
+    }
+    out
+}

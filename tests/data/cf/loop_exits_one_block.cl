@@ -1,11 +1,6 @@
 // OpenCL C twin of loop_exits_one_block.mir (same computation, same buffers and
 // arguments): a loop with several exits to one block.
-// No device library is linked (-nogpulib): the work-item functions come from
-// clang's AMDGPU builtins (dimension 0 only). Unsigned arithmetic wraps like MIR's.
-#define get_local_id(d) __builtin_amdgcn_workitem_id_x()
-#define get_group_id(d) __builtin_amdgcn_workgroup_id_x()
-#define get_local_size(d) ((uint)__builtin_amdgcn_workgroup_size_x())
-#define GLOBAL_ID() (get_group_id(0) * get_local_size(0) + get_local_id(0))
+#include "twin.h"
 
 __kernel void k(__global uint *out) {
     uint g = GLOBAL_ID();
