@@ -1,0 +1,338 @@
+//! Integer arithmetic and logic (32- and 64-bit, SALU and VALU), the dispatch of binary operations by type, and 32-bit integer division.
+
+use super::*;
+
+impl<'a> Isel<'a> {
+    pub(super) fn binary(&mut self, op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+        self.binary_values(op, ty, a, b, divergent)
+    }
+
+    pub(super) fn binary_values(&mut self, op: BinOp, ty: &Type, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let divergent = divergent || in_vector_registers(&a) || in_vector_registers(&b);
+        if let (Lowered::Imm(x), Lowered::Imm(y)) = (&a, &b) {
+            // Folded by the interpreter's own semantics (the oracle); what it
+            // refuses (division by zero, overflow) is left to run.
+            if let Some(folded) = (*ty == Type::I32).then(|| interp::ops::int_binary(op, 32, *x, *y).ok()).flatten() {
+                return Ok(Lowered::Imm(folded));
+            }
+        }
+        match ty {
+            Type::I32 => self.binary32(op, a, b, divergent),
+            // f16 arithmetic in f32, rounded once to f16: f32 has 24 >= 2 * 11 + 2
+            // bits, so add, sub, mul and div round as if done in f16 directly;
+            // min and max are exact.
+            Type::F16 => {
+                let (a, b) = (self.f16_to_f32(a)?, self.f16_to_f32(b)?);
+                let wide = self.binary_values(op, &Type::F32, a, b, divergent)?;
+                self.f32_to_f16(wide)
+            }
+            Type::F32 => {
+                let opcode = match op {
+                    BinOp::FAdd => Opcode::v_add_f32,
+                    BinOp::FSub => Opcode::v_sub_f32,
+                    BinOp::FMul => Opcode::v_mul_f32,
+                    BinOp::FMin => Opcode::v_min_f32,
+                    BinOp::FMax => Opcode::v_max_f32,
+                    BinOp::FDiv => return self.fdiv32(a, b),
+                    _ => unreachable!("verified: float op on f32"),
+                };
+                // In IEEE mode min/max return NaN for a signalling NaN operand; MIR
+                // ignores any single NaN, so quiet the operands first (max(x, x)).
+                let (a, b) = if matches!(op, BinOp::FMin | BinOp::FMax) { (self.quiet32(a)?, self.quiet32(b)?) } else { (a, b) };
+                let d = self.vreg(Class::Vgpr);
+                let commutative = !matches!(op, BinOp::FSub);
+                self.valu(opcode, d, &[a, b], commutative)?;
+                Ok(Lowered::V(d))
+            }
+            Type::F64 => self.binary_f64(op, a, b),
+            Type::I1 => {
+                // Logic on booleans: uniform -> SALU on 0/1, divergent -> mask ops.
+                if divergent {
+                    let (ma, mb) = (self.to_mask(&a)?, self.to_mask(&b)?);
+                    let m = self.vreg(self.mask_class());
+                    let opcode = match (op, self.wave64()) {
+                        (BinOp::And, true) => Opcode::s_and_b64,
+                        (BinOp::Or, true) => Opcode::s_or_b64,
+                        (_, true) => Opcode::s_xor_b64,
+                        (BinOp::And, false) => Opcode::s_and_b32,
+                        (BinOp::Or, false) => Opcode::s_or_b32,
+                        (_, false) => Opcode::s_xor_b32,
+                    };
+                    self.emit(opcode, &[Dst::R(m)], &[Src::R(ma), Src::R(mb)], |_| {});
+                    Ok(Lowered::Mask(m))
+                } else {
+                    let (sa, sb) = (self.to_bool(&a)?, self.to_bool(&b)?);
+                    let d = self.vreg(Class::Sgpr);
+                    let opcode = match op {
+                        BinOp::And => Opcode::s_and_b32,
+                        BinOp::Or => Opcode::s_or_b32,
+                        _ => Opcode::s_xor_b32,
+                    };
+                    self.emit(opcode, &[Dst::R(d)], &[Src::R(sa), Src::R(sb)], |_| {});
+                    Ok(Lowered::Bool(d))
+                }
+            }
+            Type::I64 if matches!(op, BinOp::Add | BinOp::Sub | BinOp::And | BinOp::Or | BinOp::Xor) => self.binary64(op, a, b, divergent),
+            Type::I64 if matches!(op, BinOp::Shl | BinOp::LShr | BinOp::AShr) => self.shift64(op, a, b, divergent),
+            Type::I64 if op == BinOp::Mul => self.mul64(a, b),
+            other => Err(self.error(format!("'{}' on {other} is not supported by the code generator yet", op.mnemonic()))),
+        }
+    }
+
+    pub(super) fn binary32(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        // x * 2^k is x << k (a full-rate instruction instead of a quarter-rate one).
+        if op == BinOp::Mul {
+            for (x, c) in [(&a, &b), (&b, &a)] {
+                if let Lowered::Imm(bits) = c {
+                    let v = *bits as u32;
+                    if v.is_power_of_two() {
+                        let shift = Lowered::Imm(u64::from(v.trailing_zeros()));
+                        return self.binary32(BinOp::Shl, x.clone(), shift, divergent);
+                    }
+                }
+            }
+        }
+        // x + 0, x - 0, x | 0, x ^ 0, x << 0 ... are x.
+        if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::LShr | BinOp::AShr) && matches!(b, Lowered::Imm(0)) {
+            return Ok(a);
+        }
+        if matches!(op, BinOp::Add | BinOp::Or | BinOp::Xor) && matches!(a, Lowered::Imm(0)) {
+            return Ok(b);
+        }
+        if matches!(op, BinOp::UDiv | BinOp::URem) {
+            return self.udiv32(a, b, op == BinOp::URem);
+        }
+        if matches!(op, BinOp::SDiv | BinOp::SRem) {
+            return self.sdiv32(a, b, op == BinOp::SRem);
+        }
+        if !divergent {
+            let opcode = match op {
+                BinOp::Add => Opcode::s_add_u32,
+                BinOp::Sub => Opcode::s_sub_u32,
+                BinOp::Mul => Opcode::s_mul_i32,
+                BinOp::MulHiU => Opcode::s_mul_hi_u32,
+                BinOp::MulHiS => Opcode::s_mul_hi_i32,
+                BinOp::And => Opcode::s_and_b32,
+                BinOp::Or => Opcode::s_or_b32,
+                BinOp::Xor => Opcode::s_xor_b32,
+                BinOp::Shl => Opcode::s_lshl_b32,
+                BinOp::LShr => Opcode::s_lshr_b32,
+                BinOp::AShr => Opcode::s_ashr_i32,
+                BinOp::SMin => Opcode::s_min_i32,
+                BinOp::SMax => Opcode::s_max_i32,
+                BinOp::UMin => Opcode::s_min_u32,
+                BinOp::UMax => Opcode::s_max_u32,
+                _ => unreachable!("integer op"),
+            };
+            // SOP2 takes one literal: a second goes to an SGPR first.
+            let a = if is_literal(&a) && is_literal(&b) { Lowered::S(self.to_s(&a)?) } else { a };
+            let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
+            let d = self.vreg(Class::Sgpr);
+            self.emit(opcode, &[Dst::R(d)], &[sa, sb], |_| {});
+            return Ok(Lowered::S(d));
+        }
+        let d = self.vreg(Class::Vgpr);
+        // VALU shifts take the amount first ("rev" forms); sub of (a, b) = subrev(b, a).
+        let (opcode, srcs, commutative) = match op {
+            BinOp::Add => (Opcode::v_add_u32, vec![a, b], true),
+            BinOp::Sub => {
+                if matches!(b, Lowered::S(_) | Lowered::Imm(..)) && matches!(a, Lowered::V(_)) {
+                    (Opcode::v_subrev_u32, vec![b, a], false)
+                } else {
+                    (Opcode::v_sub_u32, vec![a, b], false)
+                }
+            }
+            BinOp::Mul => (Opcode::v_mul_lo_u32, vec![a, b], true),
+            BinOp::MulHiU => (Opcode::v_mul_hi_u32, vec![a, b], true),
+            BinOp::MulHiS => (Opcode::v_mul_hi_i32, vec![a, b], true),
+            BinOp::And => (Opcode::v_and_b32, vec![a, b], true),
+            BinOp::Or => (Opcode::v_or_b32, vec![a, b], true),
+            BinOp::Xor => (Opcode::v_xor_b32, vec![a, b], true),
+            BinOp::Shl => (Opcode::v_lshlrev_b32, vec![b, a], false),
+            BinOp::LShr => (Opcode::v_lshrrev_b32, vec![b, a], false),
+            BinOp::AShr => (Opcode::v_ashrrev_i32, vec![b, a], false),
+            BinOp::SMin => (Opcode::v_min_i32, vec![a, b], true),
+            BinOp::SMax => (Opcode::v_max_i32, vec![a, b], true),
+            BinOp::UMin => (Opcode::v_min_u32, vec![a, b], true),
+            BinOp::UMax => (Opcode::v_max_u32, vec![a, b], true),
+            _ => unreachable!("integer op"),
+        };
+        self.valu(opcode, d, &srcs, commutative)?;
+        Ok(Lowered::V(d))
+    }
+
+    pub(super) fn scalar_src(&mut self, l: &Lowered) -> Result<Src, Diagnostic> {
+        Ok(match *l {
+            Lowered::Imm(bits) => Src::Imm(bits as u32),
+            _ => Src::R(self.to_s(l)?),
+        })
+    }
+
+    pub(super) fn binary64(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        if !divergent {
+            let (op_lo, op_hi) = match op {
+                BinOp::Add => (Opcode::s_add_u32, Opcode::s_addc_u32),
+                BinOp::Sub => (Opcode::s_sub_u32, Opcode::s_subb_u32),
+                BinOp::And => (Opcode::s_and_b32, Opcode::s_and_b32),
+                BinOp::Or => (Opcode::s_or_b32, Opcode::s_or_b32),
+                _ => (Opcode::s_xor_b32, Opcode::s_xor_b32),
+            };
+            let halves = |s: &mut Self, l: &Lowered| -> Result<[Src; 2], Diagnostic> {
+                Ok(match *l {
+                    Lowered::Imm(bits) => [Src::Imm(bits as u32), Src::Imm((bits >> 32) as u32)],
+                    _ => {
+                        let p = s.to_s64(l)?;
+                        [Src::Half(p, 0), Src::Half(p, 1)]
+                    }
+                })
+            };
+            let (ha, hb) = (halves(self, &a)?, halves(self, &b)?);
+            let d = self.vreg(Class::SgprPair);
+            // One sequence: the carry travels in SCC from the first instruction to
+            // the second, and nothing may come between them.
+            self.emit_seq(&[(op_lo, &[Dst::Half(d, 0)], &[ha[0], hb[0]]), (op_hi, &[Dst::Half(d, 1)], &[ha[1], hb[1]])]);
+            return Ok(Lowered::S64(d));
+        }
+        let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+        let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        match op {
+            BinOp::Add | BinOp::Sub => {
+                let carry = self.vreg(self.mask_class());
+                let (op_lo, op_hi) = if op == BinOp::Add {
+                    (Opcode::v_add_co_u32, Opcode::v_addc_co_u32)
+                } else {
+                    (Opcode::v_sub_co_u32, Opcode::v_subb_co_u32)
+                };
+                self.emit(op_lo, &[Dst::R(lo), Dst::R(carry)], &[Src::R(al), Src::R(bl)], |i| i.e64 = true);
+                let carry_out = self.vreg(self.mask_class());
+                self.emit(op_hi, &[Dst::R(hi), Dst::R(carry_out)], &[Src::R(ah), Src::R(bh), Src::R(carry)], |i| i.e64 = true);
+            }
+            _ => {
+                let opcode = match op {
+                    BinOp::And => Opcode::v_and_b32,
+                    BinOp::Or => Opcode::v_or_b32,
+                    _ => Opcode::v_xor_b32,
+                };
+                self.emit(opcode, &[Dst::R(lo)], &[Src::R(al), Src::R(bl)], |_| {});
+                self.emit(opcode, &[Dst::R(hi)], &[Src::R(ah), Src::R(bh)], |_| {});
+            }
+        }
+        Ok(Lowered::V64(lo, hi))
+    }
+
+    pub(super) fn shift64(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        // The amount is the low 6 bits of the i64 amount (modulo 64, as MIR says).
+        let amount = match b {
+            Lowered::Imm(bits) => Lowered::Imm(bits & 63),
+            Lowered::S64(p) => {
+                let s = self.vreg(Class::Sgpr);
+                self.emit(Opcode::s_and_b32, &[Dst::R(s)], &[Src::Half(p, 0), Src::Imm(63)], |_| {});
+                Lowered::S(s)
+            }
+            Lowered::V64(lo, _) => Lowered::V(lo),
+            _ => return Err(self.error("internal: i64 shift amount")),
+        };
+        if !divergent {
+            let p = self.to_s64(&a)?;
+            let d = self.vreg(Class::SgprPair);
+            let opcode = match op {
+                BinOp::Shl => Opcode::s_lshl_b64,
+                BinOp::LShr => Opcode::s_lshr_b64,
+                _ => Opcode::s_ashr_i64,
+            };
+            let amount = self.scalar_src(&amount)?;
+            self.emit(opcode, &[Dst::R(d)], &[Src::R(p), amount], |_| {});
+            return Ok(Lowered::S64(d));
+        }
+        let (al, ah) = self.to_v64(&a)?;
+        let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        let opcode = match op {
+            BinOp::Shl => Opcode::v_lshlrev_b64,
+            BinOp::LShr => Opcode::v_lshrrev_b64,
+            _ => Opcode::v_ashrrev_i64,
+        };
+        let amount = match amount {
+            Lowered::Imm(bits) => Src::Imm(bits as u32),
+            other => Src::R(self.to_v(&other)?),
+        };
+        self.emit(opcode, &[Dst::VPair(lo, hi)], &[amount, Src::VPair(al, ah)], |_| {});
+        Ok(Lowered::V64(lo, hi))
+    }
+
+    pub(super) fn mul64(&mut self, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        // (ah:al) * (bh:bl) mod 2^64 = al*bl + ((al*bh + ah*bl) << 32).
+        let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+        let (lo, hi0, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(lo)], &[Src::R(al), Src::R(bl)], |_| {});
+        self.emit(Opcode::v_mul_hi_u32, &[Dst::R(hi0)], &[Src::R(al), Src::R(bl)], |_| {});
+        let (c1, c2, s1) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(c1)], &[Src::R(al), Src::R(bh)], |_| {});
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(c2)], &[Src::R(ah), Src::R(bl)], |_| {});
+        self.emit(Opcode::v_add_u32, &[Dst::R(s1)], &[Src::R(c1), Src::R(c2)], |_| {});
+        self.emit(Opcode::v_add_u32, &[Dst::R(hi)], &[Src::R(hi0), Src::R(s1)], |_| {});
+        Ok(Lowered::V64(lo, hi))
+    }
+
+    /// Unsigned 32-bit division: a reciprocal estimate refined by one Newton step
+    /// and two corrections (exact for every operand pair; see docs/pipeline.md).
+    pub(super) fn udiv32(&mut self, a: Lowered, b: Lowered, remainder: bool) -> Result<Lowered, Diagnostic> {
+        let n = self.to_v(&a)?;
+        let d = self.to_v(&b)?;
+        let v = |s: &mut Self| s.vreg(Class::Vgpr);
+        let (df, rcp, scaled, z) = (v(self), v(self), v(self), v(self));
+        self.emit(Opcode::v_cvt_f32_u32, &[Dst::R(df)], &[Src::R(d)], |_| {});
+        self.emit(Opcode::v_rcp_iflag_f32, &[Dst::R(rcp)], &[Src::R(df)], |_| {});
+        self.emit(Opcode::v_mul_f32, &[Dst::R(scaled)], &[Src::Imm(0x4f7f_fffe), Src::R(rcp)], |_| {});
+        self.emit(Opcode::v_cvt_u32_f32, &[Dst::R(z)], &[Src::R(scaled)], |_| {});
+        let (negd, t, hi, z2) = (v(self), v(self), v(self), v(self));
+        self.emit(Opcode::v_sub_u32, &[Dst::R(negd)], &[Src::Imm(0), Src::R(d)], |_| {});
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(t)], &[Src::R(negd), Src::R(z)], |_| {});
+        self.emit(Opcode::v_mul_hi_u32, &[Dst::R(hi)], &[Src::R(z), Src::R(t)], |_| {});
+        self.emit(Opcode::v_add_u32, &[Dst::R(z2)], &[Src::R(z), Src::R(hi)], |_| {});
+        let (q, qd, r) = (v(self), v(self), v(self));
+        self.emit(Opcode::v_mul_hi_u32, &[Dst::R(q)], &[Src::R(n), Src::R(z2)], |_| {});
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(qd)], &[Src::R(q), Src::R(d)], |_| {});
+        self.emit(Opcode::v_sub_u32, &[Dst::R(r)], &[Src::R(n), Src::R(qd)], |_| {});
+        let (mut q, mut r) = (q, r);
+        for _ in 0..2 {
+            let ge = self.vreg(self.mask_class());
+            self.emit(Opcode::v_cmp_ge_u32, &[Dst::R(ge)], &[Src::R(r), Src::R(d)], |i| i.e64 = true);
+            let (q1, r1, q2, r2) = (v(self), v(self), v(self), v(self));
+            self.emit(Opcode::v_add_u32, &[Dst::R(q1)], &[Src::Imm(1), Src::R(q)], |_| {});
+            self.emit(Opcode::v_sub_u32, &[Dst::R(r1)], &[Src::R(r), Src::R(d)], |_| {});
+            self.emit(Opcode::v_cndmask_b32, &[Dst::R(q2)], &[Src::R(q), Src::R(q1), Src::R(ge)], |i| i.e64 = true);
+            self.emit(Opcode::v_cndmask_b32, &[Dst::R(r2)], &[Src::R(r), Src::R(r1), Src::R(ge)], |i| i.e64 = true);
+            q = q2;
+            r = r2;
+        }
+        Ok(Lowered::V(if remainder { r } else { q }))
+    }
+
+    /// Signed division via the unsigned one on magnitudes; the quotient is negative
+    /// when the signs differ, the remainder has the dividend's sign.
+    pub(super) fn sdiv32(&mut self, a: Lowered, b: Lowered, remainder: bool) -> Result<Lowered, Diagnostic> {
+        let (n, d) = (self.to_v(&a)?, self.to_v(&b)?);
+        let v = |s: &mut Self| s.vreg(Class::Vgpr);
+        let (sn, sd, an0, ad0, an, ad) = (v(self), v(self), v(self), v(self), v(self), v(self));
+        self.emit(Opcode::v_ashrrev_i32, &[Dst::R(sn)], &[Src::Imm(31), Src::R(n)], |_| {});
+        self.emit(Opcode::v_ashrrev_i32, &[Dst::R(sd)], &[Src::Imm(31), Src::R(d)], |_| {});
+        // |x| = (x + s) ^ s with s = x >> 31.
+        self.emit(Opcode::v_add_u32, &[Dst::R(an0)], &[Src::R(n), Src::R(sn)], |_| {});
+        self.emit(Opcode::v_add_u32, &[Dst::R(ad0)], &[Src::R(d), Src::R(sd)], |_| {});
+        self.emit(Opcode::v_xor_b32, &[Dst::R(an)], &[Src::R(an0), Src::R(sn)], |_| {});
+        self.emit(Opcode::v_xor_b32, &[Dst::R(ad)], &[Src::R(ad0), Src::R(sd)], |_| {});
+        let Lowered::V(u) = self.udiv32(Lowered::V(an), Lowered::V(ad), remainder)? else { unreachable!() };
+        let sign = if remainder {
+            sn
+        } else {
+            let s = v(self);
+            self.emit(Opcode::v_xor_b32, &[Dst::R(s)], &[Src::R(sn), Src::R(sd)], |_| {});
+            s
+        };
+        let (x, r) = (v(self), v(self));
+        self.emit(Opcode::v_xor_b32, &[Dst::R(x)], &[Src::R(u), Src::R(sign)], |_| {});
+        self.emit(Opcode::v_sub_u32, &[Dst::R(r)], &[Src::R(x), Src::R(sign)], |_| {});
+        Ok(Lowered::V(r))
+    }
+}

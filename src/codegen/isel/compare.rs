@@ -1,0 +1,142 @@
+//! Integer and float compares (SCC or a lane mask) and the tables of compare opcodes.
+
+use super::*;
+
+impl<'a> Isel<'a> {
+    /// A VALU compare into a lane mask.
+    pub(super) fn vcmp(&mut self, opcode: Opcode, a: Lowered, b: Lowered) -> Result<ra::VReg, Diagnostic> {
+        let m = self.vreg(self.mask_class());
+        let (sa, sb) = (self.src_of(&a)?, self.src_of(&b)?);
+        // VOP3 compare: one scalar/constant source is fine; a second goes to a VGPR,
+        // and gfx9 VOP3 takes no literal.
+        let gfx9 = self.target.gpu.generation() == isa::Generation::Gfx9;
+        let legal = |s: &Src| matches!(s, Src::R(_)) || matches!(s, Src::Imm(bits) if matches!(isa::Operand::imm32(*bits), isa::Operand::Const(_)));
+        // gfx9 VOP3 takes no literal; gfx11 VOP3 takes one.
+        let sa = if (!gfx9 && !(is_literal(&a) && is_literal(&b))) || legal(&sa) { sa } else { Src::R(self.to_v(&a)?) };
+        let sb = if !gfx9 || legal(&sb) { sb } else { Src::R(self.to_v(&b)?) };
+        let scalar = |s: &Src, l: &Lowered| matches!(s, Src::R(_)) && matches!(l, Lowered::S(_) | Lowered::Bool(_));
+        let sb = if gfx9 && scalar(&sa, &a) && scalar(&sb, &b) { Src::R(self.to_v(&b)?) } else { sb };
+        self.emit(opcode, &[Dst::R(m)], &[sa, sb], |i| i.e64 = true);
+        Ok(m)
+    }
+
+    pub(super) fn icmp(&mut self, pred: IntPred, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let (a, b) = (self.lowered(lhs), self.lowered(rhs));
+        if let (Lowered::Imm(x), Lowered::Imm(y), Type::I32) = (&a, &b, ty) {
+            return Ok(Lowered::Imm(u64::from(interp::ops::icmp(pred, 32, *x, *y))));
+        }
+        let divergent = divergent || in_vector_registers(&a) || in_vector_registers(&b);
+        let wide = ty.bits() == 64;
+        if !matches!(ty, Type::I32) && !(wide && (matches!(ty, Type::I64 | Type::Ptr(_)))) {
+            if !matches!(ty, Type::Ptr(_)) {
+                return Err(self.error(format!("icmp on {ty} is not supported by the code generator yet")));
+            }
+        }
+        if !divergent && !wide {
+            let opcode = scmp_opcode(pred);
+            // SOPC takes one literal: a second goes to an SGPR first.
+            let a = if is_literal(&a) && is_literal(&b) { Lowered::S(self.to_s(&a)?) } else { a };
+            if self.inst_ref.and_then(|i| i.result).is_some_and(|r| self.branch_only_compares.contains(&r)) {
+                return Ok(Lowered::ScalarCmp { op: opcode, a: Box::new(a), b: Box::new(b) });
+            }
+            let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
+            let d = self.vreg(Class::Sgpr);
+            self.emit(opcode, &[], &[sa, sb], |_| {});
+            self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[Src::Imm(1), Src::Imm(0)], |_| {});
+            return Ok(Lowered::Bool(d));
+        }
+        if wide {
+            let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+            let m = self.vreg(self.mask_class());
+            self.emit(vcmp64_opcode(pred), &[Dst::R(m)], &[Src::VPair(al, ah), Src::VPair(bl, bh)], |i| i.e64 = true);
+            return Ok(Lowered::Mask(m));
+        }
+        let m = self.vcmp(vcmp32_opcode(pred), a, b)?;
+        Ok(Lowered::Mask(m))
+    }
+}
+
+pub(super) fn scmp_opcode(pred: IntPred) -> Opcode {
+    match pred {
+        IntPred::Eq => Opcode::s_cmp_eq_u32,
+        IntPred::Ne => Opcode::s_cmp_lg_u32,
+        IntPred::Slt => Opcode::s_cmp_lt_i32,
+        IntPred::Sle => Opcode::s_cmp_le_i32,
+        IntPred::Sgt => Opcode::s_cmp_gt_i32,
+        IntPred::Sge => Opcode::s_cmp_ge_i32,
+        IntPred::Ult => Opcode::s_cmp_lt_u32,
+        IntPred::Ule => Opcode::s_cmp_le_u32,
+        IntPred::Ugt => Opcode::s_cmp_gt_u32,
+        IntPred::Uge => Opcode::s_cmp_ge_u32,
+    }
+}
+
+pub(super) fn vcmp32_opcode(pred: IntPred) -> Opcode {
+    match pred {
+        IntPred::Eq => Opcode::v_cmp_eq_u32,
+        IntPred::Ne => Opcode::v_cmp_ne_u32,
+        IntPred::Slt => Opcode::v_cmp_lt_i32,
+        IntPred::Sle => Opcode::v_cmp_le_i32,
+        IntPred::Sgt => Opcode::v_cmp_gt_i32,
+        IntPred::Sge => Opcode::v_cmp_ge_i32,
+        IntPred::Ult => Opcode::v_cmp_lt_u32,
+        IntPred::Ule => Opcode::v_cmp_le_u32,
+        IntPred::Ugt => Opcode::v_cmp_gt_u32,
+        IntPred::Uge => Opcode::v_cmp_ge_u32,
+    }
+}
+
+pub(super) fn vcmp64_opcode(pred: IntPred) -> Opcode {
+    match pred {
+        IntPred::Eq => Opcode::v_cmp_eq_u64,
+        IntPred::Ne => Opcode::v_cmp_ne_u64,
+        IntPred::Slt => Opcode::v_cmp_lt_i64,
+        IntPred::Sle => Opcode::v_cmp_le_i64,
+        IntPred::Sgt => Opcode::v_cmp_gt_i64,
+        IntPred::Sge => Opcode::v_cmp_ge_i64,
+        IntPred::Ult => Opcode::v_cmp_lt_u64,
+        IntPred::Ule => Opcode::v_cmp_le_u64,
+        IntPred::Ugt => Opcode::v_cmp_gt_u64,
+        IntPred::Uge => Opcode::v_cmp_ge_u64,
+    }
+}
+
+/// The f64 compares (same predicates as f32).
+pub(super) fn fcmp64_opcode(pred: FloatPred) -> Opcode {
+    match pred {
+        FloatPred::Oeq => Opcode::v_cmp_eq_f64,
+        FloatPred::One => Opcode::v_cmp_lg_f64,
+        FloatPred::Olt => Opcode::v_cmp_lt_f64,
+        FloatPred::Ole => Opcode::v_cmp_le_f64,
+        FloatPred::Ogt => Opcode::v_cmp_gt_f64,
+        FloatPred::Oge => Opcode::v_cmp_ge_f64,
+        FloatPred::Ord => Opcode::v_cmp_o_f64,
+        FloatPred::Uno => Opcode::v_cmp_u_f64,
+        FloatPred::Ueq => Opcode::v_cmp_nlg_f64,
+        FloatPred::Une => Opcode::v_cmp_neq_f64,
+        FloatPred::Ult => Opcode::v_cmp_nge_f64,
+        FloatPred::Ule => Opcode::v_cmp_ngt_f64,
+        FloatPred::Ugt => Opcode::v_cmp_nle_f64,
+        FloatPred::Uge => Opcode::v_cmp_nlt_f64,
+    }
+}
+
+/// LLVM's f32 compare mnemonics: `n*` are the unordered negations.
+pub(super) fn fcmp_opcode(pred: FloatPred) -> Opcode {
+    match pred {
+        FloatPred::Oeq => Opcode::v_cmp_eq_f32,
+        FloatPred::One => Opcode::v_cmp_lg_f32,
+        FloatPred::Olt => Opcode::v_cmp_lt_f32,
+        FloatPred::Ole => Opcode::v_cmp_le_f32,
+        FloatPred::Ogt => Opcode::v_cmp_gt_f32,
+        FloatPred::Oge => Opcode::v_cmp_ge_f32,
+        FloatPred::Ord => Opcode::v_cmp_o_f32,
+        FloatPred::Uno => Opcode::v_cmp_u_f32,
+        FloatPred::Ueq => Opcode::v_cmp_nlg_f32,
+        FloatPred::Une => Opcode::v_cmp_neq_f32,
+        FloatPred::Ult => Opcode::v_cmp_nge_f32,
+        FloatPred::Ule => Opcode::v_cmp_ngt_f32,
+        FloatPred::Ugt => Opcode::v_cmp_nle_f32,
+        FloatPred::Uge => Opcode::v_cmp_nlt_f32,
+    }
+}

@@ -1,0 +1,384 @@
+//! Pointers and memory: `ptradd`, loads and stores in each address space (scalar, buffer, global, flat, LDS, scratch) and atomics.
+
+use super::*;
+
+impl<'a> Isel<'a> {
+    pub(super) fn ptradd(&mut self, ptr: &Operand, offset: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let (p, o) = (self.lowered(ptr), self.lowered(offset));
+        let divergent = divergent || in_vector_registers(&p) || in_vector_registers(&o);
+        let space = self.space_of(ptr);
+        let offset_is_64 = self.func.operand_type(offset).bits() == 64;
+        if space.pointer_bits() == 32 {
+            let o32 = match o {
+                Lowered::S64(pair) => {
+                    let s = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_mov_b32, &[Dst::R(s)], &[Src::Half(pair, 0)], |_| {});
+                    Lowered::S(s)
+                }
+                Lowered::V64(lo, _) => Lowered::V(lo),
+                Lowered::Imm(bits) => Lowered::Imm(bits & 0xffff_ffff),
+                other => other,
+            };
+            return self.binary32(BinOp::Add, p, o32, divergent);
+        }
+        // Address folding for global memory: uniform base + divergent i32 offset
+        // stays symbolic; constant offsets go to the instruction's immediate.
+        if space == AddrSpace::Global || space == AddrSpace::Constant {
+            match (&p, &o) {
+                (Lowered::S64(base), Lowered::V(off)) if !offset_is_64 => {
+                    return Ok(Lowered::Addr { base: *base, offset: *off, imm: 0 });
+                }
+                (Lowered::Addr { base, offset, imm }, Lowered::Imm(bits)) => {
+                    let add = if offset_is_64 { *bits as i64 } else { *bits as u32 as i32 as i64 };
+                    let sum = i64::from(*imm) + add;
+                    if (-2048..=2047).contains(&sum) {
+                        return Ok(Lowered::Addr { base: *base, offset: *offset, imm: sum as i32 });
+                    }
+                }
+                _ => {}
+            }
+        }
+        // 64-bit pointer + sign-extended (or 64-bit) offset.
+        let o64 = if offset_is_64 {
+            o
+        } else {
+            match o {
+                Lowered::Imm(bits) => Lowered::Imm(bits as u32 as i32 as i64 as u64),
+                Lowered::S(s) => Lowered::S64(self.uniform_extend(s, true)),
+                Lowered::V(v) => {
+                    let hi = self.vreg(Class::Vgpr);
+                    self.emit(Opcode::v_ashrrev_i32, &[Dst::R(hi)], &[Src::Imm(31), Src::R(v)], |_| {});
+                    Lowered::V64(v, hi)
+                }
+                _ => return Err(self.error("internal: ptradd offset")),
+            }
+        };
+        if let Lowered::Imm(0) = o64 {
+            return Ok(p);
+        }
+        self.binary64(BinOp::Add, p, o64, divergent)
+    }
+
+    pub(super) fn load(&mut self, ty: &Type, ptr: &Operand, align: u32, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let p = self.lowered(ptr);
+        let space = self.space_of(ptr);
+        if space == AddrSpace::Private {
+            let addr = self.to_v(&p)?;
+            return self.load_private_value(ty, PrivateAt::Pointer(0), Some(addr));
+        }
+        if let Type::Vector(elem, n) = ty {
+            let mut parts = Vec::new();
+            for i in 0..u32::from(*n) {
+                let part_ptr = self.offset_pointer(&p, space, i * elem.size())?;
+                parts.push(self.load_scalar(elem, part_ptr, space, align.min(elem.align()), divergent)?);
+            }
+            return Ok(Lowered::Agg(parts));
+        }
+        self.load_scalar(ty, p, space, align, divergent)
+    }
+
+    pub(super) fn offset_pointer(&mut self, p: &Lowered, space: AddrSpace, offset: u32) -> Result<Lowered, Diagnostic> {
+        if offset == 0 {
+            return Ok(p.clone());
+        }
+        if let Lowered::Addr { base, offset: off, imm } = *p {
+            let sum = i64::from(imm) + i64::from(offset);
+            if (-2048..=2047).contains(&sum) {
+                return Ok(Lowered::Addr { base, offset: off, imm: sum as i32 });
+            }
+            let (lo, hi) = self.to_v64(p)?;
+            return self.binary64(BinOp::Add, Lowered::V64(lo, hi), Lowered::Imm(u64::from(offset)), true);
+        }
+        let divergent = in_vector_registers(p);
+        if space.pointer_bits() == 32 {
+            self.binary32(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset)), divergent)
+        } else {
+            self.binary64(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset)), divergent)
+        }
+    }
+
+    /// i8/i16 loads: the value lands zero-extended in a VGPR (i8/i16 values live
+    /// in 32-bit registers with undefined upper bits; extensions make them exact).
+    pub(super) fn load_small(&mut self, ty: &Type, p: Lowered, space: AddrSpace) -> Result<Lowered, Diagnostic> {
+        let byte = ty.bits() == 8;
+        let d = self.vreg(Class::Vgpr);
+        match space {
+            AddrSpace::Local => {
+                let addr = self.to_v(&p)?;
+                let op = if byte { Opcode::ds_read_u8 } else { Opcode::ds_read_u16 };
+                self.emit(op, &[Dst::R(d)], &[Src::R(addr)], |_| {});
+            }
+            AddrSpace::Global | AddrSpace::Constant | AddrSpace::Flat => {
+                let op = match (space, byte) {
+                    (AddrSpace::Flat, true) => Opcode::flat_load_ubyte,
+                    (AddrSpace::Flat, false) => Opcode::flat_load_ushort,
+                    (_, true) => Opcode::global_load_ubyte,
+                    _ => Opcode::global_load_ushort,
+                };
+                let (mut uses, imm) = self.vmem_address(&p, space)?;
+                if space == AddrSpace::Flat {
+                    uses.truncate(1);
+                }
+                self.emit(op, &[Dst::R(d)], &uses, |i| i.offset = imm);
+            }
+            AddrSpace::Private => return Err(self.error("internal: private memory is accessed through load_private_value and store_private_value")),
+        }
+        Ok(Lowered::V(d))
+    }
+
+    pub(super) fn load_scalar(&mut self, ty: &Type, p: Lowered, space: AddrSpace, align: u32, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let bits = ty.bits();
+        if bits == 8 || bits == 16 {
+            return self.load_small(ty, p, space);
+        }
+        if bits != 32 && bits != 64 {
+            return Err(self.error(format!("loads of {ty} are not supported by the code generator yet")));
+        }
+        let dwords = (bits / 32) as u8;
+        match space {
+            AddrSpace::Local if dwords == 2 && align < 8 => {
+                // ds_read_b64 needs 8-byte alignment: two dword reads instead.
+                let lo_addr = self.to_v(&p)?;
+                let hi_addr = self.offset_pointer(&Lowered::V(lo_addr), space, 4)?;
+                let hi_addr = self.to_v(&hi_addr)?;
+                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                self.emit(Opcode::ds_read_b32, &[Dst::R(lo)], &[Src::R(lo_addr)], |_| {});
+                self.emit(Opcode::ds_read_b32, &[Dst::R(hi)], &[Src::R(hi_addr)], |_| {});
+                Ok(Lowered::V64(lo, hi))
+            }
+            AddrSpace::Local => {
+                let addr = self.to_v(&p)?;
+                let op = if dwords == 1 { Opcode::ds_read_b32 } else { Opcode::ds_read_b64 };
+                if dwords == 1 {
+                    let d = self.vreg(Class::Vgpr);
+                    self.emit(op, &[Dst::R(d)], &[Src::R(addr)], |_| {});
+                    Ok(Lowered::V(d))
+                } else {
+                    let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                    self.emit(op, &[Dst::VPair(lo, hi)], &[Src::R(addr)], |_| {});
+                    Ok(Lowered::V64(lo, hi))
+                }
+            }
+            // Scalar loads ignore the low two address bits: only for 4-aligned data.
+            AddrSpace::Constant if !divergent && align >= 4 && matches!(p, Lowered::S64(_) | Lowered::Imm(..)) && !self.in_partial_exec() => {
+                // Uniform address in constant memory: a scalar load.
+                let base = self.to_s64(&p)?;
+                if dwords == 1 {
+                    let d = self.vreg(Class::Sgpr);
+                    self.emit(Opcode::s_load_dword, &[Dst::R(d)], &[Src::R(base), Src::Off], |_| {});
+                    Ok(Lowered::S(d))
+                } else {
+                    let d = self.vreg(Class::SgprPair);
+                    self.emit(Opcode::s_load_dwordx2, &[Dst::R(d)], &[Src::R(base), Src::Off], |_| {});
+                    Ok(Lowered::S64(d))
+                }
+            }
+            AddrSpace::Global | AddrSpace::Constant | AddrSpace::Flat => {
+                let op = match (space, dwords) {
+                    (AddrSpace::Flat, 1) => Opcode::flat_load_dword,
+                    (AddrSpace::Flat, _) => Opcode::flat_load_dwordx2,
+                    (_, 1) => Opcode::global_load_dword,
+                    _ => Opcode::global_load_dwordx2,
+                };
+                let (addr, imm) = self.vmem_address(&p, space)?;
+                let mut uses = addr;
+                let dst = if dwords == 1 {
+                    let d = self.vreg(Class::Vgpr);
+                    (vec![Dst::R(d)], Lowered::V(d))
+                } else {
+                    let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                    (vec![Dst::VPair(lo, hi)], Lowered::V64(lo, hi))
+                };
+                if space == AddrSpace::Flat {
+                    uses.truncate(1);
+                }
+                self.emit(op, &dst.0, &uses, |i| i.offset = imm);
+                Ok(dst.1)
+            }
+            AddrSpace::Private => Err(self.error("internal: private memory is accessed through load_private_value and store_private_value")),
+        }
+    }
+
+    /// Address operands of a global/flat access: (vaddr, saddr).
+    pub(super) fn vmem_address(&mut self, p: &Lowered, space: AddrSpace) -> Result<(Vec<Src>, i32), Diagnostic> {
+        if let (Lowered::Addr { base, offset, imm }, true) = (p, space != AddrSpace::Flat) {
+            return Ok((vec![Src::Address(*base, *offset), Src::Off], *imm));
+        }
+        Ok((self.vmem_address_plain(p, space)?, 0))
+    }
+
+    pub(super) fn vmem_address_plain(&mut self, p: &Lowered, space: AddrSpace) -> Result<Vec<Src>, Diagnostic> {
+        match *p {
+            Lowered::S64(base) if space != AddrSpace::Flat => {
+                // SGPR base with a zero VGPR offset.
+                let zero = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_mov_b32, &[Dst::R(zero)], &[Src::Imm(0)], |_| {});
+                Ok(vec![Src::R(zero), Src::R(base)])
+            }
+            _ => {
+                let (lo, hi) = self.to_v64(p)?;
+                Ok(vec![Src::VPair(lo, hi), Src::Off])
+            }
+        }
+    }
+
+    /// The address space of a pointer operand (the verifier checked it is one).
+    pub(super) fn space_of(&self, ptr: &Operand) -> AddrSpace {
+        match self.func.operand_type(ptr) {
+            Type::Ptr(space) => *space,
+            _ => unreachable!("verified: a pointer operand"),
+        }
+    }
+
+    pub(super) fn in_partial_exec(&self) -> bool {
+        self.blocks[self.cur].partial_exec
+    }
+
+    pub(super) fn store(&mut self, ty: &Type, value: &Operand, ptr: &Operand, align: u32) -> Result<(), Diagnostic> {
+        let (v, p) = (self.lowered(value), self.lowered(ptr));
+        let space = self.space_of(ptr);
+        if space == AddrSpace::Private {
+            let addr = self.to_v(&p)?;
+            return self.store_private_value(&v, ty, PrivateAt::Pointer(0), Some(addr));
+        }
+        if let Type::Vector(elem, _) = ty {
+            let Lowered::Agg(parts) = v else { return Err(self.error("internal: vector store")) };
+            for (i, part) in parts.into_iter().enumerate() {
+                let part_ptr = self.offset_pointer(&p, space, i as u32 * elem.size())?;
+                self.store_scalar(elem, part, part_ptr, space, align.min(elem.align()))?;
+            }
+            return Ok(());
+        }
+        self.store_scalar(ty, v, p, space, align)
+    }
+
+    pub(super) fn store_scalar(&mut self, ty: &Type, v: Lowered, p: Lowered, space: AddrSpace, align: u32) -> Result<(), Diagnostic> {
+        let bits = ty.bits();
+        if bits == 8 || bits == 16 {
+            // The byte/short stores write the low bits of the register.
+            let data = Src::R(self.to_v(&v)?);
+            let byte = bits == 8;
+            match space {
+                AddrSpace::Local => {
+                    let addr = self.to_v(&p)?;
+                    let op = if byte { Opcode::ds_write_b8 } else { Opcode::ds_write_b16 };
+                    self.emit(op, &[], &[Src::R(addr), data], |_| {});
+                }
+                AddrSpace::Global | AddrSpace::Flat => {
+                    let (addr, imm) = self.vmem_address(&p, space)?;
+                    let op = match (space, byte) {
+                        (AddrSpace::Flat, true) => Opcode::flat_store_byte,
+                        (AddrSpace::Flat, false) => Opcode::flat_store_short,
+                        (_, true) => Opcode::global_store_byte,
+                        _ => Opcode::global_store_short,
+                    };
+                    let uses = if space == AddrSpace::Flat { vec![addr[0], data] } else { vec![addr[0], data, addr[1]] };
+                    self.emit(op, &[], &uses, |i| i.offset = imm);
+                }
+                _ => return Err(self.error("internal: private memory is accessed through load_private_value and store_private_value")),
+            }
+            return Ok(());
+        }
+        if bits != 32 && bits != 64 {
+            return Err(self.error(format!("stores of {ty} are not supported by the code generator yet")));
+        }
+        let data = if bits == 32 {
+            Src::R(self.to_v(&v)?)
+        } else {
+            let (lo, hi) = self.to_v64(&v)?;
+            Src::VPair(lo, hi)
+        };
+        match space {
+            AddrSpace::Local if bits == 64 && align < 8 => {
+                let Src::VPair(lo, hi) = data else { unreachable!("64-bit data is a pair") };
+                let lo_addr = self.to_v(&p)?;
+                let hi_addr = self.offset_pointer(&Lowered::V(lo_addr), space, 4)?;
+                let hi_addr = self.to_v(&hi_addr)?;
+                self.emit(Opcode::ds_write_b32, &[], &[Src::R(lo_addr), Src::R(lo)], |_| {});
+                self.emit(Opcode::ds_write_b32, &[], &[Src::R(hi_addr), Src::R(hi)], |_| {});
+            }
+            AddrSpace::Local => {
+                let addr = self.to_v(&p)?;
+                let op = if bits == 32 { Opcode::ds_write_b32 } else { Opcode::ds_write_b64 };
+                self.emit(op, &[], &[Src::R(addr), data], |_| {});
+            }
+            AddrSpace::Global | AddrSpace::Flat => {
+                let (addr, imm) = self.vmem_address(&p, space)?;
+                let op = match (space, bits) {
+                    (AddrSpace::Flat, 32) => Opcode::flat_store_dword,
+                    (AddrSpace::Flat, _) => Opcode::flat_store_dwordx2,
+                    (_, 32) => Opcode::global_store_dword,
+                    _ => Opcode::global_store_dwordx2,
+                };
+                let uses = if space == AddrSpace::Flat { vec![addr[0], data] } else { vec![addr[0], data, addr[1]] };
+                self.emit(op, &[], &uses, |i| i.offset = imm);
+            }
+            _ => return Err(self.error("internal: private memory is accessed through load_private_value and store_private_value")),
+        }
+        Ok(())
+    }
+
+    /// Returning atomics (`op: None` is compare-and-swap of `value` against
+    /// `expected`). The result is the memory's old value, per lane.
+    pub(super) fn atomic(&mut self, op: Option<AtomicOp>, ty: &Type, ptr: &Operand, value: &Operand, expected: Option<&Operand>) -> Result<Lowered, Diagnostic> {
+        if *ty != Type::I32 {
+            return Err(self.error(format!("atomics on {ty} are not supported by the code generator yet")));
+        }
+        let p = self.lowered(ptr);
+        let data = self.lowered(value);
+        let data = self.to_v(&data)?;
+        let space = self.space_of(ptr);
+        let old = self.vreg(Class::Vgpr);
+        match space {
+            AddrSpace::Local => {
+                let opcode = match op {
+                    Some(AtomicOp::Add) => Opcode::ds_add_rtn_u32,
+                    Some(AtomicOp::Sub) => Opcode::ds_sub_rtn_u32,
+                    Some(AtomicOp::SMin) => Opcode::ds_min_rtn_i32,
+                    Some(AtomicOp::SMax) => Opcode::ds_max_rtn_i32,
+                    Some(AtomicOp::UMin) => Opcode::ds_min_rtn_u32,
+                    Some(AtomicOp::UMax) => Opcode::ds_max_rtn_u32,
+                    Some(AtomicOp::And) => Opcode::ds_and_rtn_b32,
+                    Some(AtomicOp::Or) => Opcode::ds_or_rtn_b32,
+                    Some(AtomicOp::Xor) => Opcode::ds_xor_rtn_b32,
+                    Some(AtomicOp::Xchg) => Opcode::ds_wrxchg_rtn_b32,
+                    None => return Err(self.error("cmpxchg on local memory is not supported by the code generator yet")),
+                };
+                let addr = self.to_v(&p)?;
+                self.emit(opcode, &[Dst::R(old)], &[Src::R(addr), Src::R(data)], |_| {});
+            }
+            AddrSpace::Global => {
+                let opcode = match op {
+                    Some(AtomicOp::Add) => Opcode::global_atomic_add,
+                    Some(AtomicOp::Sub) => Opcode::global_atomic_sub,
+                    Some(AtomicOp::SMin) => Opcode::global_atomic_smin,
+                    Some(AtomicOp::SMax) => Opcode::global_atomic_smax,
+                    Some(AtomicOp::UMin) => Opcode::global_atomic_umin,
+                    Some(AtomicOp::UMax) => Opcode::global_atomic_umax,
+                    Some(AtomicOp::And) => Opcode::global_atomic_and,
+                    Some(AtomicOp::Or) => Opcode::global_atomic_or,
+                    Some(AtomicOp::Xor) => Opcode::global_atomic_xor,
+                    Some(AtomicOp::Xchg) => Opcode::global_atomic_swap,
+                    None => Opcode::global_atomic_cmpswap,
+                };
+                // Compare-and-swap takes {new, expected} as one register pair.
+                let data = match expected {
+                    Some(e) => {
+                        let e = self.lowered(e);
+                        let e = self.to_v(&e)?;
+                        Src::VPair(data, e)
+                    }
+                    None => Src::R(data),
+                };
+                let (addr, imm) = self.vmem_address(&p, space)?;
+                let gpu = self.target.gpu;
+                self.emit(opcode, &[Dst::R(old)], &[addr[0], data, addr[1]], |i| {
+                    i.offset = imm;
+                    i.cache = isa::Cache::atomic_return(gpu);
+                });
+            }
+            other => return Err(self.error(format!("atomics on {} memory are not supported", other.keyword()))),
+        }
+        Ok(Lowered::V(old))
+    }
+}
