@@ -21,6 +21,7 @@ pub mod regalloc;
 pub mod ssa_repair;
 pub mod structure;
 pub mod uniformity;
+pub mod legalize;
 pub mod unify_returns;
 pub mod vcode;
 pub mod waitcnt;
@@ -130,6 +131,8 @@ pub fn compile_kernel(
         }
         clock = Instant::now();
     };
+    let legal = legalize::run(func);
+    let func = legal.as_ref().unwrap_or(func);
     let normalized = unify_returns::run(func);
     let f = normalized.as_ref().unwrap_or(func);
     let uniformity = uniformity::analyze(f);

@@ -741,6 +741,38 @@ pub fn op_operands(op: &Op) -> Vec<&Operand> {
     }
 }
 
+/// The operands an operation reads, in order, for rewriting.
+pub fn op_operands_mut(op: &mut Op) -> Vec<&mut Operand> {
+    match op {
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier => Vec::new(),
+        Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
+        Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
+        Op::Fma { a, b, c, .. } => vec![a, b, c],
+        Op::Select { cond, if_true, if_false, .. } => vec![cond, if_true, if_false],
+        Op::Load { ptr, .. } => vec![ptr],
+        Op::Store { value, ptr, .. } => vec![value, ptr],
+        Op::PtrAdd { ptr, offset } => vec![ptr, offset],
+        Op::AtomicRmw { ptr, value, .. } => vec![ptr, value],
+        Op::CmpXchg { ptr, expected, new, .. } => vec![ptr, expected, new],
+        Op::Call { args, .. } => args.iter_mut().collect(),
+        Op::Extract { agg, .. } => vec![agg],
+        Op::Insert { agg, value, .. } => vec![agg, value],
+        Op::Make { elems, .. } => elems.iter_mut().collect(),
+    }
+}
+
+/// The operands a terminator reads, for rewriting.
+pub fn terminator_operands_mut(term: &mut Terminator) -> Vec<&mut Operand> {
+    match term {
+        Terminator::Br(call) => call.args.iter_mut().collect(),
+        Terminator::BrIf { cond, then_to, else_to } => {
+            std::iter::once(cond).chain(then_to.args.iter_mut()).chain(else_to.args.iter_mut()).collect()
+        }
+        Terminator::Ret(value) => value.iter_mut().collect(),
+        Terminator::Unreachable => Vec::new(),
+    }
+}
+
 /// The operands a terminator reads (condition, branch arguments, returned value).
 pub fn terminator_operands(term: &Terminator) -> Vec<&Operand> {
     match term {
