@@ -166,6 +166,7 @@ impl Signature {
                 p.skip_space();
                 let (ty, used) = parse_type_prefix(&text[p.pos..])
                     .map_err(|e| TypeParseError { offset: e.offset + p.pos, message: e.message })?;
+                no_bool_vector(&ty, p.pos)?;
                 p.pos += used;
                 params.push(Param { ty, inreg, is_self });
                 if p.eat(")") {
@@ -179,6 +180,7 @@ impl Signature {
             p.skip_space();
             let (ty, used) = parse_type_prefix(&text[p.pos..])
                 .map_err(|e| TypeParseError { offset: e.offset + p.pos, message: e.message })?;
+            no_bool_vector(&ty, p.pos)?;
             p.pos += used;
             ret = Some(ty);
         }
@@ -319,4 +321,12 @@ impl<'a> SigParser<'a> {
             Err(TypeParseError { offset: at, message: format!("expected '{word}'") })
         }
     }
+}
+
+/// Vectors of i1 have no argument form (no calling convention defines one).
+fn no_bool_vector(ty: &Type, offset: usize) -> Result<(), TypeParseError> {
+    if ty.has_bool_vector() {
+        return Err(TypeParseError { offset, message: format!("{ty} cannot be passed or returned: vectors of i1 have no argument form") });
+    }
+    Ok(())
 }

@@ -168,6 +168,16 @@ impl Type {
         }
     }
 
+    /// True for a vector of `i1` (a vector compare's result) or a struct
+    /// holding one: values inside a function, with no memory or argument form.
+    pub fn has_bool_vector(&self) -> bool {
+        match self {
+            Type::Vector(elem, _) => **elem == Type::I1,
+            Type::Struct(fields) => fields.iter().any(Type::has_bool_vector),
+            _ => false,
+        }
+    }
+
     /// Number of vector lanes (1 for scalars).
     pub fn lanes(&self) -> u32 {
         match self {
@@ -325,9 +335,9 @@ impl Cursor<'_> {
             self.skip_space();
             let elem_start = self.pos;
             let elem = self.parse_type(depth + 1)?;
-            if !elem.is_scalar() || elem == Type::I1 {
+            if !elem.is_scalar() {
                 self.pos = elem_start;
-                return self.error(format!("vector elements must be scalars other than i1, found '{elem}'"));
+                return self.error(format!("vector elements must be scalars, found '{elem}'"));
             }
             if !self.eat(">") {
                 return self.error("expected '>' to close the vector type");

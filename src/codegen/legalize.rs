@@ -9,8 +9,9 @@
 //! What it rewrites (each rule ends in operations that are legal or that another
 //! rule rewrites further; every rule strictly narrows the type or the vector,
 //! so the recursion ends):
-//! - vectors: arithmetic, compares, `fma` and casts element by element; a
-//!   `bitcast` with a vector on either side through integer pieces;
+//! - vectors: arithmetic, compares (giving `<N x i1>`), `select` on a vector
+//!   condition, `fma` and casts element by element; a `bitcast` with a vector
+//!   on either side through integer pieces;
 //! - `i8`/`i16` integer operations and compares: in i32 on extended operands
 //!   (zero- or sign-extended as the operation reads them), truncated back;
 //!   `i1` compares through i32;
@@ -86,6 +87,7 @@ fn is_legal(op: &Op, values: &[ValueInfo]) -> bool {
         }
         Op::Unary { op, ty, .. } => !(narrow(ty) || *ty == Type::I64) || op.is_float(),
         Op::Fma { ty, .. } => *ty != Type::F16,
+        Op::Select { cond, .. } => operand_type(values, cond).is_scalar(),
         Op::Icmp { ty, .. } => !narrow(ty) && *ty != Type::I1,
         Op::Cast { op, from, to, arg } => {
             debug_assert_eq!(operand_type(values, arg), from);
@@ -282,6 +284,12 @@ fn rewrite(out: &mut Out, op: Op) -> Rewritten {
             let elem = ty.element().clone();
             let elems = xs.into_iter().zip(ys).map(|(x, y)| out.fcmp(pred, &elem, x, y)).collect();
             Op::Make { ty: Type::Vector(Box::new(Type::I1), ty.lanes() as u8), elems }
+        }
+        Op::Select { ty, cond, if_true, if_false } => {
+            let (cs, ts, fs) = (out.elements(&cond), out.elements(&if_true), out.elements(&if_false));
+            let elem = ty.element().clone();
+            let elems = cs.into_iter().zip(ts).zip(fs).map(|((c, t), f)| out.select(&elem, c, t, f)).collect();
+            Op::Make { ty, elems }
         }
         Op::Binary { op, ty, lhs, rhs } if matches!(ty, Type::I8 | Type::I16) => narrow_binary(out, op, &ty, lhs, rhs),
         Op::Binary { op, ty: Type::I64, lhs, rhs } => wide_binary(out, op, lhs, rhs),
@@ -896,6 +904,12 @@ mod tests {
                 check(&format!("func @f(%a: i32) -> {to} {{\nentry:\n  %c = trunc i32 %a to i1\n  %r = {op} i1 %c to {to}\n  ret %r\n}}\n"), &[Type::I32]);
             }
         }
+    }
+
+    #[test]
+    fn vector_compares_select_element_by_element() {
+        check("func @f(%a: i64, %b: i64) -> i64 {\nentry:\n  %x = bitcast i64 %a to <4 x i16>\n  %y = bitcast i64 %b to <4 x i16>\n  %c = icmp slt <4 x i16> %x, %y\n  %n = not <4 x i1> %c\n  %s = select <4 x i16> %n, %x, %y\n  %w = zext <4 x i1> %c to <4 x i16>\n  %t = add <4 x i16> %s, %w\n  %r = bitcast <4 x i16> %t to i64\n  ret %r\n}\n", &[Type::I64, Type::I64]);
+        check("func @f(%a: i64, %b: i64) -> i64 {\nentry:\n  %x = bitcast i64 %a to <2 x f32>\n  %y = bitcast i64 %b to <2 x f32>\n  %c = fcmp ult <2 x f32> %x, %y\n  %s = select <2 x f32> %c, %x, %y\n  %i = fptosi <2 x f32> %s to <2 x i32>\n  %r = bitcast <2 x i32> %i to i64\n  ret %r\n}\n", &[Type::I64, Type::I64]);
     }
 
     #[test]

@@ -93,7 +93,17 @@ impl Checker<'_> {
                     }
                 }
             }
-            FuncKind::Device => {}
+            FuncKind::Device => {
+                for param in &func.params {
+                    let ty = func.value_type(param.value);
+                    if ty.has_bool_vector() {
+                        self.error(At::Function, format!("parameter '%{}' has type {ty}: vectors of i1 cannot be passed to functions", func.value_name(param.value)));
+                    }
+                }
+                if func.ret.as_ref().is_some_and(Type::has_bool_vector) {
+                    self.error(At::Function, "vectors of i1 cannot be returned from functions");
+                }
+            }
         }
         if !func.blocks[0].params.is_empty() {
             self.error(At::Function, format!("the entry block '{}' cannot have parameters", func.blocks[0].name));
@@ -161,16 +171,16 @@ impl Checker<'_> {
                 }
             }
             Op::Icmp { ty, lhs, rhs, .. } => {
-                if !(ty.is_int() || matches!(ty, Type::Ptr(_))) {
-                    self.error(at(), format!("'icmp' compares integers or pointers, not {ty}"));
+                if !(ty.element().is_int() || matches!(ty, Type::Ptr(_))) {
+                    self.error(at(), format!("'icmp' compares integers, integer vectors or pointers, not {ty}"));
                 } else {
                     self.expect_type(at(), "the first operand of 'icmp'", lhs, ty);
                     self.expect_type(at(), "the second operand of 'icmp'", rhs, ty);
                 }
             }
             Op::Fcmp { ty, lhs, rhs, .. } => {
-                if !ty.is_float() {
-                    self.error(at(), format!("'fcmp' compares floating-point scalars, not {ty}"));
+                if !ty.element().is_float() {
+                    self.error(at(), format!("'fcmp' compares floating-point scalars or vectors, not {ty}"));
                 } else {
                     self.expect_type(at(), "the first operand of 'fcmp'", lhs, ty);
                     self.expect_type(at(), "the second operand of 'fcmp'", rhs, ty);
@@ -180,7 +190,11 @@ impl Checker<'_> {
                 if matches!(ty, Type::Struct(_)) {
                     self.error(at(), "'select' cannot choose between structs");
                 }
-                self.expect_type(at(), "the condition of 'select'", cond, &Type::I1);
+                // A vector may also be chosen element by element (a vector compare's result).
+                let lanewise = Type::Vector(Box::new(Type::I1), ty.lanes() as u8);
+                if !(matches!(ty, Type::Vector(..)) && self.ty(cond) == &lanewise) {
+                    self.expect_type(at(), "the condition of 'select'", cond, &Type::I1);
+                }
                 self.expect_type(at(), "the second operand of 'select'", if_true, ty);
                 self.expect_type(at(), "the third operand of 'select'", if_false, ty);
             }
@@ -460,6 +474,7 @@ impl Checker<'_> {
 fn memory_type_problem(ty: &Type) -> Option<&'static str> {
     match ty {
         Type::I1 => Some("i1 has no memory representation; extend it to i8 first"),
+        Type::Vector(elem, _) if **elem == Type::I1 => Some("vectors of i1 have no memory representation; extend them to i8 first"),
         Type::Struct(_) => Some("structs are not loaded or stored whole; access their fields"),
         _ => None,
     }
@@ -480,6 +495,18 @@ fn kernel_arg_problem(ty: &Type) -> Option<&'static str> {
 
 /// Why a conversion is invalid (None if it is valid).
 fn cast_problem(op: CastOp, from: &Type, to: &Type) -> Option<String> {
+    // Casts other than bitcast work element by element on vectors of one length.
+    if op != CastOp::Bitcast {
+        match (from, to) {
+            (Type::Vector(fe, n), Type::Vector(te, m)) if n == m && !matches!(op, CastOp::PtrToInt | CastOp::IntToPtr | CastOp::AddrSpaceCast) => {
+                return cast_problem(op, fe, te);
+            }
+            (Type::Vector(..), _) | (_, Type::Vector(..)) => {
+                return Some(format!("'{}' on vectors needs vectors of the same length on both sides", op.mnemonic()));
+            }
+            _ => {}
+        }
+    }
     let int_not_i1 = |t: &Type| t.is_int() && *t != Type::I1;
     let ok = match op {
         CastOp::Trunc => from.is_int() && to.is_int() && to.bits() < from.bits(),
@@ -489,7 +516,7 @@ fn cast_problem(op: CastOp, from: &Type, to: &Type) -> Option<String> {
         CastOp::FpToUi | CastOp::FpToSi => from.is_float() && int_not_i1(to),
         CastOp::UiToFp | CastOp::SiToFp => int_not_i1(from) && to.is_float(),
         CastOp::Bitcast => {
-            let plain = |t: &Type| !matches!(t, Type::Ptr(_) | Type::Struct(_) | Type::I1) && !matches!(t.element(), Type::Ptr(_));
+            let plain = |t: &Type| !matches!(t, Type::Ptr(_) | Type::Struct(_) | Type::I1) && !matches!(t.element(), Type::Ptr(_) | Type::I1);
             plain(from) && plain(to) && from.bits() == to.bits()
         }
         CastOp::PtrToInt => matches!(from, Type::Ptr(_)) && to.is_int() && to.bits() == from.bits(),

@@ -450,13 +450,20 @@ impl<'m, 'a> Machine<'m, 'a> {
                     Op::Fcmp { pred, ty, lhs, rhs } => {
                         lanewise2(ty, &val(regs, lhs), &val(regs, rhs), &|t, x, y| Ok(u64::from(ops::fcmp(*pred, t, x, y))))?
                     }
-                    Op::Select { cond, if_true, if_false, .. } => {
-                        if scalar(regs, cond)? & 1 != 0 {
-                            val(regs, if_true)
-                        } else {
-                            val(regs, if_false)
+                    Op::Select { cond, if_true, if_false, .. } => match (val(regs, cond), val(regs, if_true), val(regs, if_false)) {
+                        // A vector condition chooses element by element.
+                        (RtValue::Agg(cs), RtValue::Agg(ts), RtValue::Agg(fs)) if cs.len() == ts.len() && ts.len() == fs.len() => RtValue::Agg(
+                            cs.iter().zip(ts).zip(fs).map(|((c, t), f)| if matches!(c, RtValue::Scalar(b) if b & 1 != 0) { t } else { f }).collect(),
+                        ),
+                        (RtValue::Scalar(c), t, f) => {
+                            if c & 1 != 0 {
+                                t
+                            } else {
+                                f
+                            }
                         }
-                    }
+                        _ => return Err(shape_error()),
+                    },
                     Op::Cast { op, from, arg, to } => cast_value(*op, from, to, &val(regs, arg))?,
                     Op::Load { ty, ptr, align } => {
                         let space = pointer_space(func, ptr)?;
