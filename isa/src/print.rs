@@ -17,6 +17,9 @@ pub fn mnemonic(inst: &Inst, gpu: Gpu) -> String {
     let base = info.mnemonic(gpu);
     if info.format(gpu).has_e64_form() && info.opcode_e64(gpu).is_some() {
         format!("{base}{}", if inst.e64 { "_e64" } else { "_e32" })
+    } else if gpu.generation() == Generation::Gfx11 && matches!(inst.op, Opcode::v_cvt_f16_f32 | Opcode::v_cvt_f32_f16) {
+        // VOP3 forms of instructions that also have a VOP1 one (not in our table there).
+        format!("{base}_e64")
     } else {
         base.to_string()
     }
@@ -95,8 +98,20 @@ pub fn print(inst: &Inst, target: Target) -> String {
     let is_f64 = info.name.contains("f64");
     let valu3 = (fmt.has_e64_form() && inst.e64) || matches!(fmt, Format::Vop3 | Format::Vop3b);
     let mut ops: Vec<String> = Vec::new();
+    // gfx11's 16-bit operands of the f16 conversions (true16): we use the low
+    // halves, which LLVM prints explicitly.
+    let gfx11 = gpu.generation() == Generation::Gfx11;
+    let low_half = |o: Operand, t: &mut String| {
+        if matches!(o, Operand::Reg(r) if r.base.is_vgpr()) {
+            t.push_str(".l");
+        }
+    };
     for &d in &inst.defs {
-        ops.push(operand(d, gpu, false));
+        let mut t = operand(d, gpu, false);
+        if gfx11 && inst.op == Opcode::v_cvt_f16_f32 {
+            low_half(d, &mut t);
+        }
+        ops.push(t);
     }
     for (i, (&u, &k)) in inst.uses.iter().zip(info.uses(gpu).iter().chain(std::iter::repeat(&Kind::Mask))).enumerate() {
         let f64 = is_f64 && k.size(target.wave) == 2 && matches!(k, Kind::Src(_));
@@ -109,6 +124,9 @@ pub fn print(inst: &Inst, target: Target) -> String {
                     t.push_str(if inst.mods.op_sel & 4 != 0 { ".h" } else { ".l" });
                 }
             }
+        }
+        if gfx11 && i == 0 && inst.op == Opcode::v_cvt_f32_f16 {
+            low_half(u, &mut t);
         }
         if valu3 && i < 3 {
             if inst.mods.abs >> i & 1 != 0 {

@@ -565,7 +565,8 @@ fn forms(op: Opcode, t: Target, out: &mut Vec<Inst>) {
                 if float_mods(name) && fmt == Format::Vop3 {
                     mod_forms(&b, fmt, t, out);
                 }
-                if gen == Generation::Gfx11 && !name.starts_with("v_align") {
+                // (Not for a 16-bit source: its literal would be a 16-bit one.)
+                if gen == Generation::Gfx11 && !name.starts_with("v_align") && name != "v_cvt_f32_f16" {
                     if let Some(i) = info.uses(t.gpu).iter().rposition(|k| *k == Kind::Src(1)) {
                         let mut x = b.clone();
                         x.uses[i] = Operand::Literal(0x4080_0001);

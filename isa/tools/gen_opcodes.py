@@ -92,6 +92,9 @@ def text(name, fmt, sig, gen, e64):
     suffix = ""
     if fmt in ("VOP1", "VOP2", "VOPC"):
         suffix = "_e64" if e64 else "_e32"
+    # A VOP3-only form of an instruction that also has a shorter one.
+    if fmt == "VOP3" and gen == 11 and "e64name11" in SPEC_FLAGS[name].split():
+        suffix = "_e64"
     if fmt in ("SOPK",):
         ops.append("0x1")
     if fmt == "SOPP" and "imm" in SPEC_FLAGS[name]:
@@ -172,7 +175,7 @@ def main():
         defs11 = "Some(&[])" if "nodef11" in flags.split() else "None"
         u11 = uses11(flags)
         uses11_rs = "None" if u11 is None else "Some(&[" + ", ".join(kind(k, False) for k in u11.split(",") if k) + "])"
-        flags = " ".join(f for f in flags.split() if f != "nodef11" and not f.startswith("uses11="))
+        flags = " ".join(f for f in flags.split() if f not in ("nodef11", "e64name11") and not f.startswith("uses11="))
         uk = [kind(k, False) for k in uses.split(",") if k]
         fl = [f"OpFlags::{f.upper()}.bits()" for f in flags.split()]
         flags_rs = "OpFlags::from_bits_retain(" + (" | ".join(fl) if fl else "0") + ")"

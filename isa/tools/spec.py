@@ -15,7 +15,9 @@ Each entry: (name, gfx11 name or None (= same), format gfx9, format gfx11, signa
      k     the 32-bit literal constant K of v_fmamk/v_fmaak (always a literal dword)
      va    memory address VGPR(s) or off      sa    SGPR address / offset or off
  - flags: space separated, see OpFlags in opcodes.rs; "nodef11" (generator only) means
-   the gfx11 form has no results; "uses11=<kinds>" (generator only) gives the gfx11
+   the gfx11 form has no results; "e64name11" (generator only) means the gfx11 VOP3
+   form is written with `_e64` (a shorter form exists that we do not use);
+   "uses11=<kinds>" (generator only) gives the gfx11
    form other sources (v_add_co_u32 is VOP3-only there, so src1 takes any source).
 """
 
@@ -188,9 +190,13 @@ for n, sig in [
     ("v_sin_f32", "v1|c1"), ("v_cos_f32", "v1|c1"), ("v_not_b32", "v1|c1"), ("v_bfrev_b32", "v1|c1"),
 ]:
     add(n, None, "VOP1", "VOP1", sig, "")
-# gfx11 makes these true16 instructions (`v2.l` operands), which we do not model yet.
-add("v_cvt_f16_f32", "-", "VOP1", "VOP1", "v1|c1", "")
-add("v_cvt_f32_f16", "-", "VOP1", "VOP1", "v1|c1", "")
+# gfx11 makes these true16 instructions (`v2.l` operands). We use the low halves
+# only, in the VOP3 form there: its register fields are the full register's
+# (llvm-mc-22 takes `v1` for `v1.l`), while the VOP1 form reaches only v0-v127
+# (bit 7 selects the high half). A 16-bit result keeps the register's high half
+# on gfx11, which is undefined for us.
+add("v_cvt_f16_f32", None, "VOP1", "VOP3", "v1|c1", "e64name11")
+add("v_cvt_f32_f16", None, "VOP1", "VOP3", "v1|c1", "e64name11")
 add("v_ffbh_u32", "v_clz_i32_u32", "VOP1", "VOP1", "v1|c1", "")
 add("v_ffbl_b32", "v_ctz_i32_b32", "VOP1", "VOP1", "v1|c1", "")
 add("v_ffbh_i32", "v_cls_i32", "VOP1", "VOP1", "v1|c1", "")

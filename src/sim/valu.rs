@@ -269,7 +269,13 @@ fn exec_n(w: &mut Wave, d: &DInst, n: N, ftz: bool) -> Result<(), String> {
             N::v_frexp_mant_f64 => R::D(frexp_mant64(fd(w, 0, lane))),
             N::v_sin_f32 => R::F((f(w, 0, lane) as f64 * std::f64::consts::TAU).sin() as f32),
             N::v_cos_f32 => R::F((f(w, 0, lane) as f64 * std::f64::consts::TAU).cos() as f32),
-            N::v_cvt_f16_f32 => R::I(crate::mir::float::f64_to_f16(f(w, 0, lane) as f64) as u32),
+            // Gfx9 zeroes the high half of a 16-bit result; gfx11's true16 form
+            // writes the low half only (`v0.l`) and keeps the high one.
+            N::v_cvt_f16_f32 => {
+                let half = crate::mir::float::f64_to_f16(f(w, 0, lane) as f64) as u32;
+                let kept = if w.gen() == amdgpu_isa::Generation::Gfx11 { v32(w, &i.defs[0], lane) & 0xffff_0000 } else { 0 };
+                R::I(kept | half)
+            }
             N::v_cvt_f32_f16 => R::F(crate::mir::float::f16_to_f64(u(w, 0, lane) as u16) as f32),
             N::v_pk_fma_f32 | N::v_pk_mul_f32 | N::v_pk_add_f32 => {
                 // Packed f32: each half picks its source halves by op_sel (low result)

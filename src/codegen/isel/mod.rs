@@ -569,7 +569,6 @@ impl<'a> Isel<'a> {
         if let Lowered::Imm(bits) = a {
             return Ok(Lowered::Imm(u64::from(crate::mir::float::f16_to_f32(bits as u16).to_bits())));
         }
-        self.f16_supported()?;
         let d = self.vreg(Class::Vgpr);
         self.valu(Opcode::v_cvt_f32_f16, d, &[a], false)?;
         Ok(Lowered::V(d))
@@ -580,19 +579,9 @@ impl<'a> Isel<'a> {
         if let Lowered::Imm(bits) = a {
             return Ok(Lowered::Imm(u64::from(crate::mir::float::f32_to_f16(f32::from_bits(bits as u32)))));
         }
-        self.f16_supported()?;
         let d = self.vreg(Class::Vgpr);
         self.valu(Opcode::v_cvt_f16_f32, d, &[a], false)?;
         Ok(Lowered::V(d))
-    }
-
-    /// gfx11's f16 conversions are true16 instructions (`v1.l` operands), which
-    /// the ISA layer does not model yet.
-    fn f16_supported(&self) -> Result<(), Diagnostic> {
-        if self.target.gpu.generation() == isa::Generation::Gfx11 {
-            return Err(self.error(format!("f16 arithmetic and conversions are not supported on {} yet (its f16 conversions are true16 instructions)", self.target.gpu.name())));
-        }
-        Ok(())
     }
 
     fn set(&mut self, v: Value, l: Lowered) {
