@@ -271,6 +271,13 @@ for n, n11 in [("add_u32", None), ("sub_u32", None), ("min_i32", None), ("max_i3
 add("ds_wrxchg_rtn_b32", "ds_storexchg_rtn_b32", "DS", "DS", "v1|v1,v1", "load atomic")
 add("ds_add_u64", None, "DS", "DS", "|v1,v2", "store atomic")
 add("ds_add_rtn_u64", None, "DS", "DS", "v2|v1,v2", "load atomic")
+for n in ["sub_rtn_u64", "min_rtn_i64", "max_rtn_i64", "min_rtn_u64", "max_rtn_u64", "and_rtn_b64",
+          "or_rtn_b64", "xor_rtn_b64"]:
+    add(f"ds_{n}", None, "DS", "DS", "v2|v1,v2", "load atomic")
+add("ds_wrxchg_rtn_b64", "ds_storexchg_rtn_b64", "DS", "DS", "v2|v1,v2", "load atomic")
+# Compare-and-store: gfx9 takes (compare, new) in data0/data1, gfx11 (new, compare).
+add("ds_cmpst_rtn_b32", "ds_cmpstore_rtn_b32", "DS", "DS", "v1|v1,v1,v1", "load atomic")
+add("ds_cmpst_rtn_b64", "ds_cmpstore_rtn_b64", "DS", "DS", "v2|v1,v2,v2", "load atomic")
 for a, b, n in [("b32", "b32", 1), ("b64", "b64", 2), ("b96", "b96", 3), ("b128", "b128", 4),
                 ("b8", "b8", 1), ("b16", "b16", 1)]:
     add(f"ds_write_{a}", f"ds_store_{b}", "DS", "DS", f"|v1,x{n}", "store")
@@ -305,7 +312,10 @@ ATOM = [("add", "add_u32", 1), ("sub", "sub_u32", 1), ("smin", "min_i32", 1), ("
         ("smax", "max_i32", 1), ("umax", "max_u32", 1), ("and", "and_b32", 1), ("or", "or_b32", 1),
         ("xor", "xor_b32", 1), ("inc", "inc_u32", 1), ("dec", "dec_u32", 1), ("swap", "swap_b32", 1),
         ("cmpswap", "cmpswap_b32", 1), ("add_f32", "add_f32", 1), ("add_x2", "add_u64", 2),
-        ("swap_x2", "swap_b64", 2), ("cmpswap_x2", "cmpswap_b64", 2)]
+        ("swap_x2", "swap_b64", 2), ("cmpswap_x2", "cmpswap_b64", 2), ("sub_x2", "sub_u64", 2),
+        ("smin_x2", "min_i64", 2), ("umin_x2", "min_u64", 2), ("smax_x2", "max_i64", 2),
+        ("umax_x2", "max_u64", 2), ("and_x2", "and_b64", 2), ("or_x2", "or_b64", 2),
+        ("xor_x2", "xor_b64", 2)]
 for seg, fmt in [("global", "GLOBAL"), ("flat", "FLAT")]:
     for a, b, n in ATOM:
         d = 2 * n if a.startswith("cmpswap") else n

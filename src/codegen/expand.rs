@@ -557,6 +557,14 @@ impl Ctx<'_> {
                 Fill::Whole(i) => reg(i),
                 Fill::Half(i, h) => Self::half_of(reg(i), h),
                 Fill::Address { .. } => isa::Reg::v(0, 1),
+                Fill::VQuad { regs, window } => {
+                    let w = self.window(window);
+                    let first = w.base.index();
+                    for (k, &r) in regs.iter().enumerate() {
+                        self.mov(isa::Reg::v(first + k as u16, 1), reg(r));
+                    }
+                    isa::Reg::v(first, 4)
+                }
                 Fill::VPair { lo, hi, window } => {
                     let w = self.window(window);
                     if matches!(slot, Slot::Use(_)) {
@@ -908,7 +916,7 @@ impl Ctx<'_> {
 /// Expands a function. Blocks are laid out in VCode order.
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
     let place = Placement::new(vcode, out);
-    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::Address { .. }))));
+    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::VQuad { .. } | Fill::Address { .. }))));
     // A callee's windows sit right above its allocation, which leaves room for
     // them below v32: arguments arriving there are copied out at the entry,
     // before any instruction uses a window.

@@ -83,6 +83,10 @@ pub enum Fill {
     /// Two VGPR allocations (low, high) that the instruction needs as an aligned
     /// pair: copied into window `w` before (uses) or out of it after (defs).
     VPair { lo: u8, hi: u8, window: u8 },
+    /// Four VGPR allocations the instruction needs as one aligned 128-bit tuple
+    /// (the {new, expected} data of a 64-bit compare-and-swap): copied into
+    /// windows `w` and `w + 1` (consecutive) before it. Uses only.
+    VQuad { regs: [u8; 4], window: u8 },
     /// A 64-bit address `base + sext(offset)` (base: an SGPR pair allocation,
     /// offset: a VGPR allocation) computed into window `w` by one
     /// `v_mad_i64_i32 w, tmp, offset, 1, base` right before the instruction.
@@ -338,6 +342,7 @@ impl VCode {
                 .iter()
                 .filter_map(|(_, f)| match f {
                     Fill::VPair { window, .. } | Fill::Address { window, .. } => Some(u16::from(*window) + 1),
+                    Fill::VQuad { window, .. } => Some(u16::from(*window) + 2),
                     _ => None,
                 })
                 .max()
@@ -553,6 +558,7 @@ pub fn verify(vcode: &VCode) -> Result<(), String> {
                         Fill::Whole(k) => class_of(k).is_some(),
                         Fill::Half(k, h) => class_of(k) == Some(Class::SgprPair) && h < 2,
                         Fill::VPair { lo, hi, .. } => class_of(lo) == Some(Class::Vgpr) && class_of(hi) == Some(Class::Vgpr),
+                        Fill::VQuad { regs, .. } => regs.iter().all(|&k| class_of(k) == Some(Class::Vgpr)),
                         Fill::Address { base, offset, .. } => class_of(base) == Some(Class::SgprPair) && class_of(offset) == Some(Class::Vgpr),
                     };
                     if !ok {

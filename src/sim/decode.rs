@@ -146,6 +146,10 @@ pub enum Ds {
     Write2 { elem: u8, st64: bool },
     Bpermute,
     Permute,
+    /// Compare-and-store returning the old value (`ds_cmpst_rtn_b32/b64`): gfx9
+    /// reads the compare value from data0 and the new one from data1, gfx11
+    /// (`ds_cmpstore_rtn_*`) the other way round.
+    CmpStore { wide: bool },
 }
 
 /// VOPD component operations (gfx11).
@@ -312,6 +316,14 @@ fn atom_of(s: &str) -> Option<(Atom, bool)> {
         "add_x2" | "add_u64" => (Atom::Add, true),
         "swap_x2" => (Atom::Swap, true),
         "cmpswap_x2" => (Atom::CmpSwap, true),
+        "sub_x2" | "sub_u64" => (Atom::Sub, true),
+        "smin_x2" | "min_i64" => (Atom::SMin, true),
+        "umin_x2" | "min_u64" => (Atom::UMin, true),
+        "smax_x2" | "max_i64" => (Atom::SMax, true),
+        "umax_x2" | "max_u64" => (Atom::UMax, true),
+        "and_x2" | "and_b64" => (Atom::And, true),
+        "or_x2" | "or_b64" => (Atom::Or, true),
+        "xor_x2" | "xor_b64" => (Atom::Xor, true),
         _ => return None,
     })
 }
@@ -335,6 +347,8 @@ fn mem_sem(name: &str) -> Option<Sem> {
             "read2st64_b64" => Ds::Read2 { elem: 8, st64: true },
             "bpermute_b32" => Ds::Bpermute,
             "permute_b32" => Ds::Permute,
+            "cmpst_rtn_b32" => Ds::CmpStore { wide: false },
+            "cmpst_rtn_b64" => Ds::CmpStore { wide: true },
             _ => {
                 if let Some(s) = r.strip_prefix("write_") {
                     Ds::One(Access::Store { size: size_of(s)?.0 })
@@ -349,6 +363,7 @@ fn mem_sem(name: &str) -> Option<Sem> {
                     let (op, wide) = match a.as_str() {
                         "add_u64" => (Atom::Add, true),
                         "wrxchg_b32" => (Atom::Swap, false),
+                        "wrxchg_b64" => (Atom::Swap, true),
                         other => atom_of(other)?,
                     };
                     Ds::One(Access::Atomic { op, wide })

@@ -372,6 +372,29 @@ pub fn ds(w: &mut Wave, d: &DInst, op: Ds, ctx: &mut MemCtx) -> Result<(), Strin
                         }
                         results[l as usize] = vals;
                     }
+                    Ds::CmpStore { wide } => {
+                        let a = base + i.offset as u64;
+                        let size = if wide { 8 } else { 4 };
+                        if !a.is_multiple_of(size) {
+                            return Err(format!("misaligned LDS access at {a:#x}"));
+                        }
+                        // Atomic: not a race with other waves' accesses (as above).
+                        let (data0, data1) = (i.uses.get(1).ok_or("ds_cmpst without data")?, i.uses.get(2).ok_or("ds_cmpst without data")?);
+                        let (cmp, new) = if w.gen() == Generation::Gfx9 { (data0, data1) } else { (data1, data0) };
+                        let value = |o: &Operand| v_dword(w, o, l, 0) as u64 | if wide { (v_dword(w, o, l, 1) as u64) << 32 } else { 0 };
+                        let mut b = [0u8; 8];
+                        read_place(ctx, &Place::Lds(a), &mut b[..size as usize])?;
+                        let old = u64::from_le_bytes(b);
+                        if old == value(cmp) {
+                            write_place(ctx, &Place::Lds(a), &value(new).to_le_bytes()[..size as usize])?;
+                        }
+                        let mut out = LaneOut::default();
+                        out.push(old as u32);
+                        if wide {
+                            out.push((old >> 32) as u32);
+                        }
+                        results[l as usize] = out;
+                    }
                     _ => unreachable!(),
                 }
             }

@@ -230,7 +230,43 @@ impl<'a> Isel<'a> {
                 }
             }
             (CastOp::PtrToInt, _, _) | (CastOp::IntToPtr, _, _) => a,
+            (CastOp::AddrSpaceCast, Type::Ptr(f), Type::Ptr(t)) => return self.addrspacecast(*f, *t, a, divergent),
             _ => return Err(self.error(unsupported())),
         })
+    }
+
+    /// Global, constant and flat addresses are the same 64-bit values. A local or
+    /// private offset becomes a flat address in its aperture (the aperture's high
+    /// half, read from `src_shared_base` / `src_private_base`); a flat address
+    /// cast back keeps its low half (MIR makes a flat address outside the
+    /// space an error, docs/mir-semantics.md).
+    fn addrspacecast(&mut self, from: AddrSpace, to: AddrSpace, a: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {
+        let is_32 = |s: AddrSpace| matches!(s, AddrSpace::Local | AddrSpace::Private);
+        if is_32(to) {
+            return self.cast_value(CastOp::Trunc, &Type::I64, a, &Type::I32, divergent);
+        }
+        if !is_32(from) {
+            return Ok(a);
+        }
+        if from == AddrSpace::Private && !self.target.gpu.has_architected_flat_scratch() {
+            // Flat accesses to scratch need FLAT_SCRATCH set up by the kernel,
+            // which our gfx90a kernels (buffer scratch) do not do.
+            return Err(self.error(format!(
+                "addrspacecast from private to flat is not supported on {} yet (flat scratch is not initialised on it)",
+                self.target.gpu.name()
+            )));
+        }
+        let aperture = isa::Reg::new(if from == AddrSpace::Local { isa::PhysReg::SRC_SHARED_BASE } else { isa::PhysReg::SRC_PRIVATE_BASE }, 1);
+        if divergent || matches!(a, Lowered::V(_)) {
+            let lo = self.to_v(&a)?;
+            let hi = self.vreg(Class::Vgpr);
+            self.emit(Opcode::v_mov_b32, &[Dst::R(hi)], &[Src::Fixed(aperture)], |_| {});
+            Ok(Lowered::V64(lo, hi))
+        } else {
+            let lo = self.to_s(&a)?;
+            let hi = self.vreg(Class::Sgpr);
+            self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Fixed(aperture)], |_| {});
+            Ok(Lowered::S64(self.make_pair(lo, hi)))
+        }
     }
 }

@@ -318,67 +318,113 @@ impl<'a> Isel<'a> {
         Ok(())
     }
 
-    /// Returning atomics (`op: None` is compare-and-swap of `value` against
-    /// `expected`). The result is the memory's old value, per lane.
+    /// Atomics return the old value; `op` None is compare-and-swap with
+    /// `expected`. i64 uses the 64-bit forms (register pairs).
     pub(super) fn atomic(&mut self, op: Option<AtomicOp>, ty: &Type, ptr: &Operand, value: &Operand, expected: Option<&Operand>) -> Result<Lowered, Diagnostic> {
-        if *ty != Type::I32 {
-            return Err(self.error(format!("atomics on {ty} are not supported by the code generator yet")));
-        }
+        let wide = *ty == Type::I64;
         let p = self.lowered(ptr);
         let data = self.lowered(value);
-        let data = self.to_v(&data)?;
+        let as_vregs = |s: &mut Self, l: &Lowered| -> Result<Vec<ra::VReg>, Diagnostic> {
+            Ok(if wide {
+                let (lo, hi) = s.to_v64(l)?;
+                vec![lo, hi]
+            } else {
+                vec![s.to_v(l)?]
+            })
+        };
+        let data = as_vregs(self, &data)?;
+        let expected = match expected {
+            Some(e) => {
+                let e = self.lowered(e);
+                Some(as_vregs(self, &e)?)
+            }
+            None => None,
+        };
+        let src = |regs: &[ra::VReg]| if regs.len() == 2 { Src::VPair(regs[0], regs[1]) } else { Src::R(regs[0]) };
         let space = self.space_of(ptr);
-        let old = self.vreg(Class::Vgpr);
+        let (old_dst, result) = if wide {
+            let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+            (Dst::VPair(lo, hi), Lowered::V64(lo, hi))
+        } else {
+            let d = self.vreg(Class::Vgpr);
+            (Dst::R(d), Lowered::V(d))
+        };
         match space {
             AddrSpace::Local => {
-                let opcode = match op {
-                    Some(AtomicOp::Add) => Opcode::ds_add_rtn_u32,
-                    Some(AtomicOp::Sub) => Opcode::ds_sub_rtn_u32,
-                    Some(AtomicOp::SMin) => Opcode::ds_min_rtn_i32,
-                    Some(AtomicOp::SMax) => Opcode::ds_max_rtn_i32,
-                    Some(AtomicOp::UMin) => Opcode::ds_min_rtn_u32,
-                    Some(AtomicOp::UMax) => Opcode::ds_max_rtn_u32,
-                    Some(AtomicOp::And) => Opcode::ds_and_rtn_b32,
-                    Some(AtomicOp::Or) => Opcode::ds_or_rtn_b32,
-                    Some(AtomicOp::Xor) => Opcode::ds_xor_rtn_b32,
-                    Some(AtomicOp::Xchg) => Opcode::ds_wrxchg_rtn_b32,
-                    None => return Err(self.error("cmpxchg on local memory is not supported by the code generator yet")),
+                let opcode = match (op, wide) {
+                    (Some(AtomicOp::Add), false) => Opcode::ds_add_rtn_u32,
+                    (Some(AtomicOp::Sub), false) => Opcode::ds_sub_rtn_u32,
+                    (Some(AtomicOp::SMin), false) => Opcode::ds_min_rtn_i32,
+                    (Some(AtomicOp::SMax), false) => Opcode::ds_max_rtn_i32,
+                    (Some(AtomicOp::UMin), false) => Opcode::ds_min_rtn_u32,
+                    (Some(AtomicOp::UMax), false) => Opcode::ds_max_rtn_u32,
+                    (Some(AtomicOp::And), false) => Opcode::ds_and_rtn_b32,
+                    (Some(AtomicOp::Or), false) => Opcode::ds_or_rtn_b32,
+                    (Some(AtomicOp::Xor), false) => Opcode::ds_xor_rtn_b32,
+                    (Some(AtomicOp::Xchg), false) => Opcode::ds_wrxchg_rtn_b32,
+                    (None, false) => Opcode::ds_cmpst_rtn_b32,
+                    (Some(AtomicOp::Add), true) => Opcode::ds_add_rtn_u64,
+                    (Some(AtomicOp::Sub), true) => Opcode::ds_sub_rtn_u64,
+                    (Some(AtomicOp::SMin), true) => Opcode::ds_min_rtn_i64,
+                    (Some(AtomicOp::SMax), true) => Opcode::ds_max_rtn_i64,
+                    (Some(AtomicOp::UMin), true) => Opcode::ds_min_rtn_u64,
+                    (Some(AtomicOp::UMax), true) => Opcode::ds_max_rtn_u64,
+                    (Some(AtomicOp::And), true) => Opcode::ds_and_rtn_b64,
+                    (Some(AtomicOp::Or), true) => Opcode::ds_or_rtn_b64,
+                    (Some(AtomicOp::Xor), true) => Opcode::ds_xor_rtn_b64,
+                    (Some(AtomicOp::Xchg), true) => Opcode::ds_wrxchg_rtn_b64,
+                    (None, true) => Opcode::ds_cmpst_rtn_b64,
                 };
                 let addr = self.to_v(&p)?;
-                self.emit(opcode, &[Dst::R(old)], &[Src::R(addr), Src::R(data)], |_| {});
+                match &expected {
+                    // gfx9's ds_cmpst takes (compare, new), gfx11's ds_cmpstore (new, compare).
+                    Some(e) => {
+                        let (data0, data1) = if self.target.gpu.generation() == isa::Generation::Gfx9 { (src(e), src(&data)) } else { (src(&data), src(e)) };
+                        self.emit(opcode, &[old_dst], &[Src::R(addr), data0, data1], |_| {});
+                    }
+                    None => self.emit(opcode, &[old_dst], &[Src::R(addr), src(&data)], |_| {}),
+                }
             }
             AddrSpace::Global => {
-                let opcode = match op {
-                    Some(AtomicOp::Add) => Opcode::global_atomic_add,
-                    Some(AtomicOp::Sub) => Opcode::global_atomic_sub,
-                    Some(AtomicOp::SMin) => Opcode::global_atomic_smin,
-                    Some(AtomicOp::SMax) => Opcode::global_atomic_smax,
-                    Some(AtomicOp::UMin) => Opcode::global_atomic_umin,
-                    Some(AtomicOp::UMax) => Opcode::global_atomic_umax,
-                    Some(AtomicOp::And) => Opcode::global_atomic_and,
-                    Some(AtomicOp::Or) => Opcode::global_atomic_or,
-                    Some(AtomicOp::Xor) => Opcode::global_atomic_xor,
-                    Some(AtomicOp::Xchg) => Opcode::global_atomic_swap,
-                    None => Opcode::global_atomic_cmpswap,
+                let opcode = match (op, wide) {
+                    (Some(AtomicOp::Add), false) => Opcode::global_atomic_add,
+                    (Some(AtomicOp::Sub), false) => Opcode::global_atomic_sub,
+                    (Some(AtomicOp::SMin), false) => Opcode::global_atomic_smin,
+                    (Some(AtomicOp::SMax), false) => Opcode::global_atomic_smax,
+                    (Some(AtomicOp::UMin), false) => Opcode::global_atomic_umin,
+                    (Some(AtomicOp::UMax), false) => Opcode::global_atomic_umax,
+                    (Some(AtomicOp::And), false) => Opcode::global_atomic_and,
+                    (Some(AtomicOp::Or), false) => Opcode::global_atomic_or,
+                    (Some(AtomicOp::Xor), false) => Opcode::global_atomic_xor,
+                    (Some(AtomicOp::Xchg), false) => Opcode::global_atomic_swap,
+                    (None, false) => Opcode::global_atomic_cmpswap,
+                    (Some(AtomicOp::Add), true) => Opcode::global_atomic_add_x2,
+                    (Some(AtomicOp::Sub), true) => Opcode::global_atomic_sub_x2,
+                    (Some(AtomicOp::SMin), true) => Opcode::global_atomic_smin_x2,
+                    (Some(AtomicOp::SMax), true) => Opcode::global_atomic_smax_x2,
+                    (Some(AtomicOp::UMin), true) => Opcode::global_atomic_umin_x2,
+                    (Some(AtomicOp::UMax), true) => Opcode::global_atomic_umax_x2,
+                    (Some(AtomicOp::And), true) => Opcode::global_atomic_and_x2,
+                    (Some(AtomicOp::Or), true) => Opcode::global_atomic_or_x2,
+                    (Some(AtomicOp::Xor), true) => Opcode::global_atomic_xor_x2,
+                    (Some(AtomicOp::Xchg), true) => Opcode::global_atomic_swap_x2,
+                    (None, true) => Opcode::global_atomic_cmpswap_x2,
                 };
-                // Compare-and-swap takes {new, expected} as one register pair.
-                let data = match expected {
-                    Some(e) => {
-                        let e = self.lowered(e);
-                        let e = self.to_v(&e)?;
-                        Src::VPair(data, e)
-                    }
-                    None => Src::R(data),
+                // Compare-and-swap takes {new, expected} as one register tuple.
+                let data = match &expected {
+                    Some(e) if wide => Src::VQuad([data[0], data[1], e[0], e[1]]),
+                    Some(e) => Src::VPair(data[0], e[0]),
+                    None => src(&data),
                 };
                 let (addr, imm) = self.vmem_address(&p, space)?;
                 let gpu = self.target.gpu;
-                self.emit(opcode, &[Dst::R(old)], &[addr[0], data, addr[1]], |i| {
+                self.emit(opcode, &[old_dst], &[addr[0], data, addr[1]], |i| {
                     i.offset = imm;
                     i.cache = isa::Cache::atomic_return(gpu);
                 });
             }
             other => return Err(self.error(format!("atomics on {} memory are not supported", other.keyword()))),
         }
-        Ok(Lowered::V(old))
+        Ok(result)
     }
 }

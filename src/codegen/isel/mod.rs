@@ -88,6 +88,8 @@ enum Src {
     Half(ra::VReg, u8),
     Imm(u32),
     VPair(ra::VReg, ra::VReg),
+    /// Four VGPRs as one 128-bit tuple.
+    VQuad([ra::VReg; 4]),
     Fixed(isa::Reg),
     Off,
 }
@@ -225,6 +227,12 @@ impl<'a> Isel<'a> {
                     let (b, o) = (add_use(&mut ops, base), add_use(&mut ops, offset));
                     fills.push((slot, Fill::Address { base: b, offset: o, window }));
                     window += 1;
+                    isa::Operand::Off
+                }
+                Src::VQuad(regs) => {
+                    let regs = regs.map(|r| add_use(&mut ops, r));
+                    fills.push((slot, Fill::VQuad { regs, window }));
+                    window += 2;
                     isa::Operand::Off
                 }
                 Src::Imm(bits) => isa::Operand::imm32(bits),
