@@ -38,6 +38,10 @@ impl<'a> Isel<'a> {
                 Ok(Lowered::V(d))
             }
             (UnOp::Sqrt, Type::F32) => self.sqrt32(a),
+            (UnOp::Sqrt, Type::F64) => {
+                let x = self.to_v64(&a)?;
+                self.sqrt64(x)
+            }
             (UnOp::FNeg | UnOp::FAbs, Type::F16) => {
                 // Sign bit 15; the bits above an f16 are undefined anyway.
                 let d = self.vreg(Class::Vgpr);
