@@ -425,6 +425,24 @@ fn int32_division_sqrt_and_conversions() {
 }
 
 #[test]
+fn unaligned_lds_accesses() {
+    // 5-byte packed records: the 32-bit field of record i is at byte 5i + 1.
+    for_each_gpu("unaligned_lds.cl", |_, sim, co| {
+        let n = 128usize;
+        let input: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+        let pin = sim.alloc("in", bytes_u32(&input));
+        let pout = sim.alloc("out", vec![0; 4 * n]);
+        let stats = run(sim, co, "unaligned_lds", [n as u32, 1, 1], [64, 1, 1], Args::default().ptr(pin).ptr(pout))?;
+        let want: Vec<u32> = (0..n).map(|g| {
+            let (group, i) = (g / 64, g % 64);
+            input[group * 64 + 63 - i].wrapping_add(63 - i as u32)
+        }).collect();
+        compare("out", &u32s(sim.read(pout).unwrap()), &want)?;
+        Ok(stats)
+    });
+}
+
+#[test]
 fn division_edge_cases() {
     for_each_gpu("fdiv.cl", |_, sim, co| {
         let special_f: [f32; 14] = [
@@ -459,6 +477,18 @@ fn division_edge_cases() {
             b.push(f32::from_bits(q as u32));
             x.push(f64::from_bits(p));
             y.push(f64::from_bits(q));
+        }
+        // Quotients at and below the smallest normal, where the scaled result
+        // of v_div_fmas must be rounded once (random patterns rarely get there).
+        for i in 0..2000u64 {
+            let (p, q) = (next(), next());
+            let mantissa = |v: u64| v & ((1 << 52) - 1);
+            let exponent = if i % 2 == 0 { 1 + (p >> 60) % 3 } else { 0 };
+            x.push(f64::from_bits(exponent << 52 | mantissa(p)));
+            y.push(f64::from_bits((1023 + (q >> 62)) << 52 | mantissa(q)));
+            let (p32, q32) = (p as u32, q as u32);
+            a.push(f32::from_bits((1 + (p32 >> 30) % 2) << 23 | (p32 & 0x7f_ffff)));
+            b.push(f32::from_bits((127 + (q32 >> 30)) << 23 | (q32 & 0x7f_ffff)));
         }
         let n = a.len();
         let pa = sim.alloc("a", bytes_f32(&a));

@@ -139,7 +139,30 @@ pub fn div_fmas64(a: f64, b: f64, c: f64, vcc: bool) -> f64 {
         return r;
     }
     let e = if exp64(c) > 1023 { 128 } else { -128 };
-    ldexp64(r, e)
+    let scaled = ldexp64(r, e);
+    // The hardware scales the exact a·b + c and rounds once. Scaling the f64
+    // result is that unless it lands among the subnormals, where it would round
+    // a second time: there the exact value (hi + lo, error-free transforms) is
+    // rounded to the subnormal grid directly.
+    if !r.is_finite() || scaled.abs() > f64::MIN_POSITIVE || r == 0.0 {
+        return scaled;
+    }
+    let two_sum = |x: f64, y: f64| {
+        let s = x + y;
+        let v = s - x;
+        (s, (x - (s - v)) + (y - v))
+    };
+    let p = a * b;
+    let pe = a.mul_add(b, -p);
+    let (s, se) = two_sum(p, c);
+    let (hi, lo) = two_sum(s, se + pe);
+    // hi rounded to the grid (one subnormal step, unscaled); a tie on hi alone
+    // is decided by the sign of lo.
+    let step = ldexp64(f64::from_bits(1), -e);
+    let on_grid = ldexp64(ldexp64(hi, e), -e);
+    let d = hi - on_grid;
+    let rounded = if d.abs() == step / 2.0 && lo != 0.0 && (lo > 0.0) == (d > 0.0) { on_grid + 2.0 * d } else { on_grid };
+    ldexp64(rounded, e)
 }
 
 /// V_DIV_FIXUP_F32 (the manual's case list, kept in its order): `s0` the quotient,

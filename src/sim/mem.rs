@@ -22,6 +22,8 @@ pub struct MemCtx<'a> {
     pub races: Option<&'a mut LdsRaces>,
     /// The executing wave's index in its work-group.
     pub wave: u32,
+    /// See [`super::Options::strict_lds_alignment`].
+    pub strict_lds_alignment: bool,
 }
 
 /// LDS data-race detection: for each dword, the wave that last wrote it and the
@@ -347,20 +349,28 @@ pub fn ds(w: &mut Wave, d: &DInst, op: Ds, ctx: &mut MemCtx) -> Result<(), Strin
                 if exec >> l & 1 == 0 {
                     continue;
                 }
+                // The address is the 32-bit sum of the VGPR and the offset (it
+                // wraps: llc-22 folds constants into the offset of a base that
+                // may be "negative", e.g. 315 - 5i as -5i + offset:315).
                 let base = v32(w, &i.uses[0], l) as u64;
                 match op {
                     Ds::One(acc) => {
-                        let a = base + i.offset as u64;
-                        if !a.is_multiple_of(acc_size(acc).min(4)) {
-                            return Err(format!("misaligned LDS access at {a:#x}"));
+                        let a = (base + i.offset as u64) & 0xffff_ffff;
+                        let align = match acc {
+                            Access::Atomic { .. } => acc_size(acc),
+                            _ if ctx.strict_lds_alignment => acc_size(acc).min(4),
+                            _ => 1,
+                        };
+                        if !a.is_multiple_of(align) {
+                            return Err(format!("misaligned LDS access at {a:#x} (a {}-byte access needs {align}-byte alignment)", acc_size(acc)));
                         }
                         access(ctx, Place::Lds(a), acc, w, i.uses.get(1), l, &mut tmp)?;
                         results[l as usize] = tmp;
                     }
                     Ds::Read2 { elem, st64 } | Ds::Write2 { elem, st64 } => {
                         let scale = elem as u64 * if st64 { 64 } else { 1 };
-                        let a0 = base + i.offset as u64 * scale;
-                        let a1 = base + i.offset1 as u64 * scale;
+                        let a0 = (base + i.offset as u64 * scale) & 0xffff_ffff;
+                        let a1 = (base + i.offset1 as u64 * scale) & 0xffff_ffff;
                         let mut vals = LaneOut::default();
                         for (k, a) in [a0, a1].into_iter().enumerate() {
                             if matches!(op, Ds::Read2 { .. }) {
@@ -373,7 +383,7 @@ pub fn ds(w: &mut Wave, d: &DInst, op: Ds, ctx: &mut MemCtx) -> Result<(), Strin
                         results[l as usize] = vals;
                     }
                     Ds::CmpStore { wide } => {
-                        let a = base + i.offset as u64;
+                        let a = (base + i.offset as u64) & 0xffff_ffff;
                         let size = if wide { 8 } else { 4 };
                         if !a.is_multiple_of(size) {
                             return Err(format!("misaligned LDS access at {a:#x}"));

@@ -145,6 +145,12 @@ pub struct Options {
     /// Report LDS data races between the waves of a work-group (see
     /// [`mem::LdsRaces`]).
     pub check_lds_races: bool,
+    /// LDS alignment mode. Off (the default) models the unaligned mode that
+    /// ROCm programs into SH_MEM_CONFIG on gfx9 and later, where LDS loads and
+    /// stores may be at any byte address (llc-22 relies on it for `align 1`
+    /// accesses); atomics must still be naturally aligned. On: every access
+    /// must be aligned to its size (at most 4), the hardware's dword mode.
+    pub strict_lds_alignment: bool,
     /// Print every instruction executed to stderr.
     pub trace: bool,
     /// Register snapshots taken when a wave reaches one of the watched
@@ -202,6 +208,7 @@ impl Default for Options {
             check_gfx942_valu_sgpr_hazards: true,
             max_instructions: 500_000_000,
             check_lds_races: true,
+            strict_lds_alignment: false,
             trace: false,
             watch: None,
         }
@@ -666,7 +673,7 @@ fn step(w: &mut Wave, lds: &mut [u8], races: Option<&mut mem::LdsRaces>, co: &Co
         hazards::check(&w.history, &d, gpu, w.wave64(), opts.check_gfx942_valu_sgpr_hazards).map_err(|m| fail(ErrorKind::Hazard, m))?;
     }
     let next = pc + d.len as u64;
-    let mut ctx = mem::MemCtx { dev, lds, races, wave: w.index };
+    let mut ctx = mem::MemCtx { dev, lds, races, wave: w.index, strict_lds_alignment: opts.strict_lds_alignment };
     let mem_kind = |m: String| {
         let k = if m.starts_with("LDS race") {
             ErrorKind::Race

@@ -2,3 +2,4 @@
 
 pub mod mirgen;
 pub mod cfggen;
+pub mod opmatrix;

@@ -110,7 +110,7 @@ impl<'a> Isel<'a> {
         let divergent = divergent || in_vector_registers(&a);
         let unsupported = || format!("'{}' from {from} to {to} is not supported by the code generator yet", op.mnemonic());
         Ok(match (op, from, to) {
-            (CastOp::Bitcast, _, _) if matches!(from.bits(), 16 | 32) && to.bits() == from.bits() && from.is_scalar() && to.is_scalar() => a,
+            (CastOp::Bitcast, _, _) if from.bits() <= 32 && to.bits() == from.bits() && from.is_scalar() && to.is_scalar() => a,
             (CastOp::SiToFp | CastOp::UiToFp, Type::I32, Type::F32) => {
                 let d = self.vreg(Class::Vgpr);
                 let opcode = if op == CastOp::SiToFp { Opcode::v_cvt_f32_i32 } else { Opcode::v_cvt_f32_u32 };

@@ -702,15 +702,18 @@ impl<'a> Isel<'a> {
                 self.set(result.unwrap(), Lowered::Agg(parts));
             }
             Op::StackSlot { size, align } => {
-                // Locals are 16-byte aligned, as the stack is.
+                // Locals are 16-byte aligned, as the stack is; a slot aligned
+                // more gets the slack and its address is rounded up at run time.
+                let padded = u64::from(*size) + u64::from(align.saturating_sub(16));
+                if padded > u64::from(super::expand::MAX_FRAME_BYTES) {
+                    return Err(self.error(format!("a stack slot of {size} bytes (align {align}) is larger than the {} bytes per lane a frame may have", super::expand::MAX_FRAME_BYTES)));
+                }
+                let local = self.new_local(padded as u32);
+                let mut l = self.local_pointer(local)?;
                 if *align > 16 {
-                    return Err(self.error(format!("stack slots aligned to more than 16 bytes (align {align}) are not supported: the stack is 16-byte aligned")));
+                    let bumped = self.binary32(BinOp::Add, l, Lowered::Imm(u64::from(align - 1)), false)?;
+                    l = self.binary32(BinOp::And, bumped, Lowered::Imm(u64::from(!(align - 1))), false)?;
                 }
-                if *size > super::expand::MAX_FRAME_BYTES {
-                    return Err(self.error(format!("a stack slot of {size} bytes is larger than the {} bytes per lane a frame may have", super::expand::MAX_FRAME_BYTES)));
-                }
-                let local = self.new_local(*size);
-                let l = self.local_pointer(local)?;
                 self.set(inst.result.expect("a stack slot has a result"), l);
             }
             Op::Call { callee, args } => self.call(callee, args, result)?,
