@@ -177,7 +177,7 @@ pub fn compile_file(
     // What --print-after collected is shown even when a later pass fails: that is
     // when a compiler engineer needs it most.
     let (object, kernels) = codegen::compile_module(&module, target, version, options, &mut report)
-        .map_err(|d| CliError::input(format!("{}{}", report.printed, render_diagnostics(&file, &[d]))))?;
+        .map_err(|d| CliError::input(format!("{}{}", report.printed, render_diagnostics(&file, &d.0))))?;
     let mut side = report.printed;
     for (pass, time) in &report.timings {
         side.push_str(&format!("time {pass}: {:.3} ms\n", time.as_secs_f64() * 1e3));

@@ -76,6 +76,21 @@ fn unsupported_input_writes_no_output_file() {
 }
 
 #[test]
+fn every_refusal_of_a_module_is_reported() {
+    // One in a device function and one in each of two kernels.
+    let out = scratch("several_refusals.hsaco");
+    let input = format!("{}/tests/data/codegen/several_refusals.mir", env!("CARGO_MANIFEST_DIR"));
+    let o = exe().arg(&input).arg("--mcpu").arg("gfx942").arg("-o").arg(&out).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for at in ["several_refusals.mir:5:3: error: a stack slot of 300000 bytes", "several_refusals.mir:14:3: error: the kernel's lds_slots need 80000 bytes", "several_refusals.mir:25:3: error: the kernel's lds_slots need 70000 bytes"] {
+        assert!(err.contains(at), "missing `{at}` in:\n{err}");
+    }
+    assert_eq!(err.matches(": error: ").count(), 3, "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
 fn bad_usage_exits_2() {
     for (args, message) in [
         (vec!["--mcpu", "gfx803"], "unknown GPU (supported: gfx90a, gfx942, gfx1100)"),

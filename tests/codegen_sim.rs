@@ -234,7 +234,7 @@ fn compile_error(text: &str) -> String {
     let target = CodeObjectTarget::new(Target::new(Gpu::Gfx90a));
     match codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()) {
         Ok(_) => panic!("expected a compile error"),
-        Err(d) => d.message,
+        Err(d) => d.message.clone(),
     }
 }
 

@@ -216,7 +216,7 @@ fn run_cell(combination: &Combination, operands: Operands, table: &InputTable, t
             }));
             let object = match compiled {
                 Err(p) => return Outcome::Panic(format!("compile: {}", panic_message(p))),
-                Ok(Err(d)) => return Outcome::Refused(d.message),
+                Ok(Err(d)) => return Outcome::Refused(d.message.clone()),
                 Ok(Ok((object, _))) => object,
             };
             let want = match &want {

@@ -34,7 +34,7 @@ use crate::abi::ImplicitInput;
 use crate::abi::descriptor::KernelResources;
 use crate::abi::kernarg::KernargLayout;
 use crate::codeobj::{self, CodeObject, CodeObjectTarget, CodeObjectVersion, KernelArg, KernelInfo};
-use crate::mir::{Diagnostic, FuncKind, Function, Module, Span};
+use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`).
 pub const PASSES: [&str; 8] = ["uniformity", "structure", "isel", "regalloc", "expand", "waitcnt", "hazards", "emit"];
@@ -122,7 +122,7 @@ pub fn compile_kernel(
     version: CodeObjectVersion,
     options: &Options,
     report: &mut Report,
-) -> Result<CompiledKernel, Diagnostic> {
+) -> Result<CompiledKernel, Diagnostics> {
     let t = target.target;
     let mut clock = Instant::now();
     let mut lap = |report: &mut Report, pass: &str| {
@@ -409,7 +409,7 @@ pub fn compile_module(
     version: CodeObjectVersion,
     options: &Options,
     report: &mut Report,
-) -> Result<(CodeObject, Vec<CompiledKernel>), Diagnostic> {
+) -> Result<(CodeObject, Vec<CompiledKernel>), Diagnostics> {
     let uses = implicit_uses(module);
     let callees: HashMap<&str, Vec<&str>> = module.functions.iter().map(|f| (f.name.as_str(), direct_callees(f))).collect();
     // Device functions first: a kernel's scratch depends on what its callees
@@ -420,14 +420,21 @@ pub fn compile_module(
     for name in &options.external {
         match module.function(name) {
             Some(f) if f.kind == FuncKind::Device => {}
-            _ => return Err(Diagnostic::new(format!("'{name}' is declared external but is not a device function of the module"), Span::NONE)),
+            _ => return Err(Diagnostic::new(format!("'{name}' is declared external but is not a device function of the module"), Span::NONE).into()),
         }
     }
     let external = |name: &str| options.external.iter().any(|e| e == name);
+    // Every function is compiled even after one fails, so that all refusals of
+    // the module are reported together.
+    let mut refusals: Vec<Diagnostic> = Vec::new();
     for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == FuncKind::Device && !external(&f.name)) {
-        let k = compile_kernel(module, &uses, &HashMap::new(), func, target, version, options, report)?;
-        frames.insert(k.name.clone(), k.frame_bytes);
-        compiled[i] = Some(k);
+        match compile_kernel(module, &uses, &HashMap::new(), func, target, version, options, report) {
+            Ok(k) => {
+                frames.insert(k.name.clone(), k.frame_bytes);
+                compiled[i] = Some(k);
+            }
+            Err(ds) => refusals.extend(ds.0),
+        }
     }
     let device: Vec<&str> = module.functions.iter().filter(|f| f.kind == FuncKind::Device).map(|f| f.name.as_str()).collect();
     let stack_needs: HashMap<String, (u32, bool)> = device
@@ -436,7 +443,13 @@ pub fn compile_module(
         .collect();
     let needs_only: HashMap<String, u32> = stack_needs.iter().map(|(f, (n, _))| (f.clone(), *n)).collect();
     for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == FuncKind::Kernel) {
-        compiled[i] = Some(compile_kernel(module, &uses, &needs_only, func, target, version, options, report)?);
+        match compile_kernel(module, &uses, &needs_only, func, target, version, options, report) {
+            Ok(k) => compiled[i] = Some(k),
+            Err(ds) => refusals.extend(ds.0),
+        }
+    }
+    if !refusals.is_empty() {
+        return Err(Diagnostics(refusals));
     }
     let mut compiled: Vec<CompiledKernel> = compiled.into_iter().flatten().collect();
     // A kernel's private segment covers its frame and the deepest chain of

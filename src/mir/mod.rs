@@ -20,6 +20,6 @@ pub mod print;
 pub mod verify;
 
 pub use crate::abi::{AddrSpace, Type};
-pub use diag::{Diagnostic, SourceFile};
+pub use diag::{Diagnostic, Diagnostics, SourceFile};
 pub use ir::*;
 pub use parse::parse;

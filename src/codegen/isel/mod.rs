@@ -23,7 +23,7 @@ use crate::abi::{assign, Assignment, Convention, ImplicitInput, Location, Signat
 use crate::isa::{self, Opcode, Target, WaveSize};
 use crate::mir::interp;
 use crate::mir::{
-    AddrSpace, AtomicOp, BinOp, BlockCall, Module, Builtin, CastOp, Const, Diagnostic, FloatPred, FuncKind, Function, Inst, IntPred, Op,
+    AddrSpace, AtomicOp, BinOp, BlockCall, Module, Builtin, CastOp, Const, Diagnostic, Diagnostics, FloatPred, FuncKind, Function, Inst, IntPred, Op,
     Operand, Type, UnOp, Value,
 };
 
@@ -161,6 +161,10 @@ struct Isel<'a> {
     /// [`Lowered::ScalarCmp`]).
     branch_only_compares: std::collections::HashSet<Value>,
     inst_ref: Option<&'a Inst>,
+    /// Instructions the selector refused, in order: selection goes on past
+    /// them (their results get placeholder registers) so that one run reports
+    /// every refusal of the function.
+    refusals: Vec<Diagnostic>,
 }
 
 impl<'a> Isel<'a> {
@@ -822,7 +826,7 @@ pub fn select(
     target: Target,
     code_object_version: u32,
     scratch: bool,
-) -> Result<Selected, Diagnostic> {
+) -> Result<Selected, Diagnostics> {
     let has_calls = func.blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.op, Op::Call { .. })));
     let device = func.kind == FuncKind::Device;
     let mut inputs = if device { KernelInputs::default() } else { kernel_inputs(func, callee_uses) };
@@ -852,8 +856,15 @@ pub fn select(
         lds_size: 0,
         branch_only_compares: branch_only_compares(func),
         inst_ref: None,
+        refusals: Vec::new(),
     };
-    let variables = super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state)?;
+    let lowered = super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state);
+    if !isel.refusals.is_empty() {
+        let mut all = std::mem::take(&mut isel.refusals);
+        all.extend(lowered.err());
+        return Err(Diagnostics(all));
+    }
+    let variables = lowered?;
     let lds_size = isel.lds_size;
     let mask_class = isel.mask_class();
     let wave64 = isel.wave64();
@@ -886,7 +897,7 @@ pub fn select(
             let offset = state.slot(SgprInput::PrivateSegmentWaveOffset).map(|s| s.first);
             match (rsrc, offset) {
                 (Some(rsrc), Some(wave_offset)) => Scratch::Buffer { rsrc, wave_offset },
-                _ => return Err(err(func, None, "internal error: scratch inputs missing from the kernel's initial state".into())),
+                _ => return Err(err(func, None, "internal error: scratch inputs missing from the kernel's initial state".into()).into()),
             }
         });
     }
@@ -937,8 +948,16 @@ impl<'a> IselHandle<'_, 'a> {
     pub fn entry(&mut self, layout: &KernargLayout, state: &InitialState) -> Result<(), Diagnostic> {
         self.isel.entry(layout, state)
     }
+    /// Selects one instruction. A refusal is recorded and its result gets
+    /// fresh registers of the right shape, so that selection can go on.
     pub fn instruction(&mut self, inst: &'a Inst) -> Result<(), Diagnostic> {
-        self.isel.instruction(inst)
+        if let Err(d) = self.isel.instruction(inst) {
+            self.isel.refusals.push(d);
+            if let Some(r) = inst.result {
+                self.define_value_vars(r)?;
+            }
+        }
+        Ok(())
     }
     /// Block parameter of a machine block, recorded as the lowering of a MIR
     /// value (`usize::MAX`: a plain register, no parameter).
