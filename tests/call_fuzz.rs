@@ -1,6 +1,6 @@
 //! Random caller/callee modules (issue 8): each module has one to three device
 //! functions with random signatures (i1, i8, i16, i32, i64, f32, f64,
-//! `<2 x i32>`, a small struct decomposed into registers and a struct over 16
+//! `<2 x i32>`, `<2 x i16>`, `<3 x i16>`, `<4 x i8>`, a small struct decomposed into registers and a struct over 16
 //! bytes passed by reference, each possibly `inreg`; one signature in four has
 //! 20 to 59 arguments, which overflow to the stack; results of those types, the
 //! large struct through sret), bodies that use every argument, call earlier
@@ -49,8 +49,9 @@ enum Ty {
     I64,
     F32,
     F64,
-    /// `<2 x i32>`
-    V2,
+    /// `<N x elem>`: `<2 x i32>`, and 8- and 16-bit elements (two 16-bit ones
+    /// share a register).
+    Vector(Box<Ty>, u8),
     Struct(Vec<Ty>),
 }
 
@@ -64,7 +65,7 @@ impl Ty {
             Ty::I64 => "i64".into(),
             Ty::F32 => "f32".into(),
             Ty::F64 => "f64".into(),
-            Ty::V2 => "<2 x i32>".into(),
+            Ty::Vector(elem, n) => format!("<{n} x {}>", elem.text()),
             Ty::Struct(fields) => format!("{{{}}}", fields.iter().map(Ty::text).collect::<Vec<_>>().join(", ")),
         }
     }
@@ -88,7 +89,12 @@ impl Ty {
             5 => Ty::I64,
             6 | 7 => Ty::F32,
             8 => Ty::F64,
-            9 => Ty::V2,
+            9 => match rng.below(4) {
+                0 => Ty::Vector(Box::new(Ty::I32), 2),
+                1 => Ty::Vector(Box::new(Ty::I16), 2),
+                2 => Ty::Vector(Box::new(Ty::I16), 3),
+                _ => Ty::Vector(Box::new(Ty::I8), 4),
+            },
             10 => Ty::small_struct(),
             _ => Ty::big_struct(),
         }
@@ -123,10 +129,11 @@ fn to_i32(out: &mut String, dst: &str, src: &str, ty: &Ty) {
             writeln!(out, "  %{dst}_lo = trunc i64 %{src} to i32").unwrap();
             writeln!(out, "  %{dst} = xor i32 %{dst}_lo, %{dst}_hi").unwrap();
         }
-        Ty::V2 | Ty::Struct(_) => {
+        Ty::Vector(..) | Ty::Struct(_) => {
             let fields = match ty {
                 Ty::Struct(f) => f.clone(),
-                _ => vec![Ty::I32, Ty::I32],
+                Ty::Vector(elem, n) => vec![(**elem).clone(); usize::from(*n)],
+                _ => unreachable!(),
             };
             writeln!(out, "  %{dst}_acc0 = add i32 0, 0").unwrap();
             for (k, f) in fields.iter().enumerate() {
@@ -158,10 +165,11 @@ fn from_i32(out: &mut String, dst: &str, src: &str, ty: &Ty) {
             writeln!(out, "  %{dst}_w = sext i32 %{src} to i64").unwrap();
             writeln!(out, "  %{dst} = mul i64 %{dst}_w, 4294967297").unwrap();
         }
-        Ty::V2 | Ty::Struct(_) => {
+        Ty::Vector(..) | Ty::Struct(_) => {
             let fields = match ty {
                 Ty::Struct(f) => f.clone(),
-                _ => vec![Ty::I32, Ty::I32],
+                Ty::Vector(elem, n) => vec![(**elem).clone(); usize::from(*n)],
+                _ => unreachable!(),
             };
             let mut parts = Vec::new();
             for (k, f) in fields.iter().enumerate() {
@@ -284,7 +292,7 @@ fn module_text(seed: u64) -> String {
             let ret = match rng.below(8) {
                 0 => Ty::big_struct(),
                 1 => Ty::small_struct(),
-                2 => Ty::V2,
+                2 => Ty::Vector(Box::new(if rng.below(2) == 0 { Ty::I32 } else { Ty::I16 }), 2),
                 3 => Ty::I1,
                 4 => Ty::I8,
                 5 => Ty::I64,

@@ -170,14 +170,36 @@ impl<'a> Isel<'a> {
                 }
                 Lowered::Agg(parts)
             }
-            Type::Vector(elem, n) if elem.bits() >= 32 => {
+            // 16-bit elements come two to a register (element 2k in the low
+            // half); others one (or two) registers each.
+            Type::Vector(elem, n) if elem.bits() == 16 => {
+                let mut parts = Vec::new();
+                for k in 0..*n {
+                    if k % 2 == 1 {
+                        continue;
+                    }
+                    let (r, sgpr) = next()?;
+                    let high = self.vreg(if sgpr { Class::Sgpr } else { Class::Vgpr });
+                    if sgpr {
+                        parts.push(Lowered::S(r));
+                        self.emit(Opcode::s_lshr_b32, &[Dst::R(high)], &[Src::R(r), Src::Imm(16)], |_| {});
+                        parts.push(Lowered::S(high));
+                    } else {
+                        parts.push(Lowered::V(r));
+                        self.emit(Opcode::v_lshrrev_b32, &[Dst::R(high)], &[Src::Imm(16), Src::R(r)], |_| {});
+                        parts.push(Lowered::V(high));
+                    }
+                }
+                parts.truncate(usize::from(*n));
+                Lowered::Agg(parts)
+            }
+            Type::Vector(elem, n) => {
                 let mut parts = Vec::new();
                 for _ in 0..*n {
                     parts.push(self.from_pieces(elem, regs)?);
                 }
                 Lowered::Agg(parts)
             }
-            Type::Vector(..) => return Err(self.error("vectors of 8- or 16-bit elements as arguments are not supported yet")),
             Type::I1 => {
                 // The value is in the low bit; the other bits are undefined.
                 let (r, sgpr) = next()?;
@@ -224,6 +246,36 @@ impl<'a> Isel<'a> {
                 let Lowered::Agg(parts) = l else { return Err(self.error("internal: struct argument")) };
                 for (p, f) in parts.clone().iter().zip(fields) {
                     self.to_pieces(p, f, locations, out)?;
+                }
+            }
+            Type::Vector(elem, _) if elem.bits() == 16 => {
+                // Two elements to a register, element 2k in the low half.
+                let Lowered::Agg(parts) = l else { return Err(self.error("internal: vector argument")) };
+                for pair in parts.clone().chunks(2) {
+                    let loc = *locations.next().unwrap();
+                    let sgpr = matches!(loc, Location::Sgpr(_));
+                    let r = match pair {
+                        [lo] if sgpr => self.to_s(lo)?,
+                        [lo] => self.to_v(lo)?,
+                        [Lowered::Imm(lo), Lowered::Imm(hi)] if sgpr => self.to_s(&Lowered::Imm((lo & 0xffff) | (hi & 0xffff) << 16))?,
+                        [lo, hi] if sgpr => {
+                            // SOP2 takes one literal.
+                            let lo = if is_literal(lo) && is_literal(hi) { Lowered::S(self.to_s(lo)?) } else { lo.clone() };
+                            let (a, b) = (self.scalar_src(&lo)?, self.scalar_src(hi)?);
+                            let d = self.vreg(Class::Sgpr);
+                            self.emit(Opcode::s_pack_ll_b32_b16, &[Dst::R(d)], &[a, b], |_| {});
+                            d
+                        }
+                        [lo, hi] => {
+                            let (a, b) = (self.to_v(lo)?, self.to_v(hi)?);
+                            let (low, d) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                            self.emit(Opcode::v_and_b32, &[Dst::R(low)], &[Src::Imm(0xffff), Src::R(a)], |_| {});
+                            self.emit(Opcode::v_lshl_or_b32, &[Dst::R(d)], &[Src::R(b), Src::Imm(16), Src::R(low)], |_| {});
+                            d
+                        }
+                        _ => unreachable!("chunks of two"),
+                    };
+                    out.push((r, loc));
                 }
             }
             Type::Vector(elem, _) => {
