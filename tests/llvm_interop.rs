@@ -160,3 +160,291 @@ fn calls_between_our_code_and_llc_code_run_correctly() {
     }
     assert_eq!(runs, 8);
 }
+
+// Vectors of 16-bit elements (two to a register, element 2k in the low half)
+// and of 8-bit elements (one to a register) across the compiler boundary, both
+// directions, as arguments in registers, split between v30 and the stack, on
+// the stack, and as results. The arithmetic is written once in MIR syntax and
+// shared with the LLVM IR (only `f16` is spelled `half` there), so the two
+// sides compute the same thing by construction; only the glue (element
+// extraction, vector building, calls) is written twice.
+
+/// `@pack`'s vector parameters: name, element type, element count.
+const PACK_VECTORS: [(&str, &str, usize); 4] = [("a", "i16", 2), ("b", "i16", 3), ("c", "i8", 4), ("d", "f16", 2)];
+/// `@pack_late` takes this many i32s first: `%a` in v29, `%b` straddles v30 and
+/// LLVM's first stack slot, `%c` (2-byte objects in 4-byte slots), `%d` and
+/// `%e` are on the stack.
+const LATE_PAD: usize = 29;
+/// `@unpack`'s result: every new type that fits in a result (7 VGPRs).
+const UNPACK_RESULT: &str = "{<3 x i16>, <4 x i8>, <2 x f16>}";
+/// Words the vector kernel stores per work-item (see `VECTOR_KERNEL_WORDS`).
+const VECTOR_WORDS: usize = 6;
+
+fn ir_types(mir: &str) -> String {
+    mir.replace("f16", "half")
+}
+
+/// `%{v}0`, `%{v}1`, ... extracted from the vector `%{v}` of `n` `elem`s.
+fn extract_elements(ir: bool, v: &str, elem: &str, n: usize) -> String {
+    let mut t = String::new();
+    for k in 0..n {
+        if ir {
+            writeln!(t, "  %{v}{k} = extractelement <{n} x {}> %{v}, i32 {k}", ir_types(elem)).unwrap();
+        } else {
+            writeln!(t, "  %{v}{k} = extract %{v}, {k}").unwrap();
+        }
+    }
+    t
+}
+
+/// `%{v}` built from the scalars `parts` (all of type `elem`).
+fn build_vector(ir: bool, v: &str, elem: &str, parts: &[String]) -> String {
+    let n = parts.len();
+    if !ir {
+        return format!("  %{v} = make <{n} x {elem}> {}\n", parts.join(", "));
+    }
+    let (ty, elem) = (format!("<{n} x {}>", ir_types(elem)), ir_types(elem));
+    let mut t = String::new();
+    let mut prev = "poison".to_string();
+    for (k, p) in parts.iter().enumerate() {
+        let name = if k + 1 == n { format!("%{v}") } else { format!("%{v}.{k}") };
+        writeln!(t, "  {name} = insertelement {ty} {prev}, {elem} {p}, i32 {k}").unwrap();
+        prev = name;
+    }
+    t
+}
+
+fn pack_name(pad: usize) -> &'static str {
+    if pad == 0 { "pack" } else { "pack_late" }
+}
+
+/// `@pack`'s (or `@pack_late`'s) parameters, `ir` for LLVM's spelling.
+fn pack_params(ir: bool, pad: usize) -> String {
+    let mut ps: Vec<String> = (0..pad).map(|j| if ir { format!("i32 %p{j}") } else { format!("%p{j}: i32") }).collect();
+    for (v, elem, n) in PACK_VECTORS {
+        ps.push(if ir { format!("<{n} x {}> %{v}", ir_types(elem)) } else { format!("%{v}: <{n} x {elem}>") });
+    }
+    ps.push(if ir { "i32 %e".into() } else { "%e: i32".into() });
+    ps.join(", ")
+}
+
+/// The body of `@pack` (MIR syntax) after the elements are extracted: an
+/// order-sensitive hash of every element and `%e` (and the padding), so a
+/// swapped, shifted or lost element changes it. Elements are widened with zext
+/// or sext, which reads exactly the element's bits: a callee that kept the other
+/// half of a packed register, or an i8 register's upper bits, gets other high
+/// bits of `%h`, which `%hi` returns. `%d1` goes through f16 arithmetic.
+fn pack_arith(pad: usize) -> String {
+    let mut t = String::new();
+    let widen = [("a0", "zext", "i16"), ("a1", "sext", "i16"), ("b0", "sext", "i16"), ("b1", "zext", "i16"), ("b2", "zext", "i16"), ("c0", "zext", "i8"), ("c1", "sext", "i8"), ("c2", "zext", "i8"), ("c3", "sext", "i8")];
+    let mut terms: Vec<String> = (0..pad).map(|j| format!("%p{j}")).collect();
+    for (v, op, ty) in widen {
+        writeln!(t, "  %{v}w = {op} {ty} %{v} to i32").unwrap();
+        terms.push(format!("%{v}w"));
+    }
+    t.push_str("  %d1h = fmul f16 %d1, 2.0\n  %d0w = fptosi f16 %d0 to i32\n  %d1w = fptosi f16 %d1h to i32\n");
+    terms.extend(["%d0w".to_string(), "%d1w".into()]);
+    let mut h = "%e".to_string();
+    for (k, term) in terms.iter().enumerate() {
+        writeln!(t, "  %hm{k} = mul i32 {h}, 31\n  %h{k} = add i32 %hm{k}, {term}").unwrap();
+        h = format!("%h{k}");
+    }
+    writeln!(t, "  %hs = lshr i32 {h}, 16\n  %lo = trunc i32 {h} to i16\n  %hi = trunc i32 %hs to i16").unwrap();
+    t
+}
+
+/// The body of `@unpack(%a: <2 x i16>, %c: <4 x i8>, %e: i32)` after the
+/// elements are extracted. The halves of `%a` cross (element 0 of the result
+/// from element 1), `%c` comes back reversed, and the sub-dword results are
+/// truncated from 32-bit values, so their registers' upper bits hold garbage
+/// (allowed: undefined) that a caller must not read: `%u2` is alone in the upper
+/// half's register.
+fn unpack_arith() -> String {
+    let mut t = String::from("  %e16 = trunc i32 %e to i16\n  %u0 = sub i16 %a1, %e16\n  %u1 = mul i16 %a0, 3\n  %ew = mul i32 %e, 40503\n  %u2 = trunc i32 %ew to i16\n");
+    for k in 0..4 {
+        writeln!(t, "  %cw{k} = zext i8 %c{} to i32\n  %cm{k} = mul i32 %cw{k}, {}\n  %cs{k} = add i32 %cm{k}, %e\n  %q{k} = trunc i32 %cs{k} to i8", 3 - k, 2 * k + 3).unwrap();
+    }
+    t.push_str("  %f0 = sitofp i8 %c1 to f16\n  %f1i = sitofp i8 %c2 to f16\n  %f1 = fmul f16 %f1i, -0.75\n");
+    t
+}
+
+fn names(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|k| format!("%{prefix}{k}")).collect()
+}
+
+/// The callees of the vector kernel in MIR (`callconv(llvm)`) or LLVM IR.
+fn vector_functions(ir: bool) -> String {
+    let mut t = if ir { String::from(IR_HEADER) } else { String::new() };
+    for pad in [0, LATE_PAD] {
+        let name = pack_name(pad);
+        if ir {
+            writeln!(t, "define hidden <2 x i16> @{name}({}) {{", pack_params(true, pad)).unwrap();
+        } else {
+            writeln!(t, "func @{name}({}) -> <2 x i16> callconv(llvm) {{\nentry:", pack_params(false, pad)).unwrap();
+        }
+        for (v, elem, n) in PACK_VECTORS {
+            t.push_str(&extract_elements(ir, v, elem, n));
+        }
+        t.push_str(&ir_or_mir(ir, &pack_arith(pad)));
+        t.push_str(&build_vector(ir, "r", "i16", &["%lo".into(), "%hi".into()]));
+        t.push_str(if ir { "  ret <2 x i16> %r\n}\n" } else { "  ret %r\n}\n\n" });
+    }
+    if ir {
+        writeln!(t, "define hidden {} @unpack(<2 x i16> %a, <4 x i8> %c, i32 %e) {{", ir_types(UNPACK_RESULT)).unwrap();
+    } else {
+        writeln!(t, "func @unpack(%a: <2 x i16>, %c: <4 x i8>, %e: i32) -> {UNPACK_RESULT} callconv(llvm) {{\nentry:").unwrap();
+    }
+    t.push_str(&extract_elements(ir, "a", "i16", 2));
+    t.push_str(&extract_elements(ir, "c", "i8", 4));
+    t.push_str(&ir_or_mir(ir, &unpack_arith()));
+    t.push_str(&build_vector(ir, "v", "i16", &names("u", 3)));
+    t.push_str(&build_vector(ir, "q", "i8", &names("q", 4)));
+    t.push_str(&build_vector(ir, "f", "f16", &names("f", 2)));
+    if ir {
+        let ty = ir_types(UNPACK_RESULT);
+        writeln!(t, "  %s0 = insertvalue {ty} poison, <3 x i16> %v, 0\n  %s1 = insertvalue {ty} %s0, <4 x i8> %q, 1\n  %s = insertvalue {ty} %s1, <2 x half> %f, 2\n  ret {ty} %s\n}}").unwrap();
+    } else {
+        writeln!(t, "  %s = make {UNPACK_RESULT} %v, %q, %f\n  ret %s\n}}\n").unwrap();
+    }
+    t
+}
+
+fn ir_or_mir(ir: bool, mir: &str) -> String {
+    if ir { ir_types(mir) } else { mir.to_string() }
+}
+
+/// The kernel's per-lane arguments from `%x` (MIR syntax): every integer element
+/// is truncated from a different 32-bit value, most with their upper bits set,
+/// so packing must clear them; sign bits vary across lanes.
+fn vector_kernel_arith() -> String {
+    let mut t = String::new();
+    let ints = [("a0", "i16", 517, 3), ("a1", "i16", -1201, 40000), ("b0", "i16", 77, -5000), ("b1", "i16", 4099, 21), ("b2", "i16", -3, 12345), ("c0", "i8", 37, 5), ("c1", "i8", -53, 200), ("c2", "i8", 91, 7), ("c3", "i8", 1029, -77)];
+    for (v, ty, m, k) in ints {
+        writeln!(t, "  %{v}m = mul i32 %x, {m}\n  %{v}k = add i32 %{v}m, {k}\n  %{v} = trunc i32 %{v}k to {ty}").unwrap();
+    }
+    t.push_str("  %d0 = sitofp i32 %x to f16\n  %d1 = fmul f16 %d0, -0.25\n  %em = mul i32 %x, 7\n  %e = add i32 %em, 1\n");
+    for j in 0..LATE_PAD {
+        writeln!(t, "  %p{j} = add i32 %x, {}", 3 * j + 1).unwrap();
+    }
+    t
+}
+
+/// What the vector kernel stores per work-item, from the results `%r` (`@pack`),
+/// `%rl` (`@pack_late`) and `%uv`, `%uq`, `%uf` (`@unpack`'s fields, elements
+/// extracted): both halves of each packed result, `%uv2` zero-extended alone
+/// (a caller that kept its register's upper half shows there), and the i8 and
+/// f16 vectors as bit patterns.
+const VECTOR_KERNEL_WORDS: &str = "  %w0 = bitcast <2 x i16> %r to i32\n  %w1 = bitcast <2 x i16> %rl to i32\n  %uv0w = zext i16 %uv0 to i32\n  %uv1w = zext i16 %uv1 to i32\n  %uv1s = shl i32 %uv1w, 16\n  %w2 = or i32 %uv0w, %uv1s\n  %w3 = zext i16 %uv2 to i32\n  %w4 = bitcast <4 x i8> %uq to i32\n  %w5 = bitcast <2 x f16> %uf to i32\n";
+
+/// The kernel calling `@pack`, `@pack_late` and `@unpack`, in MIR or LLVM IR.
+fn vector_kernel(ir: bool) -> String {
+    let mut t = String::new();
+    let mut pack_args: Vec<String> = Vec::new();
+    for (v, elem, n) in PACK_VECTORS {
+        pack_args.push(if ir { format!("<{n} x {}> %{v}", ir_types(elem)) } else { format!("%{v}") });
+    }
+    pack_args.push(if ir { "i32 %e".into() } else { "%e".into() });
+    let pads: Vec<String> = (0..LATE_PAD).map(|j| if ir { format!("i32 %p{j}") } else { format!("%p{j}") }).collect();
+    let late_args = [pads, pack_args.clone()].concat();
+    if ir {
+        t.push_str(IR_HEADER);
+        for pad in [0, LATE_PAD] {
+            writeln!(t, "declare hidden <2 x i16> @{}({})", pack_name(pad), pack_params(true, pad)).unwrap();
+        }
+        writeln!(t, "declare hidden {} @unpack(<2 x i16>, <4 x i8>, i32)", ir_types(UNPACK_RESULT)).unwrap();
+        t.push_str("define amdgpu_kernel void @k(ptr addrspace(1) %in, ptr addrspace(1) %out) {\n");
+        t.push_str("  %lid = call i32 @llvm.amdgcn.workitem.id.x()\n  %gid = call i32 @llvm.amdgcn.workgroup.id.x()\n  %base = mul i32 %gid, 64\n  %i = add i32 %base, %lid\n");
+        t.push_str("  %src = getelementptr i32, ptr addrspace(1) %in, i32 %i\n  %x = load i32, ptr addrspace(1) %src\n");
+    } else {
+        t.push_str(&vector_functions(false));
+        t.push_str("kernel @k(%in: ptr<global>, %out: ptr<global>) {\nentry:\n  %lid = workitem_id x\n  %gid = workgroup_id x\n  %base = mul i32 %gid, 64\n  %i = add i32 %base, %lid\n");
+        t.push_str("  %off = mul i32 %i, 4\n  %src = ptradd %in, %off\n  %x = load i32 %src\n");
+    }
+    t.push_str(&ir_or_mir(ir, &vector_kernel_arith()));
+    for (v, elem, n) in PACK_VECTORS {
+        t.push_str(&build_vector(ir, v, elem, &names(v, n)));
+    }
+    let result = ir_types(UNPACK_RESULT);
+    if ir {
+        writeln!(t, "  %r = call <2 x i16> @pack({})\n  %rl = call <2 x i16> @pack_late({})", pack_args.join(", "), late_args.join(", ")).unwrap();
+        writeln!(t, "  %u = call {result} @unpack(<2 x i16> %a, <4 x i8> %c, i32 %e)").unwrap();
+        writeln!(t, "  %uv = extractvalue {result} %u, 0\n  %uq = extractvalue {result} %u, 1\n  %uf = extractvalue {result} %u, 2").unwrap();
+    } else {
+        writeln!(t, "  %r = call @pack({})\n  %rl = call @pack_late({})\n  %u = call @unpack(%a, %c, %e)", pack_args.join(", "), late_args.join(", ")).unwrap();
+        t.push_str("  %uv = extract %u, 0\n  %uq = extract %u, 1\n  %uf = extract %u, 2\n");
+    }
+    t.push_str(&extract_elements(ir, "uv", "i16", 3));
+    t.push_str(&ir_or_mir(ir, VECTOR_KERNEL_WORDS));
+    writeln!(t, "  %ob = mul i32 %i, {VECTOR_WORDS}").unwrap();
+    for k in 0..VECTOR_WORDS {
+        if ir {
+            writeln!(t, "  %o{k} = add i32 %ob, {k}\n  %dst{k} = getelementptr i32, ptr addrspace(1) %out, i32 %o{k}\n  store i32 %w{k}, ptr addrspace(1) %dst{k}").unwrap();
+        } else {
+            writeln!(t, "  %o{k} = add i32 %ob, {k}\n  %ob{k} = mul i32 %o{k}, 4\n  %dst{k} = ptradd %out, %ob{k}\n  store i32 %w{k}, %dst{k}").unwrap();
+        }
+    }
+    t.push_str(if ir { "  ret void\n}\n" } else { "  ret\n}\n" });
+    t
+}
+
+#[test]
+fn vectors_of_16_and_8_bit_elements_cross_between_our_code_and_llc_code() {
+    let Some(llc_tool) = llvm_tools::require("llc-22") else { return };
+    let Some(lld) = llvm_tools::require("ld.lld-22") else { return };
+    let dir = std::env::temp_dir().join(format!("amdgpu-cg-interop-vectors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let words = 128 * VECTOR_WORDS;
+    let buffers = ["in=i32:iota:128".to_string(), format!("out=i32:zero:{words}")];
+    // LLVM's kernel has no argument names in its metadata: positions then.
+    let positional = LaunchSpec::from_flags("128", "64", &buffers, &["arg0=@in".into(), "arg1=@out".into()], &[]).unwrap();
+    let named = LaunchSpec::from_flags("128", "64", &buffers, &["in=@in".into(), "out=@out".into()], &[]).unwrap();
+    let out = |b: &[mir::launch::BufferOutput]| b.iter().find(|b| b.name == "out").unwrap().elements();
+    let source = vector_kernel(false);
+    let module = mir::parse(&source).unwrap_or_else(|e| panic!("{e}\n{source}"));
+    mir::verify::verify(&module).unwrap_or_else(|e| panic!("{e:?}\n{source}"));
+    let want = mir::launch::run(&module, &named).unwrap();
+    let want = out(&want.buffers);
+    let functions_only = mir::parse(&vector_functions(false)).unwrap();
+    // Which word of a work-item's output differs, and how, for the message.
+    let mismatches = |got: &[mir::launch::BufferOutput]| {
+        let got = out(got);
+        let labels = ["@pack", "@pack_late", "@unpack .0[0..1]", "@unpack .0[2] zext", "@unpack .1 as i32", "@unpack .2 as i32"];
+        let mut text = String::new();
+        let mut count = 0;
+        for (n, (g, w)) in got.iter().zip(&want).enumerate() {
+            if g != w {
+                count += 1;
+                if count <= 8 {
+                    writeln!(text, "  lane {} {}: got {g:?}, want {w:?}", n / VECTOR_WORDS, labels[n % VECTOR_WORDS]).unwrap();
+                }
+            }
+        }
+        (count, text)
+    };
+    for (config, target) in CodeObjectTarget::all_configurations().into_iter().enumerate() {
+        let what = target.isa_name();
+        // (a) our kernel, LLVM's functions.
+        let options = Options { external: vec!["pack".into(), "pack_late".into(), "unpack".into()], ..Options::default() };
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &options, &mut Report::default()).unwrap_or_else(|d| panic!("(a) on {what}: {d}"));
+        let ours = dir.join(format!("a-ours-{config}.o"));
+        std::fs::write(&ours, codeobj::write_relocatable(&object).unwrap()).unwrap();
+        let theirs = dir.join(format!("a-llc-{config}.o"));
+        llc(&llc_tool, &target, &vector_functions(true), &theirs);
+        let hsaco = link(&lld, &[&ours, &theirs], &dir.join(format!("a-{config}.hsaco")));
+        let (got, _) = amdgpu_cg::sim::run_launch(&hsaco, &positional).unwrap_or_else(|e| panic!("(a) on {what}: simulator: {e}"));
+        let (count, text) = mismatches(&got);
+        assert_eq!(count, 0, "(a) our kernel calling llc-22's vector functions on {what}: {count} words differ:\n{text}");
+
+        // (b) LLVM's kernel, our functions.
+        let (object, _) = codegen::compile_module(&functions_only, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
+            .unwrap_or_else(|d| panic!("(b) on {what}: {d}"));
+        let ours = dir.join(format!("b-ours-{config}.o"));
+        std::fs::write(&ours, codeobj::write_relocatable(&object).unwrap()).unwrap();
+        let theirs = dir.join(format!("b-llc-{config}.o"));
+        llc(&llc_tool, &target, &vector_kernel(true), &theirs);
+        let hsaco = link(&lld, &[&theirs, &ours], &dir.join(format!("b-{config}.hsaco")));
+        let (got, _) = amdgpu_cg::sim::run_launch(&hsaco, &positional).unwrap_or_else(|e| panic!("(b) on {what}: simulator: {e}"));
+        let (count, text) = mismatches(&got);
+        assert_eq!(count, 0, "(b) llc-22's kernel calling our vector functions on {what}: {count} words differ:\n{text}");
+    }
+}

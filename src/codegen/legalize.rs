@@ -79,12 +79,15 @@ fn is_legal(op: &Op, values: &[ValueInfo]) -> bool {
         | Op::Fma { ty: Type::Vector(..), .. }
         | Op::Icmp { ty: Type::Vector(..), .. }
         | Op::Fcmp { ty: Type::Vector(..), .. } => false,
+        Op::Binary { op: BinOp::RotL | BinOp::RotR | BinOp::AddSatS | BinOp::AddSatU | BinOp::SubSatS | BinOp::SubSatU, .. } => false,
         Op::Binary { op, ty, .. } => {
             if narrow(ty) {
                 return false;
             }
             *ty != Type::I64 || matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::LShr | BinOp::AShr)
         }
+        Op::Unary { op: UnOp::Abs, .. } => false,
+        Op::Unary { op: UnOp::BitReverse | UnOp::Bswap, ty, .. } => *ty == Type::I32,
         Op::Unary { op, ty, .. } => !(narrow(ty) || *ty == Type::I64) || op.is_float(),
         Op::Fma { ty, .. } => *ty != Type::F16,
         Op::Select { cond, .. } => operand_type(values, cond).is_scalar(),
@@ -291,6 +294,18 @@ fn rewrite(out: &mut Out, op: Op) -> Rewritten {
             let elems = cs.into_iter().zip(ts).zip(fs).map(|((c, t), f)| out.select(&elem, c, t, f)).collect();
             Op::Make { ty, elems }
         }
+        Op::Binary { op: op @ (BinOp::RotL | BinOp::RotR), ty, lhs, rhs } => {
+            // x rotl s = (x << s) | (x >> -s), both amounts modulo the width.
+            let w = i64::from(ty.bits());
+            let s = out.bin(BinOp::And, &ty, rhs.clone(), int(&ty, w - 1));
+            let neg = out.bin(BinOp::Sub, &ty, int(&ty, 0), rhs);
+            let t = out.bin(BinOp::And, &ty, neg, int(&ty, w - 1));
+            let (first, second) = if op == BinOp::RotL { (BinOp::Shl, BinOp::LShr) } else { (BinOp::LShr, BinOp::Shl) };
+            let x = out.bin(first, &ty, lhs.clone(), s);
+            let y = out.bin(second, &ty, lhs, t);
+            Op::Binary { op: BinOp::Or, ty, lhs: x, rhs: y }
+        }
+        Op::Binary { op: op @ (BinOp::AddSatS | BinOp::AddSatU | BinOp::SubSatS | BinOp::SubSatU), ty, lhs, rhs } => saturating(out, op, &ty, lhs, rhs),
         Op::Binary { op, ty, lhs, rhs } if matches!(ty, Type::I8 | Type::I16) => narrow_binary(out, op, &ty, lhs, rhs),
         Op::Binary { op, ty: Type::I64, lhs, rhs } => wide_binary(out, op, lhs, rhs),
         Op::Unary { op, ty, arg } => int_unary(out, op, &ty, arg),
@@ -412,11 +427,74 @@ fn mulhi_u64(out: &mut Out, a: &Operand, b: &Operand) -> Op {
     Op::Binary { op: BinOp::Add, ty: i64t, lhs: r, rhs: mid_hi }
 }
 
+/// Saturating add and subtract: narrow types exactly in i32 and clamped; i32
+/// and i64 by the overflow condition of the wrapped result.
+fn saturating(out: &mut Out, op: BinOp, ty: &Type, a: Operand, b: Operand) -> Op {
+    let (i32t, w) = (Type::I32, ty.bits());
+    let add = matches!(op, BinOp::AddSatS | BinOp::AddSatU);
+    let signed = matches!(op, BinOp::AddSatS | BinOp::SubSatS);
+    let arith = if add { BinOp::Add } else { BinOp::Sub };
+    if matches!(ty, Type::I8 | Type::I16) {
+        let ext = if signed { CastOp::SExt } else { CastOp::ZExt };
+        let (x, y) = (out.cast(ext, ty, a, &i32t), out.cast(ext, ty, b, &i32t));
+        let exact = out.bin(arith, &i32t, x, y);
+        let clamped = if signed {
+            let low = out.bin(BinOp::SMax, &i32t, exact, int(&i32t, -(1i64 << (w - 1))));
+            out.bin(BinOp::SMin, &i32t, low, int(&i32t, (1i64 << (w - 1)) - 1))
+        } else if add {
+            out.bin(BinOp::UMin, &i32t, exact, int(&i32t, (1i64 << w) - 1))
+        } else {
+            out.bin(BinOp::SMax, &i32t, exact, int(&i32t, 0))
+        };
+        return Op::Cast { op: CastOp::Trunc, from: i32t, arg: clamped, to: ty.clone() };
+    }
+    let r = out.bin(arith, ty, a.clone(), b.clone());
+    if !signed {
+        // Unsigned: a carry (the sum below a) or a borrow (a below b).
+        let (over, limit) = if add { (out.icmp(IntPred::Ult, ty, r.clone(), a), -1) } else { (out.icmp(IntPred::Ult, ty, a, b), 0) };
+        return Op::Select { ty: ty.clone(), cond: over, if_true: int(ty, limit), if_false: r };
+    }
+    // Signed: overflow when the result's sign differs from what the operands
+    // allow; the limit has a's sign (MIN for negative a, MAX otherwise).
+    let (p, q) = if add {
+        (out.bin(BinOp::Xor, ty, a.clone(), r.clone()), out.bin(BinOp::Xor, ty, b, r.clone()))
+    } else {
+        (out.bin(BinOp::Xor, ty, a.clone(), b), out.bin(BinOp::Xor, ty, a.clone(), r.clone()))
+    };
+    let both = out.bin(BinOp::And, ty, p, q);
+    let over = out.icmp(IntPred::Slt, ty, both, int(ty, 0));
+    let sign = out.bin(BinOp::AShr, ty, a, int(ty, i64::from(w - 1)));
+    let max = if w == 64 { i64::MAX } else { (1i64 << (w - 1)) - 1 };
+    let limit = out.bin(BinOp::Xor, ty, sign, int(ty, max));
+    Op::Select { ty: ty.clone(), cond: over, if_true: limit, if_false: r }
+}
+
 /// Integer unary operations on i8/i16 (in i32) and i64 (on halves).
 fn int_unary(out: &mut Out, op: UnOp, ty: &Type, arg: Operand) -> Op {
     let i32t = Type::I32;
     if op == UnOp::Not {
         return Op::Binary { op: BinOp::Xor, ty: ty.clone(), lhs: arg, rhs: int(ty, -1) };
+    }
+    if op == UnOp::Abs {
+        // smax(x, -x); the minimum stays itself, as MIR's abs wraps.
+        let negated = out.bin(BinOp::Sub, ty, int(ty, 0), arg.clone());
+        return Op::Binary { op: BinOp::SMax, ty: ty.clone(), lhs: arg, rhs: negated };
+    }
+    if matches!(op, UnOp::BitReverse | UnOp::Bswap) {
+        if *ty == Type::I64 {
+            // Each half reversed, the halves swapped.
+            let (lo, hi) = (out.low(&arg), out.high(&arg));
+            let (rlo, rhi) = (out.un(op, &i32t, lo), out.un(op, &i32t, hi));
+            let up = out.cast(CastOp::ZExt, &i32t, rlo, &Type::I64);
+            let up = out.bin(BinOp::Shl, &Type::I64, up, int(&Type::I64, 32));
+            let down = out.cast(CastOp::ZExt, &i32t, rhi, &Type::I64);
+            return Op::Binary { op: BinOp::Or, ty: Type::I64, lhs: up, rhs: down };
+        }
+        // i8/i16: in the high bits of an i32 reversal.
+        let x = out.cast(CastOp::ZExt, ty, arg, &i32t);
+        let r = out.un(op, &i32t, x);
+        let shifted = out.bin(BinOp::LShr, &i32t, r, int(&i32t, i64::from(32 - ty.bits())));
+        return Op::Cast { op: CastOp::Trunc, from: i32t, arg: shifted, to: ty.clone() };
     }
     if *ty == Type::I64 {
         let (lo, hi) = (out.low(&arg), out.high(&arg));
@@ -828,6 +906,21 @@ mod tests {
                 binary(op, ty.clone());
             }
             for op in ["not", "popcount", "clz", "ctz"] {
+                check(&format!("func @f(%a: {ty}) -> {ty} {{\nentry:\n  %r = {op} {ty} %a\n  ret %r\n}}\n"), &[ty.clone()]);
+            }
+        }
+    }
+
+    #[test]
+    fn integer_builtins() {
+        for ty in [Type::I8, Type::I16, Type::I32, Type::I64] {
+            for op in ["rotl", "rotr", "addsat.s", "addsat.u", "subsat.s", "subsat.u"] {
+                binary(op, ty.clone());
+            }
+            for op in ["abs", "bitreverse", "bswap"] {
+                if op == "bswap" && ty == Type::I8 || (op != "abs" && ty == Type::I32) {
+                    continue;
+                }
                 check(&format!("func @f(%a: {ty}) -> {ty} {{\nentry:\n  %r = {op} {ty} %a\n  ret %r\n}}\n"), &[ty.clone()]);
             }
         }

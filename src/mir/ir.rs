@@ -127,11 +127,23 @@ pub enum BinOp {
     FDiv,
     FMin,
     FMax,
+    /// Rotate left / right; the amount is taken modulo the width.
+    RotL,
+    RotR,
+    /// Saturating signed / unsigned add and subtract.
+    AddSatS,
+    AddSatU,
+    SubSatS,
+    SubSatU,
+    /// Low 32 bits of the product of the low 24 bits, sign- or zero-extended
+    /// (i32 only: OpenCL's `mul24`, one instruction).
+    Mul24S,
+    Mul24U,
 }
 
 impl BinOp {
     /// Every binary operation, in the order of their mnemonics' table.
-    pub const ALL: [BinOp; 25] = [
+    pub const ALL: [BinOp; 33] = [
         BinOp::Add,
         BinOp::Sub,
         BinOp::Mul,
@@ -157,6 +169,14 @@ impl BinOp {
         BinOp::FDiv,
         BinOp::FMin,
         BinOp::FMax,
+        BinOp::RotL,
+        BinOp::RotR,
+        BinOp::AddSatS,
+        BinOp::AddSatU,
+        BinOp::SubSatS,
+        BinOp::SubSatU,
+        BinOp::Mul24S,
+        BinOp::Mul24U,
     ];
 
     /// The text mnemonic.
@@ -187,6 +207,14 @@ impl BinOp {
             BinOp::FDiv => "fdiv",
             BinOp::FMin => "fmin",
             BinOp::FMax => "fmax",
+            BinOp::RotL => "rotl",
+            BinOp::RotR => "rotr",
+            BinOp::AddSatS => "addsat.s",
+            BinOp::AddSatU => "addsat.u",
+            BinOp::SubSatS => "subsat.s",
+            BinOp::SubSatU => "subsat.u",
+            BinOp::Mul24S => "mul24.s",
+            BinOp::Mul24U => "mul24.u",
         }
     }
 
@@ -222,10 +250,16 @@ pub enum UnOp {
     Ceil,
     /// Round toward zero.
     Trunc,
+    /// Absolute value of a signed integer (wrapping: `abs` of the minimum is itself).
+    Abs,
+    /// Bits in reverse order (integers).
+    BitReverse,
+    /// Bytes in reverse order (i16, i32, i64).
+    Bswap,
 }
 
 impl UnOp {
-    pub const ALL: [UnOp; 10] = [
+    pub const ALL: [UnOp; 13] = [
         UnOp::Not,
         UnOp::Popcount,
         UnOp::Clz,
@@ -236,6 +270,9 @@ impl UnOp {
         UnOp::Floor,
         UnOp::Ceil,
         UnOp::Trunc,
+        UnOp::Abs,
+        UnOp::BitReverse,
+        UnOp::Bswap,
     ];
 
     pub fn mnemonic(self) -> &'static str {
@@ -250,11 +287,14 @@ impl UnOp {
             UnOp::Floor => "floor",
             UnOp::Ceil => "ceil",
             UnOp::Trunc => "ftrunc",
+            UnOp::Abs => "abs",
+            UnOp::BitReverse => "bitreverse",
+            UnOp::Bswap => "bswap",
         }
     }
 
     pub fn is_float(self) -> bool {
-        !matches!(self, UnOp::Not | UnOp::Popcount | UnOp::Clz | UnOp::Ctz)
+        !matches!(self, UnOp::Not | UnOp::Popcount | UnOp::Clz | UnOp::Ctz | UnOp::Abs | UnOp::BitReverse | UnOp::Bswap)
     }
 }
 

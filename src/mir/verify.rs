@@ -146,6 +146,8 @@ impl Checker<'_> {
                 if !ok || matches!(ty, Type::Struct(_)) {
                     let kind = if op.is_float() { "floating-point" } else if element == &Type::I1 { "integer (other than i1)" } else { "integer" };
                     self.error(at(), format!("'{}' needs {kind} operands, not {ty}", op.mnemonic()));
+                } else if matches!(op, BinOp::Mul24S | BinOp::Mul24U) && *element != Type::I32 {
+                    self.error(at(), format!("'{}' works on i32, not {ty}", op.mnemonic()));
                 } else {
                     let m = op.mnemonic();
                     self.expect_type(at(), &format!("the first operand of '{m}'"), lhs, ty);
@@ -155,7 +157,9 @@ impl Checker<'_> {
             Op::Unary { op, ty, arg } => {
                 let element = ty.element();
                 let ok = if op.is_float() { element.is_float() } else { element.is_int() && (*element != Type::I1 || *op == UnOp::Not) };
-                if !ok || matches!(ty, Type::Struct(_)) {
+                if *op == UnOp::Bswap && matches!(element, Type::I1 | Type::I8) {
+                    self.error(at(), format!("'bswap' needs i16, i32 or i64 (two or more bytes), not {ty}"));
+                } else if !ok || matches!(ty, Type::Struct(_)) {
                     self.error(at(), format!("'{}' is not defined on {ty}", op.mnemonic()));
                 } else {
                     self.expect_type(at(), &format!("the operand of '{}'", op.mnemonic()), arg, ty);

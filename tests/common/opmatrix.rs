@@ -175,11 +175,20 @@ fn compare_result(ty: &Type) -> Type {
 
 // ---------------------------------------------------------------- candidates
 
-pub const INT_BINARY: [&str; 19] =
-    ["add", "sub", "mul", "mulhi.s", "mulhi.u", "sdiv", "udiv", "srem", "urem", "and", "or", "xor", "shl", "lshr", "ashr", "smin", "smax", "umin", "umax"];
-pub const FLOAT_BINARY: [&str; 6] = ["fadd", "fsub", "fmul", "fdiv", "fmin", "fmax"];
-pub const INT_UNARY: [&str; 4] = ["not", "popcount", "clz", "ctz"];
-pub const FLOAT_UNARY: [&str; 6] = ["fneg", "fabs", "sqrt", "floor", "ceil", "ftrunc"];
+// The arithmetic rows come from the language itself (every operation the
+// parser knows), so a new operation joins the matrix without being listed here.
+pub fn int_binary() -> Vec<&'static str> {
+    amdgpu_cg::mir::BinOp::ALL.iter().filter(|o| !o.is_float()).map(|o| o.mnemonic()).collect()
+}
+pub fn float_binary() -> Vec<&'static str> {
+    amdgpu_cg::mir::BinOp::ALL.iter().filter(|o| o.is_float()).map(|o| o.mnemonic()).collect()
+}
+pub fn int_unary() -> Vec<&'static str> {
+    amdgpu_cg::mir::UnOp::ALL.iter().filter(|o| !o.is_float()).map(|o| o.mnemonic()).collect()
+}
+pub fn float_unary() -> Vec<&'static str> {
+    amdgpu_cg::mir::UnOp::ALL.iter().filter(|o| o.is_float()).map(|o| o.mnemonic()).collect()
+}
 pub const INT_PREDICATES: [&str; 10] = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"];
 pub const FLOAT_PREDICATES: [&str; 14] = ["oeq", "one", "olt", "ole", "ogt", "oge", "ord", "ueq", "une", "ult", "ule", "ugt", "uge", "uno"];
 pub const CASTS: [&str; 13] =
@@ -195,7 +204,7 @@ fn compute(op: &str, ty: String, inst: String, operands: Vec<Type>, result: Type
 /// sorts out.
 pub fn candidates() -> Vec<Combination> {
     let mut out = Vec::new();
-    for op in INT_BINARY {
+    for op in int_binary() {
         let inputs = match op {
             "sdiv" | "srem" => Inputs::Divisions { signed: true },
             "udiv" | "urem" => Inputs::Divisions { signed: false },
@@ -205,7 +214,7 @@ pub fn candidates() -> Vec<Combination> {
             out.push(compute(op, ty.to_string(), format!("{op} {ty} %a0, %a1"), vec![ty.clone(), ty.clone()], ty, inputs));
         }
     }
-    for op in FLOAT_BINARY {
+    for op in float_binary() {
         for ty in float_and_vector_types() {
             out.push(compute(op, ty.to_string(), format!("{op} {ty} %a0, %a1"), vec![ty.clone(), ty.clone()], ty, Inputs::Pairs));
         }
@@ -213,12 +222,12 @@ pub fn candidates() -> Vec<Combination> {
     for ty in float_and_vector_types() {
         out.push(compute("fma", ty.to_string(), format!("fma {ty} %a0, %a1, %a2"), vec![ty.clone(); 3], ty, Inputs::Triples));
     }
-    for op in INT_UNARY {
+    for op in int_unary() {
         for ty in int_types(true) {
             out.push(compute(op, ty.to_string(), format!("{op} {ty} %a0"), vec![ty.clone()], ty, Inputs::Each));
         }
     }
-    for op in FLOAT_UNARY {
+    for op in float_unary() {
         for ty in float_and_vector_types() {
             out.push(compute(op, ty.to_string(), format!("{op} {ty} %a0"), vec![ty.clone()], ty, Inputs::Each));
         }

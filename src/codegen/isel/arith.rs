@@ -103,6 +103,13 @@ impl<'a> Isel<'a> {
         if matches!(op, BinOp::UDiv | BinOp::URem) {
             return self.udiv32(a, b, op == BinOp::URem);
         }
+        // 24-bit multiplies exist on the vector unit only (full rate there).
+        if matches!(op, BinOp::Mul24S | BinOp::Mul24U) {
+            let d = self.vreg(Class::Vgpr);
+            let opcode = if op == BinOp::Mul24S { Opcode::v_mul_i32_i24 } else { Opcode::v_mul_u32_u24 };
+            self.valu(opcode, d, &[a, b], true)?;
+            return Ok(Lowered::V(d));
+        }
         if matches!(op, BinOp::SDiv | BinOp::SRem) {
             return self.sdiv32(a, b, op == BinOp::SRem);
         }

@@ -37,6 +37,23 @@ impl<'a> Isel<'a> {
                 }
                 Ok(Lowered::V(d))
             }
+            (UnOp::BitReverse, Type::I32) if !divergent => {
+                let x = self.to_s(&a)?;
+                let d = self.vreg(Class::Sgpr);
+                self.emit(Opcode::s_brev_b32, &[Dst::R(d)], &[Src::R(x)], |_| {});
+                Ok(Lowered::S(d))
+            }
+            (UnOp::BitReverse, Type::I32) => {
+                let d = self.vreg(Class::Vgpr);
+                self.valu(Opcode::v_bfrev_b32, d, &[a], false)?;
+                Ok(Lowered::V(d))
+            }
+            (UnOp::Bswap, Type::I32) => {
+                // v_perm_b32 picks bytes of {x, x}: selector bytes 3, 2, 1, 0.
+                let d = self.vreg(Class::Vgpr);
+                self.valu(Opcode::v_perm_b32, d, &[a.clone(), a, Lowered::Imm(0x0001_0203)], false)?;
+                Ok(Lowered::V(d))
+            }
             (UnOp::Sqrt, Type::F32) => self.sqrt32(a),
             (UnOp::Sqrt, Type::F64) => {
                 let x = self.to_v64(&a)?;

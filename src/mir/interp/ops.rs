@@ -77,6 +77,17 @@ pub fn int_binary(op: BinOp, w: u32, a: u64, b: u64) -> Result<u64, String> {
                 a % b
             }
         }
+        BinOp::RotL => a.checked_shl(shift()).unwrap_or(0) & m | a.checked_shr(w - shift()).unwrap_or(0) & m,
+        BinOp::RotR => a >> shift() | a.checked_shl(w - shift()).unwrap_or(0) & m,
+        BinOp::AddSatU => a.saturating_add(b).min(m),
+        BinOp::SubSatU => a.saturating_sub(b),
+        BinOp::AddSatS | BinOp::SubSatS => {
+            let (x, y) = (i128::from(sext(a, w)), i128::from(sext(b, w)));
+            let exact = if op == BinOp::AddSatS { x + y } else { x - y };
+            exact.clamp(i128::from(int_min(w)), -i128::from(int_min(w)) - 1) as i64 as u64
+        }
+        BinOp::Mul24S => ((sext(a & 0xff_ffff, 24)).wrapping_mul(sext(b & 0xff_ffff, 24))) as u64,
+        BinOp::Mul24U => (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff),
         BinOp::And => a & b,
         BinOp::Or => a | b,
         BinOp::Xor => a ^ b,
@@ -223,6 +234,9 @@ pub fn unary(op: UnOp, ty: &Type, a: u64) -> Result<u64, String> {
                 u64::from(a.trailing_zeros())
             }
         }
+        UnOp::Abs => sext(a, w).unsigned_abs() & m,
+        UnOp::BitReverse => a.reverse_bits() >> (64 - w),
+        UnOp::Bswap => a.swap_bytes() >> (64 - w),
         UnOp::FNeg => a ^ sign_bit(ty),
         UnOp::FAbs => a & !sign_bit(ty),
         UnOp::Sqrt | UnOp::Floor | UnOp::Ceil | UnOp::Trunc => match ty {
