@@ -94,6 +94,8 @@ pub struct CompiledKernel {
     pub kernarg: KernargLayout,
     pub resources: KernelResources,
     pub arg_names_types: Vec<(String, crate::abi::Type)>,
+    /// The kernel's launch attributes (for the metadata).
+    pub attrs: crate::mir::KernelAttrs,
     /// Bytes per lane of the function's frame from its entry SP (0 without
     /// scratch); calls add what the callee needs.
     pub frame_bytes: u32,
@@ -249,6 +251,7 @@ pub fn compile_kernel(
         kernarg: selected.kernarg,
         resources,
         arg_names_types,
+        attrs: func.attrs.clone(),
         frame_bytes: expanded.frame_bytes,
         frame_rows,
     })
@@ -505,10 +508,11 @@ pub fn compile_module(
                 .zip(&k.kernarg.explicit)
                 .map(|((name, ty), a)| KernelArg { type_name: Some(opencl_type_name(ty)), ..KernelArg::new(name, ty, a.offset) })
                 .collect();
-            Some(
-                KernelInfo::from_resources(target, version, args, true, k.resources.clone(), 1024)
-                    .map_err(|e| Diagnostic::new(format!("@{}: {e}", k.name), Span::NONE))?,
-            )
+            let mut info = KernelInfo::from_resources(target, version, args, true, k.resources.clone(), k.attrs.max_flat_work_group_size())
+                .map_err(|e| Diagnostic::new(format!("@{}: {e}", k.name), Span::NONE))?;
+            info.metadata.reqd_workgroup_size = k.attrs.reqd_work_group_size;
+            info.metadata.workgroup_size_hint = k.attrs.work_group_size_hint;
+            Some(info)
         } else {
             None
         };

@@ -284,6 +284,10 @@ pub struct KernelMetadata {
     pub sgpr_spill_count: u32,
     pub vgpr_spill_count: u32,
     pub max_flat_workgroup_size: u32,
+    /// `.reqd_workgroup_size` (OpenCL's `reqd_work_group_size`).
+    pub reqd_workgroup_size: Option<[u32; 3]>,
+    /// `.workgroup_size_hint`.
+    pub workgroup_size_hint: Option<[u32; 3]>,
     /// Code object v5+ only.
     pub uses_dynamic_stack: Option<bool>,
     /// gfx10+ (written as 1/0 like LLVM).
@@ -382,6 +386,11 @@ fn kernel_value(k: &KernelMetadata) -> Value {
     ];
     if let Some(a) = k.agpr_count {
         e.push((".agpr_count", Value::from(a)));
+    }
+    for (key, size) in [(".reqd_workgroup_size", k.reqd_workgroup_size), (".workgroup_size_hint", k.workgroup_size_hint)] {
+        if let Some(size) = size {
+            e.push((key, Value::Array(size.iter().map(|&v| Value::from(v)).collect())));
+        }
     }
     if let Some(d) = k.uses_dynamic_stack {
         e.push((".uses_dynamic_stack", Value::Boolean(d)));
@@ -506,6 +515,14 @@ impl<'a> Entries<'a> {
     fn opt_int(&self, key: &str) -> Result<Option<u32>, CodeObjectError> {
         self.get(key).map(|v| int(v, key)).transpose()
     }
+    /// An optional array of three integers (a work-group size).
+    fn opt_int3(&self, key: &str) -> Result<Option<[u32; 3]>, CodeObjectError> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        match v.as_array().map(Vec::as_slice) {
+            Some([x, y, z]) => Ok(Some([int(x, key)?, int(y, key)?, int(z, key)?])),
+            _ => Err(CodeObjectError::Metadata(format!("{key} is not an array of three integers"))),
+        }
+    }
     fn opt_bool(&self, key: &str) -> Result<Option<bool>, CodeObjectError> {
         self.get(key).map(|v| boolean(v, key)).transpose()
     }
@@ -558,6 +575,8 @@ fn read_kernel(v: &Value) -> Result<KernelMetadata, CodeObjectError> {
         sgpr_spill_count: e.opt_int(".sgpr_spill_count")?.unwrap_or(0),
         vgpr_spill_count: e.opt_int(".vgpr_spill_count")?.unwrap_or(0),
         max_flat_workgroup_size: e.req_int(".max_flat_workgroup_size")?,
+        reqd_workgroup_size: e.opt_int3(".reqd_workgroup_size")?,
+        workgroup_size_hint: e.opt_int3(".workgroup_size_hint")?,
         uses_dynamic_stack: e.opt_bool(".uses_dynamic_stack")?,
         workgroup_processor_mode: e.opt_bool(".workgroup_processor_mode")?,
         language: e.string(".language")?,

@@ -238,6 +238,8 @@ impl KernelInfo {
             sgpr_spill_count: 0,
             vgpr_spill_count: 0,
             max_flat_workgroup_size,
+            reqd_workgroup_size: None,
+            workgroup_size_hint: None,
             uses_dynamic_stack: (version != CodeObjectVersion::V4)
                 .then_some(res.uses_dynamic_stack),
             workgroup_processor_mode: (gpu.generation() == amdgpu_isa::Generation::Gfx11

@@ -46,7 +46,7 @@ impl FunctionBuilder {
 
     fn new(name: &str, kind: FuncKind, ret: Option<Type>) -> FunctionBuilder {
         FunctionBuilder {
-            func: Function { name: name.to_string(), kind, conv: CallConv::AmdgpuCg, params: Vec::new(), ret, blocks: Vec::new(), values: Vec::new(), span: Span::NONE },
+            func: Function { name: name.to_string(), kind, conv: CallConv::AmdgpuCg, attrs: KernelAttrs::default(), params: Vec::new(), ret, blocks: Vec::new(), values: Vec::new(), span: Span::NONE },
             current: None,
             terminated: Vec::new(),
             names: HashSet::new(),

@@ -569,6 +569,9 @@ pub enum Op {
     Builtin { kind: Builtin, dim: u8 },
     /// `barrier`: work-group execution and memory barrier.
     Barrier,
+    /// `dynamic_lds` -> ptr<local>: the start of the LDS a launch adds to the
+    /// kernel's `lds_slot`s (its size is given at launch; kernels only).
+    DynamicLds,
     /// `extract agg, INDEX`: a vector element or a struct field.
     Extract { agg: Operand, index: u32 },
     /// `insert agg, value, INDEX`
@@ -643,6 +646,27 @@ pub struct Param {
     pub inreg: bool,
 }
 
+/// Launch requirements of a kernel (written after its parameters), reflected
+/// in the code object's metadata.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelAttrs {
+    /// `reqd_work_group_size(X, Y, Z)`: every launch uses exactly this
+    /// work-group size (`workgroup_size` is then a constant).
+    pub reqd_work_group_size: Option<[u32; 3]>,
+    /// `max_work_group_size(N)`: launches use at most N work-items per group.
+    pub max_work_group_size: Option<u32>,
+    /// `work_group_size_hint(X, Y, Z)`: the size launches are expected to use.
+    pub work_group_size_hint: Option<[u32; 3]>,
+}
+
+impl KernelAttrs {
+    /// The most work-items a work-group of the kernel may have.
+    pub fn max_flat_work_group_size(&self) -> u32 {
+        let reqd = self.reqd_work_group_size.map(|[x, y, z]| x.saturating_mul(y).saturating_mul(z));
+        reqd.or(self.max_work_group_size).unwrap_or(1024)
+    }
+}
+
 /// A kernel or device function. `blocks[0]` is the entry block; its parameters are
 /// none (the function's parameters are in `params`).
 #[derive(Clone, Debug)]
@@ -651,6 +675,8 @@ pub struct Function {
     pub kind: FuncKind,
     /// The calling convention a device function is called with (docs/abi.md).
     pub conv: CallConv,
+    /// Kernels only (default for device functions).
+    pub attrs: KernelAttrs,
     pub params: Vec<Param>,
     pub ret: Option<Type>,
     pub blocks: Vec<Block>,
@@ -746,6 +772,7 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
         Op::Cast { to, .. } => Some(to.clone()),
         Op::Load { ty, .. } | Op::AtomicRmw { ty, .. } | Op::CmpXchg { ty, .. } => Some(ty.clone()),
         Op::Store { .. } | Op::Barrier => None,
+        Op::DynamicLds => Some(Type::Ptr(AddrSpace::Local)),
         Op::PtrAdd { ptr, .. } => Some(func.operand_type(ptr).clone()),
         Op::StackSlot { .. } => Some(Type::Ptr(AddrSpace::Private)),
         Op::LdsSlot { .. } => Some(Type::Ptr(AddrSpace::Local)),
@@ -764,7 +791,7 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
 /// The operands an operation reads, in order.
 pub fn op_operands(op: &Op) -> Vec<&Operand> {
     match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier => Vec::new(),
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::DynamicLds => Vec::new(),
         Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
         Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
         Op::Fma { a, b, c, .. } => vec![a, b, c],
@@ -784,7 +811,7 @@ pub fn op_operands(op: &Op) -> Vec<&Operand> {
 /// The operands an operation reads, in order, for rewriting.
 pub fn op_operands_mut(op: &mut Op) -> Vec<&mut Operand> {
     match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier => Vec::new(),
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::DynamicLds => Vec::new(),
         Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
         Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
         Op::Fma { a, b, c, .. } => vec![a, b, c],
@@ -834,6 +861,7 @@ impl PartialEq for Function {
         if self.name != other.name
             || self.kind != other.kind
             || self.conv != other.conv
+            || self.attrs != other.attrs
             || self.ret != other.ret
             || self.params.len() != other.params.len()
             || self.blocks.len() != other.blocks.len()
@@ -914,7 +942,7 @@ fn same_op_shape(a: &Op, b: &Op) -> bool {
         }
         (Op::Load { ty: t1, align: a1, .. }, Op::Load { ty: t2, align: a2, .. }) => t1 == t2 && a1 == a2,
         (Op::Store { ty: t1, align: a1, .. }, Op::Store { ty: t2, align: a2, .. }) => t1 == t2 && a1 == a2,
-        (Op::PtrAdd { .. }, Op::PtrAdd { .. }) | (Op::Barrier, Op::Barrier) => true,
+        (Op::PtrAdd { .. }, Op::PtrAdd { .. }) | (Op::Barrier, Op::Barrier) | (Op::DynamicLds, Op::DynamicLds) => true,
         (Op::AtomicRmw { op: o1, ty: t1, .. }, Op::AtomicRmw { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
         (Op::CmpXchg { ty: t1, .. }, Op::CmpXchg { ty: t2, .. }) => t1 == t2,
         (Op::StackSlot { size: s1, align: a1 }, Op::StackSlot { size: s2, align: a2 }) => s1 == s2 && a1 == a2,

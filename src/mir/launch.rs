@@ -108,6 +108,9 @@ pub struct LaunchSpec {
     pub print: Vec<String>,
     /// Instruction budget (None = the interpreter's default).
     pub max_instructions: Option<u64>,
+    /// LDS bytes per work-group the launch adds for `dynamic_lds` (JSON key
+    /// `"dynamic_lds"`; 0 by default).
+    pub dynamic_lds: u32,
 }
 
 /// A JSON object with its keys in document order (serde_json's own map sorts).
@@ -151,6 +154,8 @@ struct JsonSpec {
     print: Option<Vec<String>>,
     #[serde(default)]
     max_instructions: Option<u64>,
+    #[serde(default)]
+    dynamic_lds: u32,
 }
 
 fn json_text(v: &serde_json::Value) -> Option<String> {
@@ -283,6 +288,7 @@ impl LaunchSpec {
             args,
             print: spec.print.unwrap_or_default(),
             max_instructions: spec.max_instructions,
+            dynamic_lds: spec.dynamic_lds,
         };
         out.check()?;
         Ok(out)
@@ -300,6 +306,7 @@ impl LaunchSpec {
             args: Vec::new(),
             print: Vec::new(),
             max_instructions: None,
+            dynamic_lds: 0,
         };
         for b in buffers {
             let (name, rest) = b.split_once('=').ok_or_else(|| format!("--buffer '{b}': expected NAME=TYPE:CONTENTS"))?;
@@ -623,6 +630,7 @@ pub fn run(module: &Module, spec: &LaunchSpec) -> Result<RunOutput, String> {
         args.push(build_arg(arg, ty, &addresses).map_err(|e| format!("argument '{name}' ({ty}): {e}"))?);
     }
     let mut options = Options::default();
+    options.dynamic_lds_bytes = spec.dynamic_lds;
     if let Some(max) = spec.max_instructions {
         options.max_instructions = max;
     }

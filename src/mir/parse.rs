@@ -68,6 +68,7 @@ fn explicit_result_type(op: &Op) -> Option<Type> {
                 name: String::new(),
                 kind: FuncKind::Device,
                 conv: CallConv::AmdgpuCg,
+                attrs: KernelAttrs::default(),
                 params: Vec::new(),
                 ret: None,
                 blocks: Vec::new(),
@@ -336,6 +337,69 @@ impl<'a> Parser<'a> {
             .ok_or_else(|| Diagnostic::new(format!("expected {what}, found {}", tok.describe()), span))
     }
 
+    /// A work-group size `(X, Y, Z)` of an attribute: each at least 1, at
+    /// most 1024 work-items in all.
+    fn size3(&mut self, name: &str) -> Result<[u32; 3], Diagnostic> {
+        let open = self.expect_punct("(", &format!("after '{name}'"))?;
+        let mut size = [0u32; 3];
+        for (k, d) in size.iter_mut().enumerate() {
+            if k > 0 {
+                self.comma("between the dimensions")?;
+            }
+            let (v, span) = self.number("a work-group size")?;
+            if v == 0 || v > 1024 {
+                return Err(Diagnostic::new(format!("a work-group dimension must be between 1 and 1024, not {v}"), span));
+            }
+            *d = v as u32;
+        }
+        let close = self.expect_punct(")", &format!("after the three sizes of '{name}'"))?;
+        if size.iter().map(|&v| u64::from(v)).product::<u64>() > 1024 {
+            return Err(Diagnostic::new(format!("'{name}' asks for more than 1024 work-items per work-group"), Span::new(open.start as usize, (close.start + close.len) as usize)));
+        }
+        Ok(size)
+    }
+
+    /// The attributes after a kernel's parameter list (docs/mir.md).
+    fn kernel_attrs(&mut self, kind: FuncKind) -> Result<KernelAttrs, Diagnostic> {
+        let mut attrs = KernelAttrs::default();
+        let mut reqd_at = Span::NONE;
+        loop {
+            let (tok, span) = match self.peek() {
+                Tok::Ident(w) if matches!(w.as_str(), "reqd_work_group_size" | "max_work_group_size" | "work_group_size_hint") => self.next(),
+                _ => break,
+            };
+            let Tok::Ident(name) = tok else { unreachable!() };
+            if kind != FuncKind::Kernel {
+                return Err(Diagnostic::new(format!("'{name}' is a kernel attribute; '@' functions called by kernels have none"), span));
+            }
+            let duplicate = match name.as_str() {
+                "reqd_work_group_size" => {
+                    reqd_at = span;
+                    attrs.reqd_work_group_size.replace(self.size3(&name)?).is_some()
+                }
+                "work_group_size_hint" => attrs.work_group_size_hint.replace(self.size3(&name)?).is_some(),
+                _ => {
+                    self.expect_punct("(", "after 'max_work_group_size'")?;
+                    let (v, vspan) = self.number("a number of work-items")?;
+                    if v == 0 || v > 1024 {
+                        return Err(Diagnostic::new(format!("a work-group has between 1 and 1024 work-items, not {v}"), vspan));
+                    }
+                    self.expect_punct(")", "after the size")?;
+                    attrs.max_work_group_size.replace(v as u32).is_some()
+                }
+            };
+            if duplicate {
+                return Err(Diagnostic::new(format!("'{name}' is given twice"), span));
+            }
+        }
+        if let (Some(r), Some(m)) = (attrs.reqd_work_group_size, attrs.max_work_group_size) {
+            if r.iter().product::<u32>() > m {
+                return Err(Diagnostic::new(format!("reqd_work_group_size({}, {}, {}) has more work-items than max_work_group_size({m})", r[0], r[1], r[2]), reqd_at));
+            }
+        }
+        Ok(attrs)
+    }
+
     fn function(&mut self) -> Result<(Function, Vec<PendingCallConst>), Diagnostic> {
         let (tok, kw_span) = self.next();
         let kind = match &tok {
@@ -395,6 +459,7 @@ impl<'a> Parser<'a> {
         } else {
             CallConv::AmdgpuCg
         };
+        let attrs = self.kernel_attrs(kind)?;
         self.expect_punct("{", "to open the function body")?;
 
         // Blocks are numbered in order of first mention so that branches can refer
@@ -505,7 +570,7 @@ impl<'a> Parser<'a> {
             }
             blocks.push(block);
         }
-        let mut func = Function { name, kind, conv, params, ret, blocks, values: scope.values, span: kw_span };
+        let mut func = Function { name, kind, conv, attrs, params, ret, blocks, values: scope.values, span: kw_span };
         for pending in pending_branches {
             let new_index = renumber[pending.block].0 as usize;
             let term = &func.blocks[new_index].term;
@@ -790,6 +855,7 @@ impl<'a> Parser<'a> {
                 Ok(Op::Call { callee, args })
             }
             "barrier" => Ok(Op::Barrier),
+            "dynamic_lds" => Ok(Op::DynamicLds),
             "extract" => {
                 let agg = self.value_operand(scope, "a vector or struct")?;
                 self.comma("before the index")?;

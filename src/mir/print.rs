@@ -39,6 +39,15 @@ impl fmt::Display for Function {
         if self.conv == CallConv::Llvm {
             f.write_str(" callconv(llvm)")?;
         }
+        if let Some([x, y, z]) = self.attrs.reqd_work_group_size {
+            write!(f, " reqd_work_group_size({x}, {y}, {z})")?;
+        }
+        if let Some(n) = self.attrs.max_work_group_size {
+            write!(f, " max_work_group_size({n})")?;
+        }
+        if let Some([x, y, z]) = self.attrs.work_group_size_hint {
+            write!(f, " work_group_size_hint({x}, {y}, {z})")?;
+        }
         f.write_str(" {\n")?;
         for block in &self.blocks {
             f.write_str(&block_header(self, block))?;
@@ -178,6 +187,7 @@ impl fmt::Display for InstDisplay<'_> {
             }
             Op::Builtin { kind, dim } => write!(f, "{} {}", kind.mnemonic(), dim_name(*dim)),
             Op::Barrier => f.write_str("barrier"),
+            Op::DynamicLds => f.write_str("dynamic_lds"),
             Op::Extract { agg, index } => write!(f, "extract {}, {index}", o(agg)),
             Op::Insert { agg, value, index } => write!(f, "insert {}, {}, {index}", o(agg), o(value)),
             Op::Make { ty, elems } => {

@@ -278,6 +278,11 @@ impl Checker<'_> {
                 }
             }
             Op::Barrier => {}
+            Op::DynamicLds => {
+                if func.kind != FuncKind::Kernel {
+                    self.error(at(), "'dynamic_lds' is only allowed in kernels (LDS is allocated per work-group)");
+                }
+            }
             Op::Extract { agg, index } => match self.ty(agg).clone() {
                 Type::Vector(_, n) if *index < u32::from(n) => {}
                 Type::Struct(fields) if (*index as usize) < fields.len() => {}

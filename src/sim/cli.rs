@@ -57,6 +57,7 @@ pub fn run_launch(hsaco: &[u8], spec: &LaunchSpec) -> Result<(Vec<BufferOutput>,
 pub fn run_launch_with(hsaco: &[u8], spec: &LaunchSpec, options: &Options) -> Result<(Vec<BufferOutput>, Stats), String> {
     let mut sim = Simulator::new();
     sim.options = options.clone();
+    sim.options.dynamic_lds_bytes = spec.dynamic_lds;
     if let Some(m) = spec.max_instructions {
         sim.options.max_instructions = m;
     }

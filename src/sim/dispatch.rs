@@ -49,7 +49,9 @@ pub fn register_limits(kd: &KernelDescriptor, target: amdgpu_isa::Target) -> (u1
 pub const PACKET_SIZE: usize = 64;
 
 /// The AQL dispatch packet.
-pub fn packet(grid: [u32; 3], block: [u32; 3], kd: &KernelDescriptor, kernel_object: u64, kernarg: u64) -> Vec<u8> {
+/// `dynamic_lds`: LDS bytes per work-group the launch adds to the kernel's own
+/// (the packet's group segment size is their sum, as the runtime writes it).
+pub fn packet(grid: [u32; 3], block: [u32; 3], kd: &KernelDescriptor, kernel_object: u64, kernarg: u64, dynamic_lds: u32) -> Vec<u8> {
     let mut p = vec![0u8; PACKET_SIZE];
     let dims = if grid[2] > 1 { 3u16 } else if grid[1] > 1 { 2 } else { 1 };
     // header: type KERNEL_DISPATCH (2), barrier bit, acquire/release system scope.
@@ -61,7 +63,7 @@ pub fn packet(grid: [u32; 3], block: [u32; 3], kd: &KernelDescriptor, kernel_obj
         p[12 + 4 * k..16 + 4 * k].copy_from_slice(&grid[k].to_le_bytes());
     }
     p[24..28].copy_from_slice(&kd.private_segment_fixed_size.to_le_bytes());
-    p[28..32].copy_from_slice(&kd.group_segment_fixed_size.to_le_bytes());
+    p[28..32].copy_from_slice(&(kd.group_segment_fixed_size + dynamic_lds).to_le_bytes());
     p[32..40].copy_from_slice(&kernel_object.to_le_bytes());
     p[40..48].copy_from_slice(&kernarg.to_le_bytes());
     p
@@ -69,7 +71,15 @@ pub fn packet(grid: [u32; 3], block: [u32; 3], kd: &KernelDescriptor, kernel_obj
 
 /// The kernarg segment: the explicit argument bytes followed by the hidden
 /// arguments the metadata lists, filled as ROCm does.
-pub fn kernarg_segment(explicit: &[u8], md: Option<&KernelMetadata>, kd: &KernelDescriptor, grid: [u32; 3], block: [u32; 3], queue: u64) -> Result<Vec<u8>, String> {
+pub fn kernarg_segment(
+    explicit: &[u8],
+    md: Option<&KernelMetadata>,
+    kd: &KernelDescriptor,
+    grid: [u32; 3],
+    block: [u32; 3],
+    queue: u64,
+    dynamic_lds: u32,
+) -> Result<Vec<u8>, String> {
     let size = md.map_or(kd.kernarg_size, |m| m.kernarg_segment_size).max(kd.kernarg_size) as usize;
     let size = size.max(explicit.len());
     let mut seg = vec![0u8; size];
@@ -96,8 +106,9 @@ pub fn kernarg_segment(explicit: &[u8], md: Option<&KernelMetadata>, kd: &Kernel
             HiddenArg::QueuePtr => queue,
             HiddenArg::SharedBase => (super::mem::SHARED_APERTURE_HI as u64) << 32,
             HiddenArg::PrivateBase => (super::mem::PRIVATE_APERTURE_HI as u64) << 32,
+            HiddenArg::DynamicLdsSize => u64::from(dynamic_lds),
             // Offsets 0; no hostcall buffer, heap, default queue, completion action,
-            // multigrid sync; no dynamic LDS.
+            // multigrid sync.
             _ => 0,
         };
         let (o, n) = (a.offset as usize, a.size as usize);

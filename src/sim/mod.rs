@@ -151,6 +151,10 @@ pub struct Options {
     /// accesses); atomics must still be naturally aligned. On: every access
     /// must be aligned to its size (at most 4), the hardware's dword mode.
     pub strict_lds_alignment: bool,
+    /// LDS bytes per work-group the launch adds to the kernel's own (the
+    /// runtime's dynamic group segment size: in the packet, the hidden
+    /// `dynamic_lds_size` argument and the LDS the work-groups get).
+    pub dynamic_lds_bytes: u32,
     /// Print every instruction executed to stderr.
     pub trace: bool,
     /// Register snapshots taken when a wave reaches one of the watched
@@ -209,6 +213,7 @@ impl Default for Options {
             max_instructions: 500_000_000,
             check_lds_races: true,
             strict_lds_alignment: false,
+            dynamic_lds_bytes: 0,
             trace: false,
             watch: None,
         }
@@ -372,6 +377,16 @@ impl Simulator {
             if threads_per_group > md.max_flat_workgroup_size as u64 && md.max_flat_workgroup_size > 0 {
                 return Err(other(format!("work-group of {threads_per_group} exceeds the kernel's max_flat_workgroup_size {}", md.max_flat_workgroup_size)));
             }
+            // As the runtime refuses a launch that breaks the requirement.
+            if let Some(r) = md.reqd_workgroup_size {
+                if r != block {
+                    return Err(other(format!("work-group size {block:?} differs from the kernel's .reqd_workgroup_size {r:?}")));
+                }
+            }
+        }
+        let dynamic_lds = self.options.dynamic_lds_bytes;
+        if u64::from(kd.group_segment_fixed_size) + u64::from(dynamic_lds) > 65536 {
+            return Err(other(format!("{} bytes of LDS per work-group ({} static, {dynamic_lds} dynamic), more than 65536", kd.group_segment_fixed_size + dynamic_lds, kd.group_segment_fixed_size)));
         }
         let r1 = kd.compute_pgm_rsrc1;
         use amdgpu_abi::descriptor::{FloatDenormMode, FloatRoundMode};
@@ -388,10 +403,10 @@ impl Simulator {
         let lanes = target.wave.lanes();
         // Device objects of the dispatch.
         let queue = self.device.alloc("queue", vec![0u8; 256]);
-        let kernarg_seg = dispatch::kernarg_segment(kernarg, k.metadata.as_ref(), &kd, grid, block, queue).map_err(other)?;
+        let kernarg_seg = dispatch::kernarg_segment(kernarg, k.metadata.as_ref(), &kd, grid, block, queue, dynamic_lds).map_err(other)?;
         let kernarg_addr = self.device.alloc_readonly("kernarg segment", kernarg_seg.clone());
         let kernel_object = co.base + k.descriptor_address;
-        let packet_addr = self.device.alloc_readonly("dispatch packet", dispatch::packet(grid, block, &kd, kernel_object, kernarg_addr));
+        let packet_addr = self.device.alloc_readonly("dispatch packet", dispatch::packet(grid, block, &kd, kernel_object, kernarg_addr, dynamic_lds));
         let mut lane_size = kd.private_segment_fixed_size as u64;
         if kd.kernel_code_properties.uses_dynamic_stack {
             lane_size += 16 * 1024;
@@ -440,7 +455,7 @@ impl Simulator {
                             waves.push(w);
                             stats.waves += 1;
                         }
-                        let mut lds = vec![0u8; kd.group_segment_fixed_size as usize];
+                        let mut lds = vec![0u8; (kd.group_segment_fixed_size + dynamic_lds) as usize];
                         run_group(&mut waves, &mut lds, co, &mut cache, &mut self.device, &self.options, ftz, &mut stats, g)?;
                         stats.workgroups += 1;
                     }

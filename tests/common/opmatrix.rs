@@ -945,6 +945,7 @@ impl Combination {
             args: buffers.iter().map(|b| (b.name.clone(), ArgSpec::Buffer(b.name.clone()))).collect(),
             print: Vec::new(),
             max_instructions: None,
+            dynamic_lds: 0,
         };
         Case { text: self.kernel_text(operands), spec, per_unit: buffers.iter().map(|b| (b.name.clone(), b.per_unit)).collect(), unit_inputs }
     }

@@ -16,6 +16,9 @@ impl<'a> Isel<'a> {
                 Ok(Lowered::V(d))
             }
             Builtin::WorkgroupId => Ok(Lowered::S(self.workgroup_id[dim as usize].expect("entry defines the work-group ids"))),
+            Builtin::WorkgroupSize if self.func.attrs.reqd_work_group_size.is_some() => {
+                Ok(Lowered::Imm(u64::from(self.func.attrs.reqd_work_group_size.expect("checked")[dim as usize])))
+            }
             Builtin::WorkgroupSize | Builtin::GridSize => {
                 // From the dispatch packet: workgroup_size_x/y/z are u16 at 4/6/8,
                 // grid_size_x/y/z are u32 at 12/16/20.

@@ -692,6 +692,13 @@ impl<'a> Isel<'a> {
                 self.set(result.unwrap(), l);
             }
             Op::Barrier => self.emit(Opcode::s_barrier, &[], &[], |_| {}),
+            Op::DynamicLds => {
+                // Right after the kernel's lds_slots, 16-byte aligned; the
+                // static size reported is that offset, so the launch's dynamic
+                // bytes start exactly there.
+                let base = static_lds_end(self.func).div_ceil(16) * 16;
+                self.set(result.unwrap(), Lowered::Imm(base));
+            }
             Op::Extract { agg, index } => {
                 let Lowered::Agg(parts) = self.lowered(agg) else { return Err(self.error("internal: extract from a non-aggregate")) };
                 self.set(result.unwrap(), parts[*index as usize].clone());
@@ -754,6 +761,18 @@ fn const_lowered(c: &Const) -> Lowered {
 /// True for a constant that needs a literal dword (not an inline constant).
 fn is_literal(l: &Lowered) -> bool {
     matches!(l, Lowered::Imm(bits) if matches!(isa::Operand::imm32(*bits as u32), isa::Operand::Literal(_)))
+}
+
+/// The end of a kernel's `lds_slot`s, laid out in entry-block order as
+/// selection allocates them.
+fn static_lds_end(func: &Function) -> u64 {
+    let mut end = 0u64;
+    for inst in func.blocks.first().map(|b| b.insts.as_slice()).unwrap_or(&[]) {
+        if let Op::LdsSlot { size, align } = inst.op {
+            end = end.div_ceil(u64::from(align)) * u64::from(align) + u64::from(size);
+        }
+    }
+    end
 }
 
 /// Which kernel inputs a function uses (so that only those are enabled).
@@ -865,7 +884,10 @@ pub fn select(
         return Err(Diagnostics(all));
     }
     let variables = lowered?;
-    let lds_size = isel.lds_size;
+    // With dynamic LDS, the static size covers the alignment up to where it
+    // starts (the runtime puts the launch's bytes right after it).
+    let uses_dynamic_lds = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, Op::DynamicLds));
+    let lds_size = if uses_dynamic_lds { isel.lds_size.div_ceil(16) * 16 } else { isel.lds_size };
     let mask_class = isel.mask_class();
     let wave64 = isel.wave64();
     super::ssa_repair::remove_unreachable(&mut isel.blocks);

@@ -62,8 +62,11 @@ struct Machine<'m, 'a> {
     options: Options,
     launch: Launch,
     group: [u32; 3],
-    /// The launched function's `lds_slot`s: (instruction index, offset, size).
+    /// The launched function's `lds_slot`s: (instruction index, offset, size),
+    /// then the dynamic LDS (index `usize::MAX`) when the launch has some.
     lds_layout: Vec<(usize, u32, u32)>,
+    /// Where `dynamic_lds` points: the end of the slots, 16-byte aligned.
+    dynamic_lds_base: u32,
     instructions: u64,
     scratch: Vec<RtValue>,
 }
@@ -306,6 +309,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             launch,
             group: [0; 3],
             lds_layout: Vec::new(),
+            dynamic_lds_base: 0,
             instructions: 0,
             scratch: Vec::new(),
         }
@@ -329,6 +333,18 @@ impl<'m, 'a> Machine<'m, 'a> {
                     self.lds_layout.push((i, base as u32, size));
                 }
             }
+        }
+        let base = align_up(offset, 16);
+        let end = base + u64::from(self.options.dynamic_lds_bytes);
+        if end > u64::from(self.options.max_lds_bytes) {
+            return Err(format!(
+                "@{} needs {end} bytes of LDS with the launch's {} dynamic bytes, more than the limit of {} bytes",
+                func.name, self.options.dynamic_lds_bytes, self.options.max_lds_bytes
+            ));
+        }
+        self.dynamic_lds_base = base as u32;
+        if self.options.dynamic_lds_bytes > 0 {
+            self.lds_layout.push((usize::MAX, base as u32, self.options.dynamic_lds_bytes));
         }
         Ok(())
     }
@@ -530,6 +546,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                             None => return Err("internal: stack_slot outside the entry block".to_string()),
                         }
                     }
+                    Op::DynamicLds => RtValue::Scalar(u64::from(self.dynamic_lds_base)),
                     Op::LdsSlot { .. } => {
                         match self.lds_layout.iter().find(|s| s.0 == frame.inst).filter(|_| frame.block == 0 && depth == 1) {
                             Some(&(_, offset, _)) => RtValue::Scalar(u64::from(offset)),
@@ -790,6 +807,7 @@ pub(super) fn run_kernel(
         return Err(InterpError::new(format!("@{kernel} has no blocks")));
     }
     check_launch(launch)?;
+    check_attrs(func, launch)?;
     check_args(func, args)?;
     let mut m = Machine::new(module, memory, options, *launch);
     m.layout_lds(func).map_err(InterpError::new)?;
@@ -837,4 +855,24 @@ pub(super) fn call_function(
     let mut items = vec![m.new_item(index, [0; 3], args)?];
     m.run_group(&mut items)?;
     Ok(items.pop().and_then(|w| w.result))
+}
+
+/// A launch must honour the kernel's `reqd_work_group_size` and
+/// `max_work_group_size` (as the runtime refuses other launches).
+fn check_attrs(func: &Function, launch: &Launch) -> Result<(), InterpError> {
+    let [x, y, z] = launch.block;
+    if let Some(r) = func.attrs.reqd_work_group_size {
+        if r != launch.block {
+            return Err(InterpError::new(format!(
+                "@{} requires work-groups of {} x {} x {} (reqd_work_group_size), the launch has {x} x {y} x {z}",
+                func.name, r[0], r[1], r[2]
+            )));
+        }
+    }
+    if let Some(m) = func.attrs.max_work_group_size {
+        if u64::from(x) * u64::from(y) * u64::from(z) > u64::from(m) {
+            return Err(InterpError::new(format!("@{} allows at most {m} work-items per work-group (max_work_group_size), the launch has {x} x {y} x {z}", func.name)));
+        }
+    }
+    Ok(())
 }

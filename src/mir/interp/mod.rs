@@ -134,11 +134,14 @@ pub struct Options {
     pub max_lds_bytes: u32,
     /// Private bytes per work-item (live `stack_slot`s).
     pub max_private_bytes: u32,
+    /// LDS bytes per work-group that the launch adds after the kernel's
+    /// `lds_slot`s (where `dynamic_lds` points).
+    pub dynamic_lds_bytes: u32,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { max_instructions: 1_000_000_000, max_call_depth: 512, max_lds_bytes: 65536, max_private_bytes: 256 * 1024 }
+        Options { max_instructions: 1_000_000_000, max_call_depth: 512, max_lds_bytes: 65536, max_private_bytes: 256 * 1024, dynamic_lds_bytes: 0 }
     }
 }
 
