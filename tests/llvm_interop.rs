@@ -182,11 +182,11 @@ const UNPACK_RESULT: &str = "{<3 x i16>, <4 x i8>, <2 x f16>}";
 /// (docs/simulator.md, "What is not modelled"), which llc's peephole uses to
 /// read the high half of a packed register in place, and gfx11's true16
 /// instructions (`v_mov_b16 v0.l, v1.h`, docs/isa.md "Not covered yet"), for
-/// which llc shifts and masks instead, reading the same ABI registers. And gfx11
-/// VOPD pairs whose X half reads the Y half's destination (`v_dual_mov_b32 v41,
-/// v0 :: v_dual_mov_b32 v0, v110`, in the kernel's moves around the calls): llc
-/// pairs them, the simulator stops on them ("VOPD halves depend on each other").
-const LLC_FOR_THE_SIMULATOR: &[&str] = &["-amdgpu-sdwa-peephole=0", "-mattr=-real-true16", "-amdgpu-enable-vopd=0"];
+/// which llc shifts and masks instead, reading the same ABI registers. (VOPD
+/// stays on: llc's pairs whose X half reads the Y half's destination, like
+/// `v_dual_mov_b32 v41, v0 :: v_dual_mov_b32 v0, v110`, run as the hardware
+/// runs them, both halves reading before either writes.)
+const LLC_FOR_THE_SIMULATOR: &[&str] = &["-amdgpu-sdwa-peephole=0", "-mattr=-real-true16"];
 /// Words the vector kernel stores per work-item (see `VECTOR_KERNEL_WORDS`).
 const VECTOR_WORDS: usize = 7;
 

@@ -623,22 +623,11 @@ fn dual_lane(w: &Wave, h: &DualHalf, lit: u32, lane: u32, ftz: bool) -> u32 {
     }
 }
 
+/// Both halves read their sources before either writes (so a half may read
+/// the register the other half writes, as llc-22's pairs do: its rule only
+/// keeps a later instruction in program order from reading an earlier one's
+/// result, which it cannot see inside a pair).
 fn dual(w: &mut Wave, x: DualHalf, y: DualHalf, lit: u32, ftz: bool) -> Result<(), String> {
-    let reads = |h: &DualHalf| -> Vec<u16> {
-        let mut v = if h.op == DualOp::MovB32 { vec![] } else { vec![h.vsrc1] };
-        if let Operand::Reg(r) = h.src0 {
-            if r.base.is_vgpr() {
-                v.push(r.base.index());
-            }
-        }
-        if matches!(h.op, DualOp::FmacF32) {
-            v.push(h.dst);
-        }
-        v
-    };
-    if reads(&y).contains(&x.dst) || reads(&x).contains(&y.dst) {
-        return Err("VOPD halves depend on each other".into());
-    }
     let exec = w.exec();
     let mut ox = [0u32; 64];
     let mut oy = [0u32; 64];
