@@ -53,6 +53,22 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
                 pending.vm.clear();
                 pending.lgkm.clear();
             }
+            // Waits selection already placed (fences, volatile accesses) count.
+            if e.inst.op == Opcode::s_waitcnt {
+                if let Some(w) = Waitcnt::decode(e.inst.imm, gen) {
+                    if let Some(v) = w.vm {
+                        let drop = pending.vm.len().saturating_sub(usize::from(v));
+                        pending.vm.drain(..drop);
+                    }
+                    if let Some(l) = w.lgkm {
+                        let drop = pending.lgkm.len().saturating_sub(usize::from(l));
+                        pending.lgkm.drain(..drop);
+                    }
+                }
+            }
+            if e.inst.op == Opcode::s_waitcnt_vscnt && e.inst.imm == 0 {
+                pending.vs = 0;
+            }
             let touched: Vec<(u16, u16)> = e.inst.defs.iter().chain(&e.inst.uses).filter_map(span).collect();
             let mut need = Waitcnt::default();
             if matches!(e.inst.op, Opcode::s_barrier | Opcode::s_swappc_b64) {

@@ -193,13 +193,13 @@ impl FunctionBuilder {
     /// Loads with the type's natural alignment.
     pub fn load(&mut self, ty: Type, ptr: Value) -> Value {
         let align = ty.align();
-        self.push_value(Op::Load { ty, ptr: ptr.into(), align })
+        self.push_value(Op::Load { ty, ptr: ptr.into(), align, volatile: false })
     }
 
     /// Stores with the type's natural alignment.
     pub fn store(&mut self, ty: Type, value: impl Into<Operand>, ptr: Value) {
         let align = ty.align();
-        self.push(Op::Store { ty, value: value.into(), ptr: ptr.into(), align }, None);
+        self.push(Op::Store { ty, value: value.into(), ptr: ptr.into(), align, volatile: false }, None);
     }
 
     /// Pointer plus a byte offset (an i32 or i64 value; constants must be i64).
@@ -208,11 +208,11 @@ impl FunctionBuilder {
     }
 
     pub fn atomic(&mut self, op: AtomicOp, ty: Type, ptr: Value, value: impl Into<Operand>) -> Value {
-        self.push_value(Op::AtomicRmw { op, ty, ptr: ptr.into(), value: value.into() })
+        self.push_value(Op::AtomicRmw { op, ty, ptr: ptr.into(), value: value.into(), sync: Sync::default() })
     }
 
     pub fn cmpxchg(&mut self, ty: Type, ptr: Value, expected: impl Into<Operand>, new: impl Into<Operand>) -> Value {
-        self.push_value(Op::CmpXchg { ty, ptr: ptr.into(), expected: expected.into(), new: new.into() })
+        self.push_value(Op::CmpXchg { ty, ptr: ptr.into(), expected: expected.into(), new: new.into(), sync: Sync::default() })
     }
 
     pub fn stack_slot(&mut self, size: u32, align: u32) -> Value {

@@ -458,7 +458,76 @@ impl CastOp {
     }
 }
 
-/// Read-modify-write atomic operations (relaxed ordering, device scope).
+/// The ordering of an atomic or a fence (LLVM's and C++'s orderings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemOrder {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+impl MemOrder {
+    pub const ALL: [MemOrder; 5] = [MemOrder::Relaxed, MemOrder::Acquire, MemOrder::Release, MemOrder::AcqRel, MemOrder::SeqCst];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            MemOrder::Relaxed => "relaxed",
+            MemOrder::Acquire => "acquire",
+            MemOrder::Release => "release",
+            MemOrder::AcqRel => "acq_rel",
+            MemOrder::SeqCst => "seq_cst",
+        }
+    }
+
+    /// Makes earlier memory operations visible before it (release side).
+    pub fn releases(self) -> bool {
+        matches!(self, MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst)
+    }
+
+    /// Makes later memory operations see what it synchronised with (acquire side).
+    pub fn acquires(self) -> bool {
+        matches!(self, MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst)
+    }
+}
+
+/// The set of work-items an atomic or fence synchronises with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemScope {
+    Wavefront,
+    Workgroup,
+    Agent,
+    System,
+}
+
+impl MemScope {
+    pub const ALL: [MemScope; 4] = [MemScope::Wavefront, MemScope::Workgroup, MemScope::Agent, MemScope::System];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            MemScope::Wavefront => "wavefront",
+            MemScope::Workgroup => "workgroup",
+            MemScope::Agent => "agent",
+            MemScope::System => "system",
+        }
+    }
+}
+
+/// Ordering and scope of an atomic (`relaxed agent` unless written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sync {
+    pub order: MemOrder,
+    pub scope: MemScope,
+}
+
+impl Default for Sync {
+    fn default() -> Sync {
+        Sync { order: MemOrder::Relaxed, scope: MemScope::Agent }
+    }
+}
+
+/// Read-modify-write atomic operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicOp {
     Add,
@@ -549,16 +618,16 @@ pub enum Op {
     Select { ty: Type, cond: Operand, if_true: Operand, if_false: Operand },
     /// `cast FROM x to TO`
     Cast { op: CastOp, from: Type, arg: Operand, to: Type },
-    /// `load T ptr [, align N]`
-    Load { ty: Type, ptr: Operand, align: u32 },
-    /// `store T value, ptr [, align N]`
-    Store { ty: Type, value: Operand, ptr: Operand, align: u32 },
+    /// `load [volatile] T ptr [, align N]`
+    Load { ty: Type, ptr: Operand, align: u32, volatile: bool },
+    /// `store [volatile] T value, ptr [, align N]`
+    Store { ty: Type, value: Operand, ptr: Operand, align: u32, volatile: bool },
     /// `ptradd ptr, offset`: byte offset (i32 sign-extended, or i64).
     PtrAdd { ptr: Operand, offset: Operand },
     /// `atomic op T ptr, value` -> old value
-    AtomicRmw { op: AtomicOp, ty: Type, ptr: Operand, value: Operand },
+    AtomicRmw { op: AtomicOp, ty: Type, ptr: Operand, value: Operand, sync: Sync },
     /// `cmpxchg T ptr, expected, new` -> old value
-    CmpXchg { ty: Type, ptr: Operand, expected: Operand, new: Operand },
+    CmpXchg { ty: Type, ptr: Operand, expected: Operand, new: Operand, sync: Sync },
     /// `stack_slot SIZE, align A` -> ptr<private>: per-invocation storage.
     StackSlot { size: u32, align: u32 },
     /// `lds_slot SIZE, align A` -> ptr<local>: per-work-group storage (kernels only).
@@ -569,6 +638,8 @@ pub enum Op {
     Builtin { kind: Builtin, dim: u8 },
     /// `barrier`: work-group execution and memory barrier.
     Barrier,
+    /// `fence ORDER SCOPE`: orders memory operations around it.
+    Fence { order: MemOrder, scope: MemScope },
     /// `dynamic_lds` -> ptr<local>: the start of the LDS a launch adds to the
     /// kernel's `lds_slot`s (its size is given at launch; kernels only).
     DynamicLds,
@@ -771,7 +842,7 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
         }),
         Op::Cast { to, .. } => Some(to.clone()),
         Op::Load { ty, .. } | Op::AtomicRmw { ty, .. } | Op::CmpXchg { ty, .. } => Some(ty.clone()),
-        Op::Store { .. } | Op::Barrier => None,
+        Op::Store { .. } | Op::Barrier | Op::Fence { .. } => None,
         Op::DynamicLds => Some(Type::Ptr(AddrSpace::Local)),
         Op::PtrAdd { ptr, .. } => Some(func.operand_type(ptr).clone()),
         Op::StackSlot { .. } => Some(Type::Ptr(AddrSpace::Private)),
@@ -791,7 +862,7 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
 /// The operands an operation reads, in order.
 pub fn op_operands(op: &Op) -> Vec<&Operand> {
     match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::DynamicLds => Vec::new(),
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds => Vec::new(),
         Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
         Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
         Op::Fma { a, b, c, .. } => vec![a, b, c],
@@ -811,7 +882,7 @@ pub fn op_operands(op: &Op) -> Vec<&Operand> {
 /// The operands an operation reads, in order, for rewriting.
 pub fn op_operands_mut(op: &mut Op) -> Vec<&mut Operand> {
     match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::DynamicLds => Vec::new(),
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds => Vec::new(),
         Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
         Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
         Op::Fma { a, b, c, .. } => vec![a, b, c],
@@ -940,11 +1011,12 @@ fn same_op_shape(a: &Op, b: &Op) -> bool {
         (Op::Cast { op: o1, from: f1, to: t1, .. }, Op::Cast { op: o2, from: f2, to: t2, .. }) => {
             o1 == o2 && f1 == f2 && t1 == t2
         }
-        (Op::Load { ty: t1, align: a1, .. }, Op::Load { ty: t2, align: a2, .. }) => t1 == t2 && a1 == a2,
-        (Op::Store { ty: t1, align: a1, .. }, Op::Store { ty: t2, align: a2, .. }) => t1 == t2 && a1 == a2,
+        (Op::Load { ty: t1, align: a1, volatile: v1, .. }, Op::Load { ty: t2, align: a2, volatile: v2, .. }) => t1 == t2 && a1 == a2 && v1 == v2,
+        (Op::Store { ty: t1, align: a1, volatile: v1, .. }, Op::Store { ty: t2, align: a2, volatile: v2, .. }) => t1 == t2 && a1 == a2 && v1 == v2,
+        (Op::Fence { order: o1, scope: s1 }, Op::Fence { order: o2, scope: s2 }) => o1 == o2 && s1 == s2,
         (Op::PtrAdd { .. }, Op::PtrAdd { .. }) | (Op::Barrier, Op::Barrier) | (Op::DynamicLds, Op::DynamicLds) => true,
-        (Op::AtomicRmw { op: o1, ty: t1, .. }, Op::AtomicRmw { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
-        (Op::CmpXchg { ty: t1, .. }, Op::CmpXchg { ty: t2, .. }) => t1 == t2,
+        (Op::AtomicRmw { op: o1, ty: t1, sync: y1, .. }, Op::AtomicRmw { op: o2, ty: t2, sync: y2, .. }) => o1 == o2 && t1 == t2 && y1 == y2,
+        (Op::CmpXchg { ty: t1, sync: y1, .. }, Op::CmpXchg { ty: t2, sync: y2, .. }) => t1 == t2 && y1 == y2,
         (Op::StackSlot { size: s1, align: a1 }, Op::StackSlot { size: s2, align: a2 }) => s1 == s2 && a1 == a2,
         (Op::LdsSlot { size: s1, align: a1 }, Op::LdsSlot { size: s2, align: a2 }) => s1 == s2 && a1 == a2,
         (Op::Call { callee: c1, .. }, Op::Call { callee: c2, .. }) => c1 == c2,

@@ -337,6 +337,41 @@ impl<'a> Parser<'a> {
             .ok_or_else(|| Diagnostic::new(format!("expected {what}, found {}", tok.describe()), span))
     }
 
+    /// An ordering keyword, if the next token is one.
+    fn mem_order(&mut self) -> Result<Option<MemOrder>, Diagnostic> {
+        let order = match self.peek() {
+            Tok::Ident(w) => MemOrder::ALL.into_iter().find(|o| o.mnemonic() == w),
+            _ => None,
+        };
+        if order.is_some() {
+            self.next();
+        }
+        Ok(order)
+    }
+
+    /// The scope keyword that follows an ordering.
+    fn mem_scope(&mut self) -> Result<MemScope, Diagnostic> {
+        let (tok, span) = self.next();
+        match &tok {
+            Tok::Ident(w) => MemScope::ALL.into_iter().find(|s| s.mnemonic() == w),
+            _ => None,
+        }
+        .ok_or_else(|| Diagnostic::new(format!("expected a scope (wavefront, workgroup, agent or system), found {}", tok.describe()), span))
+    }
+
+    /// An atomic's optional `ORDER SCOPE` (default `relaxed agent`).
+    fn atomic_sync(&mut self) -> Result<Sync, Diagnostic> {
+        match self.mem_order()? {
+            Some(order) => Ok(Sync { order, scope: self.mem_scope()? }),
+            None => Ok(Sync::default()),
+        }
+    }
+
+    fn peek_span(&mut self) -> Span {
+        let (_, start, end) = self.peek_full();
+        Span::new(start, end)
+    }
+
     /// A work-group size `(X, Y, Z)` of an attribute: each at least 1, at
     /// most 1024 work-items in all.
     fn size3(&mut self, name: &str) -> Result<[u32; 3], Diagnostic> {
@@ -654,10 +689,10 @@ impl<'a> Parser<'a> {
         };
         let op = self.op(&opcode, op_span, scope, pending_calls, block, inst_index)?;
         let span = Span::new(start, self.pos);
-        let needs_result = !matches!(op, Op::Store { .. } | Op::Barrier | Op::Call { .. });
+        let needs_result = !matches!(op, Op::Store { .. } | Op::Barrier | Op::Fence { .. } | Op::Call { .. });
         let result = match result_name {
             Some((name, name_span)) => {
-                if matches!(op, Op::Store { .. } | Op::Barrier) {
+                if matches!(op, Op::Store { .. } | Op::Barrier | Op::Fence { .. }) {
                     return Err(Diagnostic::new(format!("'{opcode}' produces no value and cannot be assigned to '%{name}'"), name_span));
                 }
                 // Types that depend on other values (ptradd, extract, insert, call)
@@ -759,18 +794,28 @@ impl<'a> Parser<'a> {
                 Ok(Op::Select { ty, cond, if_true, if_false })
             }
             "load" => {
+                let volatile = self.eat_ident("volatile");
                 let (ty, _) = self.ty()?;
                 let ptr = self.value_operand(scope, "a pointer")?;
                 let align = self.optional_align(&ty)?;
-                Ok(Op::Load { ty, ptr, align })
+                Ok(Op::Load { ty, ptr, align, volatile })
             }
             "store" => {
+                let volatile = self.eat_ident("volatile");
                 let (ty, _) = self.ty()?;
                 let value = self.operand(scope, &ty)?;
                 self.comma("between the value and the pointer")?;
                 let ptr = self.value_operand(scope, "a pointer")?;
                 let align = self.optional_align(&ty)?;
-                Ok(Op::Store { ty, value, ptr, align })
+                Ok(Op::Store { ty, value, ptr, align, volatile })
+            }
+            "fence" => {
+                let order = self.mem_order()?.ok_or_else(|| Diagnostic::new("expected an ordering after 'fence' (acquire, release, acq_rel or seq_cst)", self.peek_span()))?;
+                if order == MemOrder::Relaxed {
+                    return self.error("a fence cannot be relaxed (acquire, release, acq_rel or seq_cst)");
+                }
+                let scope = self.mem_scope()?;
+                Ok(Op::Fence { order, scope })
             }
             "ptradd" => {
                 let ptr = self.value_operand(scope, "a pointer")?;
@@ -791,7 +836,8 @@ impl<'a> Parser<'a> {
                 let ptr = self.value_operand(scope, "a pointer")?;
                 self.comma("between the pointer and the value")?;
                 let value = self.operand(scope, &ty)?;
-                Ok(Op::AtomicRmw { op, ty, ptr, value })
+                let sync = self.atomic_sync()?;
+                Ok(Op::AtomicRmw { op, ty, ptr, value, sync })
             }
             "cmpxchg" => {
                 let (ty, _) = self.ty()?;
@@ -800,7 +846,8 @@ impl<'a> Parser<'a> {
                 let expected = self.operand(scope, &ty)?;
                 self.comma("between the expected and the new value")?;
                 let new = self.operand(scope, &ty)?;
-                Ok(Op::CmpXchg { ty, ptr, expected, new })
+                let sync = self.atomic_sync()?;
+                Ok(Op::CmpXchg { ty, ptr, expected, new, sync })
             }
             "stack_slot" | "lds_slot" => {
                 let (size, size_span) = self.number("a size in bytes")?;

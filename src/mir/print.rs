@@ -162,17 +162,24 @@ impl fmt::Display for InstDisplay<'_> {
                 write!(f, "select {ty} {}, {}, {}", o(cond), o(if_true), o(if_false))
             }
             Op::Cast { op, from, arg, to } => write!(f, "{} {from} {} to {to}", op.mnemonic(), o(arg)),
-            Op::Load { ty, ptr, align } => {
-                write!(f, "load {ty} {}", o(ptr))?;
+            Op::Load { ty, ptr, align, volatile } => {
+                write!(f, "load {}{ty} {}", if *volatile { "volatile " } else { "" }, o(ptr))?;
                 write_align(f, ty, *align)
             }
-            Op::Store { ty, value, ptr, align } => {
-                write!(f, "store {ty} {}, {}", o(value), o(ptr))?;
+            Op::Store { ty, value, ptr, align, volatile } => {
+                write!(f, "store {}{ty} {}, {}", if *volatile { "volatile " } else { "" }, o(value), o(ptr))?;
                 write_align(f, ty, *align)
             }
+            Op::Fence { order, scope } => write!(f, "fence {} {}", order.mnemonic(), scope.mnemonic()),
             Op::PtrAdd { ptr, offset } => write!(f, "ptradd {}, {}", o(ptr), o(offset)),
-            Op::AtomicRmw { op, ty, ptr, value } => write!(f, "atomic {} {ty} {}, {}", op.mnemonic(), o(ptr), o(value)),
-            Op::CmpXchg { ty, ptr, expected, new } => write!(f, "cmpxchg {ty} {}, {}, {}", o(ptr), o(expected), o(new)),
+            Op::AtomicRmw { op, ty, ptr, value, sync } => {
+                write!(f, "atomic {} {ty} {}, {}", op.mnemonic(), o(ptr), o(value))?;
+                write_sync(f, sync)
+            }
+            Op::CmpXchg { ty, ptr, expected, new, sync } => {
+                write!(f, "cmpxchg {ty} {}, {}, {}", o(ptr), o(expected), o(new))?;
+                write_sync(f, sync)
+            }
             Op::StackSlot { size, align } => write!(f, "stack_slot {size}, align {align}"),
             Op::LdsSlot { size, align } => write!(f, "lds_slot {size}, align {align}"),
             Op::Call { callee, args } => {
@@ -245,4 +252,12 @@ impl fmt::Display for TermDisplay<'_> {
             Terminator::Unreachable => f.write_str("unreachable"),
         }
     }
+}
+
+/// An atomic's ordering and scope, unless they are the default.
+fn write_sync(f: &mut fmt::Formatter<'_>, sync: &Sync) -> fmt::Result {
+    if *sync != Sync::default() {
+        write!(f, " {} {}", sync.order.mnemonic(), sync.scope.mnemonic())?;
+    }
+    Ok(())
 }

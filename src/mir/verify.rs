@@ -209,7 +209,7 @@ impl Checker<'_> {
                     }
                 }
             }
-            Op::Load { ty, ptr, align } => {
+            Op::Load { ty, ptr, align, .. } => {
                 if let Some(why) = memory_type_problem(ty) {
                     self.error(at(), format!("cannot load {ty}: {why}"));
                 }
@@ -220,7 +220,7 @@ impl Checker<'_> {
                     self.error(at(), format!("alignment {align} is not a power of two"));
                 }
             }
-            Op::Store { ty, value, ptr, align } => {
+            Op::Store { ty, value, ptr, align, .. } => {
                 if let Some(why) = memory_type_problem(ty) {
                     self.error(at(), format!("cannot store {ty}: {why}"));
                 }
@@ -241,14 +241,14 @@ impl Checker<'_> {
                     self.error(at(), format!("the offset of 'ptradd' has type {offset_ty}, expected i32 or i64"));
                 }
             }
-            Op::AtomicRmw { op, ty, ptr, value } => {
+            Op::AtomicRmw { op, ty, ptr, value, .. } => {
                 if *ty != Type::I32 && *ty != Type::I64 {
                     self.error(at(), format!("atomic '{}' works on i32 and i64, not {ty}", op.mnemonic()));
                 }
                 self.atomic_pointer(at(), ptr);
                 self.expect_type(at(), "the atomic operand", value, ty);
             }
-            Op::CmpXchg { ty, ptr, expected, new } => {
+            Op::CmpXchg { ty, ptr, expected, new, .. } => {
                 if *ty != Type::I32 && *ty != Type::I64 {
                     self.error(at(), format!("'cmpxchg' works on i32 and i64, not {ty}"));
                 }
@@ -278,6 +278,7 @@ impl Checker<'_> {
                 }
             }
             Op::Barrier => {}
+            Op::Fence { .. } => {}
             Op::DynamicLds => {
                 if func.kind != FuncKind::Kernel {
                     self.error(at(), "'dynamic_lds' is only allowed in kernels (LDS is allocated per work-group)");

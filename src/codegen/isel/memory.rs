@@ -160,7 +160,7 @@ impl<'a> Isel<'a> {
                 }
             }
             // Scalar loads ignore the low two address bits: only for 4-aligned data.
-            AddrSpace::Constant if !divergent && align >= 4 && matches!(p, Lowered::S64(_) | Lowered::Imm(..)) && !self.in_partial_exec() => {
+            AddrSpace::Constant if !divergent && align >= 4 && matches!(p, Lowered::S64(_) | Lowered::Imm(..)) && !self.in_partial_exec() && !self.volatile_access => {
                 // Uniform address in constant memory: a scalar load.
                 let base = self.to_s64(&p)?;
                 if dwords == 1 {
@@ -320,7 +320,15 @@ impl<'a> Isel<'a> {
 
     /// Atomics return the old value; `op` None is compare-and-swap with
     /// `expected`. i64 uses the 64-bit forms (register pairs).
-    pub(super) fn atomic(&mut self, op: Option<AtomicOp>, ty: &Type, ptr: &Operand, value: &Operand, expected: Option<&Operand>) -> Result<Lowered, Diagnostic> {
+    pub(super) fn atomic(
+        &mut self,
+        op: Option<AtomicOp>,
+        ty: &Type,
+        ptr: &Operand,
+        value: &Operand,
+        expected: Option<&Operand>,
+        sync: crate::mir::Sync,
+    ) -> Result<Lowered, Diagnostic> {
         let wide = *ty == Type::I64;
         let p = self.lowered(ptr);
         let data = self.lowered(value);
@@ -417,10 +425,10 @@ impl<'a> Isel<'a> {
                     None => src(&data),
                 };
                 let (addr, imm) = self.vmem_address(&p, space)?;
-                let gpu = self.target.gpu;
+                let cache = isa::Cache::atomic_return(self.target.gpu) | self.atomic_scope_bits(sync);
                 self.emit(opcode, &[old_dst], &[addr[0], data, addr[1]], |i| {
                     i.offset = imm;
-                    i.cache = isa::Cache::atomic_return(gpu);
+                    i.cache = cache;
                 });
             }
             other => return Err(self.error(format!("atomics on {} memory are not supported", other.keyword()))),

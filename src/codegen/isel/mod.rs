@@ -23,7 +23,7 @@ use crate::abi::{assign, Assignment, Convention, ImplicitInput, Location, Signat
 use crate::isa::{self, Opcode, Target, WaveSize};
 use crate::mir::interp;
 use crate::mir::{
-    AddrSpace, AtomicOp, BinOp, BlockCall, Module, Builtin, CastOp, Const, Diagnostic, Diagnostics, FloatPred, FuncKind, Function, Inst, IntPred, Op,
+    AddrSpace, AtomicOp, BinOp, BlockCall, Module, Builtin, CastOp, Const, Diagnostic, Diagnostics, FloatPred, MemScope, FuncKind, Function, Inst, IntPred, Op,
     Operand, Type, UnOp, Value,
 };
 
@@ -33,6 +33,7 @@ mod cast;
 mod compare;
 mod float;
 mod memory;
+mod memory_model;
 mod unary;
 
 use compare::*;
@@ -165,6 +166,9 @@ struct Isel<'a> {
     /// them (their results get placeholder registers) so that one run reports
     /// every refusal of the function.
     refusals: Vec<Diagnostic>,
+    /// Set while selecting a volatile load or store: its global and flat
+    /// accesses bypass the caches (see `memory_model.rs`).
+    volatile_access: bool,
 }
 
 impl<'a> Isel<'a> {
@@ -269,6 +273,9 @@ impl<'a> Isel<'a> {
             inst.defs.push(operand);
         }
         tweak(&mut inst);
+        if self.volatile_access {
+            inst.cache |= self.volatile_bits(op);
+        }
         // `_e64` only where the instruction has a 32-bit form on this target
         // (VOP3-only instructions are encoded as VOP3 anyway).
         if inst.e64 && !op.info().format(self.target.gpu).has_e64_form() {
@@ -669,11 +676,25 @@ impl<'a> Isel<'a> {
                 let l = self.cast(*op, from, arg, to, divergent_result)?;
                 self.set(result.unwrap(), l);
             }
-            Op::Load { ty, ptr, align } => {
-                let l = self.load(ty, ptr, *align, divergent_result)?;
-                self.set(result.unwrap(), l);
+            Op::Load { ty, ptr, align, volatile } => {
+                self.volatile_access = *volatile;
+                let l = self.load(ty, ptr, *align, divergent_result);
+                self.volatile_access = false;
+                self.set(result.unwrap(), l?);
+                if *volatile {
+                    self.volatile_done();
+                }
             }
-            Op::Store { ty, value, ptr, align } => self.store(ty, value, ptr, *align)?,
+            Op::Store { ty, value, ptr, align, volatile } => {
+                self.volatile_access = *volatile;
+                let stored = self.store(ty, value, ptr, *align);
+                self.volatile_access = false;
+                stored?;
+                if *volatile {
+                    self.volatile_done();
+                }
+            }
+            Op::Fence { order, scope } => self.fence(*order, *scope),
             Op::PtrAdd { ptr, offset } => {
                 let l = self.ptradd(ptr, offset, divergent_result)?;
                 self.set(result.unwrap(), l);
@@ -691,7 +712,15 @@ impl<'a> Isel<'a> {
                 let l = self.builtin(*kind, *dim)?;
                 self.set(result.unwrap(), l);
             }
-            Op::Barrier => self.emit(Opcode::s_barrier, &[], &[], |_| {}),
+            // An execution and memory barrier of the work-group: OpenCL's
+            // barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE), as a
+            // work-group release, s_barrier and a work-group acquire (gfx11's
+            // L0 caches are per CU, and a work-group spans the two of a WGP).
+            Op::Barrier => {
+                self.release(MemScope::Workgroup);
+                self.emit(Opcode::s_barrier, &[], &[], |_| {});
+                self.acquire(MemScope::Workgroup);
+            }
             Op::DynamicLds => {
                 // Right after the kernel's lds_slots, 16-byte aligned; the
                 // static size reported is that offset, so the launch's dynamic
@@ -728,13 +757,25 @@ impl<'a> Isel<'a> {
                 self.set(inst.result.expect("a stack slot has a result"), l);
             }
             Op::Call { callee, args } => self.call(callee, args, result)?,
-            Op::AtomicRmw { op, ty, ptr, value } => {
-                let l = self.atomic(Some(*op), ty, ptr, value, None)?;
+            Op::AtomicRmw { op, ty, ptr, value, sync } => {
+                if sync.order.releases() {
+                    self.release(sync.scope);
+                }
+                let l = self.atomic(Some(*op), ty, ptr, value, None, *sync)?;
                 self.set(result.unwrap(), l);
+                if sync.order.acquires() {
+                    self.acquire(sync.scope);
+                }
             }
-            Op::CmpXchg { ty, ptr, expected, new } => {
-                let l = self.atomic(None, ty, ptr, new, Some(expected))?;
+            Op::CmpXchg { ty, ptr, expected, new, sync } => {
+                if sync.order.releases() {
+                    self.release(sync.scope);
+                }
+                let l = self.atomic(None, ty, ptr, new, Some(expected), *sync)?;
                 self.set(result.unwrap(), l);
+                if sync.order.acquires() {
+                    self.acquire(sync.scope);
+                }
             }
         }
         Ok(())
@@ -876,6 +917,7 @@ pub fn select(
         branch_only_compares: branch_only_compares(func),
         inst_ref: None,
         refusals: Vec::new(),
+        volatile_access: false,
     };
     let lowered = super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state);
     if !isel.refusals.is_empty() {

@@ -481,7 +481,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                         _ => return Err(shape_error()),
                     },
                     Op::Cast { op, from, arg, to } => cast_value(*op, from, to, &val(regs, arg))?,
-                    Op::Load { ty, ptr, align } => {
+                    Op::Load { ty, ptr, align, .. } => {
                         let space = pointer_space(func, ptr)?;
                         let addr = scalar(regs, ptr)?;
                         let size = access_size(ty);
@@ -490,7 +490,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                         self.read(lds, private, place(space, addr), &mut buf[..size])?;
                         decode(ty, &buf[..size])
                     }
-                    Op::Store { ty, value, ptr, align } => {
+                    Op::Store { ty, value, ptr, align, .. } => {
                         let space = pointer_space(func, ptr)?;
                         let addr = scalar(regs, ptr)?;
                         let mut buf = [0u8; 32];
@@ -510,7 +510,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                         };
                         RtValue::Scalar(base.wrapping_add(off) & mask(space.pointer_bits()))
                     }
-                    Op::AtomicRmw { op, ty, ptr, value } => {
+                    Op::AtomicRmw { op, ty, ptr, value, .. } => {
                         let space = pointer_space(func, ptr)?;
                         let addr = scalar(regs, ptr)?;
                         let v = scalar(regs, value)?;
@@ -524,7 +524,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                         self.write(lds, private, at, &new.to_le_bytes()[..size])?;
                         RtValue::Scalar(old)
                     }
-                    Op::CmpXchg { ty, ptr, expected, new } => {
+                    Op::CmpXchg { ty, ptr, expected, new, .. } => {
                         let space = pointer_space(func, ptr)?;
                         let addr = scalar(regs, ptr)?;
                         let (expected, new) = (scalar(regs, expected)?, scalar(regs, new)?);
@@ -546,6 +546,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                             None => return Err("internal: stack_slot outside the entry block".to_string()),
                         }
                     }
+                    // Work-items run one at a time, in an order that respects
+                    // every fence: a fence changes nothing.
+                    Op::Fence { .. } => RtValue::Scalar(0),
                     Op::DynamicLds => RtValue::Scalar(u64::from(self.dynamic_lds_base)),
                     Op::LdsSlot { .. } => {
                         match self.lds_layout.iter().find(|s| s.0 == frame.inst).filter(|_| frame.block == 0 && depth == 1) {
