@@ -176,14 +176,26 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// The first element where the simulator's buffers differ from the
-/// interpreter's (NaNs of one type are all equal).
-fn first_difference(case: &Case, want: &[BufferOutput], got: &[BufferOutput]) -> Option<String> {
+/// interpreter's (NaNs of one type are all equal; a transcendental's results
+/// need only be within its bound of the interpreter's, see
+/// `ops::transcendental_acceptable`).
+fn first_difference(op: &str, case: &Case, want: &[BufferOutput], got: &[BufferOutput]) -> Option<String> {
+    let transcendental = amdgpu_cg::mir::UnOp::ALL.into_iter().find(|u| u.is_transcendental() && u.mnemonic() == op);
     for w in want {
         let Some(g) = got.iter().find(|b| b.name == w.name) else {
             return Some(format!("buffer {} missing from the simulator's output", w.name));
         };
+        let per_unit = case.per_unit.iter().find(|(b, _)| *b == w.name).map_or(1, |(_, n)| *n).max(1);
+        let acceptable = |i: usize, a: u64, b: u64| match transcendental {
+            Some(u) if w.name == "out" => {
+                let values = &case.unit_values[i / per_unit][0];
+                let x = values[(i % per_unit) % values.len()];
+                ops::transcendental_acceptable(u, &w.ty, x, a, b)
+            }
+            _ => ops::equivalent(&w.ty, a, b),
+        };
         let differing: Vec<(usize, u64, u64)> =
-            w.bits().into_iter().zip(g.bits()).enumerate().filter(|(_, (a, b))| !ops::equivalent(&w.ty, *a, *b)).map(|(i, (a, b))| (i, a, b)).collect();
+            w.bits().into_iter().zip(g.bits()).enumerate().filter(|(i, (a, b))| !acceptable(*i, *a, *b)).map(|(i, (a, b))| (i, a, b)).collect();
         if let Some(&(index, a, b)) = differing.first() {
             return Some(format!(
                 "{}[{index}] ({}): expected {} (0x{a:x}), got {} (0x{b:x}); {} of {} elements differ",
@@ -231,7 +243,7 @@ fn run_cell(combination: &Combination, operands: Operands, table: &InputTable, t
             match catch_unwind(AssertUnwindSafe(|| amdgpu_cg::sim::run_launch(&hsaco, &case.spec))) {
                 Err(p) => Outcome::Panic(format!("simulator: {}", panic_message(p))),
                 Ok(Err(e)) => Outcome::SimError(e),
-                Ok(Ok((got, _))) => match first_difference(&case, &want.buffers, &got) {
+                Ok(Ok((got, _))) => match first_difference(&combination.op, &case, &want.buffers, &got) {
                     Some(d) => Outcome::Mismatch(d),
                     None => Outcome::Ok,
                 },

@@ -256,10 +256,26 @@ pub enum UnOp {
     BitReverse,
     /// Bytes in reverse order (i16, i32, i64).
     Bswap,
+    // Transcendentals (docs/mir.md "Transcendentals"): an accurate form with a
+    // stated error bound and an `.approx` form, one hardware instruction.
+    Exp2,
+    Exp2Approx,
+    Log2,
+    Log2Approx,
+    Exp,
+    ExpApprox,
+    Log,
+    LogApprox,
+    SinApprox,
+    CosApprox,
+    Rcp,
+    RcpApprox,
+    Rsqrt,
+    RsqrtApprox,
 }
 
 impl UnOp {
-    pub const ALL: [UnOp; 13] = [
+    pub const ALL: [UnOp; 27] = [
         UnOp::Not,
         UnOp::Popcount,
         UnOp::Clz,
@@ -273,6 +289,20 @@ impl UnOp {
         UnOp::Abs,
         UnOp::BitReverse,
         UnOp::Bswap,
+        UnOp::Exp2,
+        UnOp::Exp2Approx,
+        UnOp::Log2,
+        UnOp::Log2Approx,
+        UnOp::Exp,
+        UnOp::ExpApprox,
+        UnOp::Log,
+        UnOp::LogApprox,
+        UnOp::SinApprox,
+        UnOp::CosApprox,
+        UnOp::Rcp,
+        UnOp::RcpApprox,
+        UnOp::Rsqrt,
+        UnOp::RsqrtApprox,
     ];
 
     pub fn mnemonic(self) -> &'static str {
@@ -290,7 +320,48 @@ impl UnOp {
             UnOp::Abs => "abs",
             UnOp::BitReverse => "bitreverse",
             UnOp::Bswap => "bswap",
+            UnOp::Exp2 => "exp2",
+            UnOp::Exp2Approx => "exp2.approx",
+            UnOp::Log2 => "log2",
+            UnOp::Log2Approx => "log2.approx",
+            UnOp::Exp => "exp",
+            UnOp::ExpApprox => "exp.approx",
+            UnOp::Log => "log",
+            UnOp::LogApprox => "log.approx",
+            UnOp::SinApprox => "sin.approx",
+            UnOp::CosApprox => "cos.approx",
+            UnOp::Rcp => "rcp",
+            UnOp::RcpApprox => "rcp.approx",
+            UnOp::Rsqrt => "rsqrt",
+            UnOp::RsqrtApprox => "rsqrt.approx",
         }
+    }
+
+    /// The transcendentals: results within a tolerance of the interpreter's
+    /// (`interp::ops::transcendental_acceptable`), not bit-exact.
+    pub fn is_transcendental(self) -> bool {
+        matches!(
+            self,
+            UnOp::Exp2
+                | UnOp::Exp2Approx
+                | UnOp::Log2
+                | UnOp::Log2Approx
+                | UnOp::Exp
+                | UnOp::ExpApprox
+                | UnOp::Log
+                | UnOp::LogApprox
+                | UnOp::SinApprox
+                | UnOp::CosApprox
+                | UnOp::Rcp
+                | UnOp::RcpApprox
+                | UnOp::Rsqrt
+                | UnOp::RsqrtApprox
+        )
+    }
+
+    /// Defined on f64 as well as f16/f32 (the others have no short f64 form).
+    pub fn allows_f64(self) -> bool {
+        !self.is_transcendental() || matches!(self, UnOp::Rcp | UnOp::RcpApprox | UnOp::Rsqrt | UnOp::RsqrtApprox)
     }
 
     pub fn is_float(self) -> bool {

@@ -157,7 +157,9 @@ impl Checker<'_> {
             Op::Unary { op, ty, arg } => {
                 let element = ty.element();
                 let ok = if op.is_float() { element.is_float() } else { element.is_int() && (*element != Type::I1 || *op == UnOp::Not) };
-                if *op == UnOp::Bswap && matches!(element, Type::I1 | Type::I8) {
+                if op.is_transcendental() && *element == Type::F64 && !op.allows_f64() {
+                    self.error(at(), format!("'{}' is defined on f16 and f32 (f64 has only rcp and rsqrt)", op.mnemonic()));
+                } else if *op == UnOp::Bswap && matches!(element, Type::I1 | Type::I8) {
                     self.error(at(), format!("'bswap' needs i16, i32 or i64 (two or more bytes), not {ty}"));
                 } else if !ok || matches!(ty, Type::Struct(_)) {
                     self.error(at(), format!("'{}' is not defined on {ty}", op.mnemonic()));

@@ -247,8 +247,17 @@ fn exec_n(w: &mut Wave, d: &DInst, n: N, ftz: bool) -> Result<(), String> {
             N::v_ceil_f32 => R::F(f(w, 0, lane).ceil()),
             N::v_rndne_f32 => R::F(f(w, 0, lane).round_ties_even()),
             N::v_floor_f32 => R::F(f(w, 0, lane).floor()),
-            N::v_exp_f32 => R::F(f(w, 0, lane).exp2()),
-            N::v_log_f32 => R::F(f(w, 0, lane).log2()),
+            // Neither handles subnormals (LLVM scales around both): v_exp_f32
+            // flushes subnormal results to +0, v_log_f32 reads a subnormal input
+            // as 0 (giving -inf).
+            N::v_exp_f32 => {
+                let r = f(w, 0, lane).exp2();
+                R::F(if r.is_subnormal() { 0.0 } else { r })
+            }
+            N::v_log_f32 => {
+                let x = f(w, 0, lane);
+                R::F(if x.is_subnormal() { f32::NEG_INFINITY } else { x.log2() })
+            }
             N::v_rcp_f32 | N::v_rcp_iflag_f32 => R::F(1.0 / f(w, 0, lane)),
             N::v_rsq_f32 => R::F(1.0 / f(w, 0, lane).sqrt()),
             N::v_sqrt_f32 => R::F(f(w, 0, lane).sqrt()),

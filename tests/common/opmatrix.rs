@@ -671,6 +671,8 @@ pub struct Case {
     pub per_unit: Vec<(String, usize)>,
     /// Per unit: its inputs, as text.
     pub unit_inputs: Vec<String>,
+    /// Per unit: each operand's element values (bits).
+    pub unit_values: Vec<Vec<Vec<u64>>>,
 }
 
 impl Case {
@@ -947,7 +949,7 @@ impl Combination {
             max_instructions: None,
             dynamic_lds: 0,
         };
-        Case { text: self.kernel_text(operands), spec, per_unit: buffers.iter().map(|b| (b.name.clone(), b.per_unit)).collect(), unit_inputs }
+        Case { text: self.kernel_text(operands), spec, per_unit: buffers.iter().map(|b| (b.name.clone(), b.per_unit)).collect(), unit_inputs, unit_values }
     }
 }
 

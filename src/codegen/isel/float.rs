@@ -185,6 +185,143 @@ impl<'a> Isel<'a> {
         self.emit(Opcode::v_cndmask_b32, &[Dst::R(hi)], &[Src::R(r.1), Src::R(sx.1), Src::R(special)], |i| i.e64 = true);
         Ok(Lowered::V64(lo, hi))
     }
+
+    /// One f32 VALU operation on lowered operands.
+    fn f32_op(&mut self, op: Opcode, srcs: &[Lowered]) -> Result<Lowered, Diagnostic> {
+        let d = self.vreg(Class::Vgpr);
+        self.valu(op, d, srcs, false)?;
+        Ok(Lowered::V(d))
+    }
+
+    /// `c ? a : b` on f32 values (c a lane mask).
+    fn f32_select(&mut self, c: ra::VReg, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        let (a, b) = (self.cndmask_src(&a)?, self.cndmask_src(&b)?);
+        let d = self.vreg(Class::Vgpr);
+        self.emit(Opcode::v_cndmask_b32, &[Dst::R(d)], &[b, a, Src::R(c)], |i| i.e64 = true);
+        Ok(Lowered::V(d))
+    }
+
+    /// The f32 transcendentals (docs/mir.md "Transcendentals"). The `.approx`
+    /// forms are the hardware instruction (with the argument scaling the
+    /// function needs); the accurate ones handle what the instructions do not
+    /// (v_exp_f32 flushes subnormal results and v_log_f32 subnormal inputs, so
+    /// those ranges are scaled by powers of two around them) and keep the
+    /// rounding error of the argument for exp and log (an extra-precision
+    /// product by log2(e) or ln(2) split with fma), as LLVM's lowering does.
+    pub(super) fn transcendental32(&mut self, op: UnOp, a: Lowered) -> Result<Lowered, Diagnostic> {
+        const LOG2_E: u64 = 0x3fb8_aa3b; // log2(e) rounded to f32
+        const LOG2_E_TAIL: u64 = 0x32a5_705f; // log2(e) - LOG2_E
+        const LN_2: u64 = 0x3f31_7218; // ln(2) rounded to f32
+        const LN_2_TAIL: u64 = 0xb102_e308; // ln(2) - LN_2
+        const INV_2PI: u64 = 0x3e22_f983; // 1/(2π)
+        let imm = |bits: u64| Lowered::Imm(bits);
+        let one = imm(u64::from(1.0f32.to_bits()));
+        match op {
+            UnOp::Exp2Approx => self.f32_op(Opcode::v_exp_f32, &[a]),
+            UnOp::Log2Approx => self.f32_op(Opcode::v_log_f32, &[a]),
+            UnOp::RcpApprox => self.f32_op(Opcode::v_rcp_f32, &[a]),
+            UnOp::RsqrtApprox => self.f32_op(Opcode::v_rsq_f32, &[a]),
+            UnOp::ExpApprox => {
+                let t = self.f32_op(Opcode::v_mul_f32, &[a, imm(LOG2_E)])?;
+                self.f32_op(Opcode::v_exp_f32, &[t])
+            }
+            UnOp::LogApprox => {
+                let l = self.f32_op(Opcode::v_log_f32, &[a])?;
+                self.f32_op(Opcode::v_mul_f32, &[l, imm(LN_2)])
+            }
+            UnOp::SinApprox | UnOp::CosApprox => {
+                // The instructions take the angle in revolutions.
+                let t = self.f32_op(Opcode::v_mul_f32, &[a, imm(INV_2PI)])?;
+                self.f32_op(if op == UnOp::SinApprox { Opcode::v_sin_f32 } else { Opcode::v_cos_f32 }, &[t])
+            }
+            UnOp::Rcp => self.fdiv32(one, a),
+            UnOp::Rsqrt => {
+                let s = self.sqrt32(a)?;
+                self.fdiv32(one, s)
+            }
+            UnOp::Exp2 => {
+                // Below -126 the result is subnormal: 2^(x + 64) · 2^-64.
+                let tiny = self.vcmp(Opcode::v_cmp_gt_f32, imm(u64::from((-126.0f32).to_bits())), a.clone())?;
+                let bump = self.f32_select(tiny, imm(u64::from(64.0f32.to_bits())), Lowered::Imm(0))?;
+                let t = self.f32_op(Opcode::v_add_f32, &[a, bump])?;
+                let e = self.f32_op(Opcode::v_exp_f32, &[t])?;
+                let scale = self.f32_select(tiny, imm(u64::from(2f32.powi(-64).to_bits())), one)?;
+                self.f32_op(Opcode::v_mul_f32, &[e, scale])
+            }
+            UnOp::Log2 | UnOp::Log => {
+                // Subnormal inputs: log2(x · 2^32) - 32.
+                let y = self.scaled_log2(a)?;
+                if op == UnOp::Log2 {
+                    return Ok(y);
+                }
+                // ln(x) = y · ln 2 with the product's rounding error and ln 2's
+                // tail added back; y itself when infinite or NaN.
+                let r = self.f32_op(Opcode::v_mul_f32, &[y.clone(), imm(LN_2)])?;
+                let minus_r = self.f32_op(Opcode::v_xor_b32, &[imm(0x8000_0000), r.clone()])?;
+                let err = self.f32_op(Opcode::v_fma_f32, &[y.clone(), imm(LN_2), minus_r])?;
+                let tail = self.f32_op(Opcode::v_fma_f32, &[y.clone(), imm(LN_2_TAIL), err])?;
+                let sum = self.f32_op(Opcode::v_add_f32, &[r, tail])?;
+                let magnitude = self.f32_op(Opcode::v_and_b32, &[imm(0x7fff_ffff), y.clone()])?;
+                let finite = self.vcmp(Opcode::v_cmp_gt_f32, imm(u64::from(f32::INFINITY.to_bits())), magnitude)?;
+                let plain = self.f32_op(Opcode::v_mul_f32, &[y, imm(LN_2)])?;
+                self.f32_select(finite, sum, plain)
+            }
+            UnOp::Exp => {
+                // x · log2(e) = ph + pl exactly enough; e = rint(ph);
+                // exp(x) = 2^(ph - e + pl) · 2^e, the power of two by ldexp.
+                let ph = self.f32_op(Opcode::v_mul_f32, &[a.clone(), imm(LOG2_E)])?;
+                let minus_ph = self.f32_op(Opcode::v_xor_b32, &[imm(0x8000_0000), ph.clone()])?;
+                let pl = self.f32_op(Opcode::v_fma_f32, &[a.clone(), imm(LOG2_E), minus_ph])?;
+                let pl = self.f32_op(Opcode::v_fma_f32, &[a.clone(), imm(LOG2_E_TAIL), pl])?;
+                let e = self.f32_op(Opcode::v_rndne_f32, &[ph.clone()])?;
+                let frac = self.f32_op(Opcode::v_sub_f32, &[ph, e.clone()])?;
+                let arg = self.f32_op(Opcode::v_add_f32, &[frac, pl])?;
+                let r = self.f32_op(Opcode::v_exp_f32, &[arg])?;
+                let k = self.f32_op(Opcode::v_cvt_i32_f32, &[e])?;
+                let scaled = self.f32_op(Opcode::v_ldexp_f32, &[r, k])?;
+                // Beyond the range: +inf above ln(f32::MAX), 0 below ln(2^-150)
+                // (infinite x would give inf - inf in pl).
+                let over = self.vcmp(Opcode::v_cmp_lt_f32, imm(0x42b1_7218), a.clone())?;
+                let high = self.f32_select(over, imm(u64::from(f32::INFINITY.to_bits())), scaled)?;
+                let under = self.vcmp(Opcode::v_cmp_gt_f32, imm(0xc2cf_f1b5), a)?;
+                self.f32_select(under, Lowered::Imm(0), high)
+            }
+            _ => unreachable!("f32 transcendental: {op:?}"),
+        }
+    }
+
+    /// log2 with subnormal inputs scaled into the range v_log_f32 reads.
+    fn scaled_log2(&mut self, a: Lowered) -> Result<Lowered, Diagnostic> {
+        let imm = |bits: u64| Lowered::Imm(bits);
+        let tiny = self.vcmp(Opcode::v_cmp_gt_f32, imm(u64::from(f32::MIN_POSITIVE.to_bits())), a.clone())?;
+        let scale = self.f32_select(tiny, imm(u64::from(2f32.powi(32).to_bits())), imm(u64::from(1.0f32.to_bits())))?;
+        let x = self.f32_op(Opcode::v_mul_f32, &[a, scale])?;
+        let l = self.f32_op(Opcode::v_log_f32, &[x])?;
+        let back = self.f32_select(tiny, imm(u64::from(32.0f32.to_bits())), Lowered::Imm(0))?;
+        self.f32_op(Opcode::v_sub_f32, &[l, back])
+    }
+
+    /// f64 rcp and rsqrt: the accurate forms correctly rounded (rcp) or
+    /// within an ulp (rsqrt: two correctly rounded steps); `.approx` the
+    /// hardware estimate.
+    pub(super) fn transcendental64(&mut self, op: UnOp, a: Lowered) -> Result<Lowered, Diagnostic> {
+        let x = self.to_v64(&a)?;
+        let one = self.to_v64(&Lowered::Imm(1.0f64.to_bits()))?;
+        match op {
+            UnOp::Rcp => self.fdiv64(one, x),
+            UnOp::Rsqrt => {
+                let Lowered::V64(lo, hi) = self.sqrt64(x)? else { unreachable!("sqrt64 gives a VGPR pair") };
+                self.fdiv64(one, (lo, hi))
+            }
+            UnOp::RcpApprox | UnOp::RsqrtApprox => {
+                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                let opcode = if op == UnOp::RcpApprox { Opcode::v_rcp_f64 } else { Opcode::v_rsq_f64 };
+                self.emit(opcode, &[Dst::VPair(lo, hi)], &[Src::VPair(x.0, x.1)], |_| {});
+                Ok(Lowered::V64(lo, hi))
+            }
+            _ => unreachable!("verified: f64 transcendentals are rcp and rsqrt"),
+        }
+    }
 }
 
 #[cfg(test)]

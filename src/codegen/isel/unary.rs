@@ -54,6 +54,14 @@ impl<'a> Isel<'a> {
                 self.valu(Opcode::v_perm_b32, d, &[a.clone(), a, Lowered::Imm(0x0001_0203)], false)?;
                 Ok(Lowered::V(d))
             }
+            (op, Type::F32) if op.is_transcendental() => self.transcendental32(op, a),
+            (op, Type::F16) if op.is_transcendental() => {
+                // In f32 and rounded once to f16 (within the f16 bounds).
+                let wide = self.f16_to_f32(a)?;
+                let r = self.transcendental32(op, wide)?;
+                self.f32_to_f16(r)
+            }
+            (op, Type::F64) if op.is_transcendental() => self.transcendental64(op, a),
             (UnOp::Sqrt, Type::F32) => self.sqrt32(a),
             (UnOp::Sqrt, Type::F64) => {
                 let x = self.to_v64(&a)?;

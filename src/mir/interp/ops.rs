@@ -239,6 +239,26 @@ pub fn unary(op: UnOp, ty: &Type, a: u64) -> Result<u64, String> {
         UnOp::Bswap => a.swap_bytes() >> (64 - w),
         UnOp::FNeg => a ^ sign_bit(ty),
         UnOp::FAbs => a & !sign_bit(ty),
+        UnOp::Exp2
+        | UnOp::Exp2Approx
+        | UnOp::Log2
+        | UnOp::Log2Approx
+        | UnOp::Exp
+        | UnOp::ExpApprox
+        | UnOp::Log
+        | UnOp::LogApprox
+        | UnOp::SinApprox
+        | UnOp::CosApprox
+        | UnOp::Rcp
+        | UnOp::RcpApprox
+        | UnOp::Rsqrt
+        | UnOp::RsqrtApprox => {
+            // The reference value: the function in f64, rounded once to the
+            // type (the accurate and .approx forms alike; results are compared
+            // within a tolerance, see transcendental_acceptable).
+            let x = to_f64(ty, a);
+            from_f64(ty, transcendental_reference(op, x))
+        }
         UnOp::Sqrt | UnOp::Floor | UnOp::Ceil | UnOp::Trunc => match ty {
             Type::F32 => {
                 let x = f32::from_bits(a as u32);
@@ -407,4 +427,80 @@ pub fn equivalent(ty: &Type, a: u64, b: u64) -> bool {
         return true;
     }
     ty.is_float() && to_f64(ty, a & m).is_nan() && to_f64(ty, b & m).is_nan()
+}
+
+/// The mathematical function of a transcendental, in f64.
+fn transcendental_reference(op: UnOp, x: f64) -> f64 {
+    match op {
+        UnOp::Exp2 | UnOp::Exp2Approx => x.exp2(),
+        UnOp::Log2 | UnOp::Log2Approx => x.log2(),
+        UnOp::Exp | UnOp::ExpApprox => x.exp(),
+        UnOp::Log | UnOp::LogApprox => x.ln(),
+        UnOp::SinApprox => x.sin(),
+        UnOp::CosApprox => x.cos(),
+        UnOp::Rcp | UnOp::RcpApprox => 1.0 / x,
+        _ => 1.0 / x.sqrt(),
+    }
+}
+
+/// Distance in units in the last place between two finite values of a float
+/// type (the count of representable values between them).
+fn ulp_distance(ty: &Type, a: u64, b: u64) -> u64 {
+    let w = width(ty);
+    let key = |v: u64| -> i64 {
+        let sign = v >> (w - 1) & 1;
+        let magnitude = (v & (mask(w) >> 1)) as i64;
+        if sign == 1 { -magnitude } else { magnitude }
+    };
+    key(a).abs_diff(key(b))
+}
+
+/// Whether `got` is an acceptable result of the transcendental `op` on the
+/// input `x` (bits of `ty`) when the reference is `want`: the error bounds
+/// docs/mir.md states. NaN must give NaN and infinities/zeros must match, except
+/// where the `.approx` hardware instruction flushes subnormal inputs or
+/// results.
+pub fn transcendental_acceptable(op: UnOp, ty: &Type, x: u64, want: u64, got: u64) -> bool {
+    let (wv, gv, xv) = (to_f64(ty, want), to_f64(ty, got), to_f64(ty, x));
+    let approx = matches!(op, UnOp::Exp2Approx | UnOp::Log2Approx | UnOp::ExpApprox | UnOp::LogApprox | UnOp::SinApprox | UnOp::CosApprox | UnOp::RcpApprox | UnOp::RsqrtApprox);
+    let smallest_normal = match ty {
+        Type::F16 => 6.103515625e-05,
+        Type::F32 => f64::from(f32::MIN_POSITIVE),
+        _ => f64::MIN_POSITIVE,
+    };
+    // The hardware instructions may flush subnormal inputs and results (to
+    // zero of either sign): any result of the input read as ±0 is accepted.
+    if approx && (wv.abs() < smallest_normal && gv == 0.0 || xv != 0.0 && xv.abs() < smallest_normal) {
+        return true;
+    }
+    if wv.is_nan() || gv.is_nan() {
+        return wv.is_nan() && gv.is_nan();
+    }
+    if wv.is_infinite() || gv.is_infinite() || wv == 0.0 || gv == 0.0 {
+        if wv == gv {
+            return true;
+        }
+    }
+    if !gv.is_finite() || !wv.is_finite() {
+        return false;
+    }
+    match op {
+        // Absolute error: the phase error of x / 2π in f32 grows with |x|.
+        // (plus an ulp of the type for the rounding to f16).
+        UnOp::SinApprox | UnOp::CosApprox => (gv - wv).abs() <= 2f64.powi(-20) + xv.abs() * 2f64.powi(-22) || ulp_distance(ty, want, got) <= 1,
+        // Near x = 1 the logarithm is small: v_log_f32's error is absolute there.
+        UnOp::Log2Approx | UnOp::LogApprox if (gv - wv).abs() <= 2f64.powi(-21) => true,
+        _ => {
+            let ulps = match op {
+                UnOp::Rcp => 0,
+                UnOp::Exp2 | UnOp::Log2 | UnOp::Rsqrt | UnOp::Exp2Approx | UnOp::Log2Approx | UnOp::RcpApprox | UnOp::RsqrtApprox => 1,
+                UnOp::Exp | UnOp::Log => 2,
+                // exp.approx: x·log2(e) in f32 (the product and the constant
+                // each rounded) moves the result by up to 1.5·|x| ulps.
+                UnOp::ExpApprox => 2 + (xv.abs() * 1.5) as u64,
+                _ => 3,
+            };
+            ulp_distance(ty, want, got) <= ulps
+        }
+    }
 }
