@@ -58,13 +58,13 @@ fn malformed_input_gives_file_line_column_and_exit_1() {
 
 #[test]
 fn unsupported_input_writes_no_output_file() {
-    // A private pointer cast to flat is refused on gfx90a (no flat scratch).
-    let out = scratch("private_to_flat.hsaco");
-    let input = format!("{}/tests/data/codegen/private_to_flat.mir", env!("CARGO_MANIFEST_DIR"));
+    // More LDS than a work-group can have is refused.
+    let out = scratch("lds_overflow.hsaco");
+    let input = format!("{}/tests/data/codegen/several_refusals.mir", env!("CARGO_MANIFEST_DIR"));
     let o = exe().arg(&input).arg("--mcpu").arg("gfx90a").arg("-o").arg(&out).output().unwrap();
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("private_to_flat.mir:8:3: error:") && err.contains("not supported"), "{err}");
+    assert!(err.contains("several_refusals.mir:14:3: error:") && err.contains("LDS"), "{err}");
     assert!(!out.exists());
     // No temporary file left behind either.
     let leftovers: Vec<_> = std::fs::read_dir(out.parent().unwrap())

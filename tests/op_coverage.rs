@@ -84,11 +84,7 @@ const KNOWN_WRONG: &[(Pattern, &str)] = &[];
 /// The combinations the code generator refuses today, exactly: a new refusal
 /// and a listed cell that compiles both fail the test. The comments give the
 /// compile error.
-const EXPECTED_REFUSALS: &[Pattern] = &[
-    // "addrspacecast from private to flat is not supported on gfx90a yet (flat
-    // scratch is not initialised on it)"
-    cells("addrspacecast", "ptr to ptr<private>|ptr<private> to ptr").on("gfx90a"),
-];
+const EXPECTED_REFUSALS: &[Pattern] = &[];
 
 // ---------------------------------------------------------------- running
 

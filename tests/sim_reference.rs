@@ -443,6 +443,28 @@ fn unaligned_lds_accesses() {
 }
 
 #[test]
+fn generic_pointers_to_private_memory() {
+    for_each_gpu("generic_private.cl", |_, sim, co| {
+        let n = 128usize;
+        let other: Vec<u32> = (0..16).map(|j| 1000 + j).collect();
+        let pout = sim.alloc("out", vec![0; 4 * n]);
+        let pother = sim.alloc("other", bytes_u32(&other));
+        let pick = 2;
+        let stats = run(sim, co, "generic_private", [n as u32, 1, 1], [64, 1, 1], Args::default().ptr(pout).ptr(pother).i32(pick))?;
+        let want: Vec<u32> = (0..n as u32)
+            .map(|i| {
+                (0..16).step_by(3).map(|j| {
+                    let k = (j + i) & 15;
+                    if i % 4 == pick as u32 { other[k as usize] } else { i * 16 + k }
+                }).sum()
+            })
+            .collect();
+        compare("out", &u32s(sim.read(pout).unwrap()), &want)?;
+        Ok(stats)
+    });
+}
+
+#[test]
 fn division_edge_cases() {
     for_each_gpu("fdiv.cl", |_, sim, co| {
         let special_f: [f32; 14] = [

@@ -1030,6 +1030,13 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         let start = ctx.code.len();
         if let (0, Some((rsrc, arrived, kept))) = (position, fold_wave_offset) {
             let s = |n: u16| isa::Operand::Reg(isa::Reg::s(n, 1));
+            if let Some(init) = vcode.flat_scratch_init {
+                // FLAT_SCRATCH = the queue's scratch base + this wave's offset:
+                // the same memory, with the same swizzle, as the V# base below.
+                let fs = |half: u16| isa::Operand::Reg(isa::Reg::new(isa::PhysReg(isa::PhysReg::FLAT_SCRATCH.0 + half), 1));
+                ctx.push(isa::Inst::new(Opcode::s_add_u32, vec![fs(0)], vec![s(init), s(arrived)]));
+                ctx.push(isa::Inst::new(Opcode::s_addc_u32, vec![fs(1)], vec![s(init + 1), isa::Operand::imm32(0)]));
+            }
             ctx.push(isa::Inst::new(Opcode::s_add_u32, vec![s(rsrc)], vec![s(rsrc), s(arrived)]));
             ctx.push(isa::Inst::new(Opcode::s_addc_u32, vec![s(rsrc + 1)], vec![s(rsrc + 1), isa::Operand::imm32(0)]));
             ctx.push(isa::Inst::new(Opcode::s_mov_b32, vec![s(kept)], vec![isa::Operand::imm32(0)]));

@@ -211,6 +211,7 @@ pub fn compile_kernel(
     resources.num_vgpr = expanded.vgprs.max(1);
     resources.num_sgpr = expanded.sgprs.max(u32::from(selected.state.next_free_sgpr()));
     resources.uses_vcc = expanded.uses_vcc;
+    resources.uses_flat_scratch = selected.vcode.flat_scratch_init.is_some();
     resources.group_segment_fixed_size = selected.lds_size;
     resources.kernarg_size = selected.kernarg.size;
     resources.code_size = encoded.code.len() as u32;

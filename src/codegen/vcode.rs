@@ -267,6 +267,10 @@ pub struct VCode {
     /// on buffer-scratch targets the scratch V# and the wave's scratch offset
     /// (kept out of register placement); on flat-scratch targets nothing.
     pub scratch: Option<Scratch>,
+    /// gfx90a kernels whose module makes private pointers generic: the first
+    /// SGPR of the flat scratch init pair, from which the kernel sets
+    /// FLAT_SCRATCH (init + wave offset) before anything else.
+    pub flat_scratch_init: Option<u16>,
     /// The frame's parts known at selection.
     pub frame: Frame,
 }

@@ -162,8 +162,9 @@ pub fn init_wave(w: &mut Wave, kd: &KernelDescriptor, info: &DispatchInfo, kerna
         put64(w, &mut s, info.dispatch_id, &mut put);
     }
     if kcp.enable_sgpr_flat_scratch_init {
-        put(w, &mut s, 0);
-        put(w, &mut s, info.lane_size as u32);
+        // GFX9: the 64-bit base of the queue's scratch backing memory (the
+        // kernel adds its wave offset to make FLAT_SCRATCH).
+        put64(w, &mut s, info.scratch_root, &mut put);
     }
     if kcp.enable_sgpr_private_segment_size {
         put(w, &mut s, info.lane_size as u32);

@@ -532,6 +532,17 @@ fn flat_place(w: &Wave, a: u64, lane: u32, size: u64) -> Result<Place, String> {
     if hi == SHARED_APERTURE_HI {
         Ok(Place::Lds(a & 0xffff_ffff))
     } else if hi == PRIVATE_APERTURE_HI {
+        // Without architected flat scratch the base is FLAT_SCRATCH, which the
+        // kernel must have set to its wave's scratch memory.
+        if !w.target.gpu.has_architected_flat_scratch() {
+            let flat_scratch = u64::from(w.sget(102)) | u64::from(w.sget(103)) << 32;
+            if flat_scratch != w.scratch_base {
+                return Err(format!(
+                    "flat access to private memory with FLAT_SCRATCH {flat_scratch:#x}, not the wave's scratch base {:#x} (flat scratch not initialised)",
+                    w.scratch_base
+                ));
+            }
+        }
         private_place(w, a & 0xffff_ffff, lane, size)
     } else {
         Ok(Place::Global(a))

@@ -248,14 +248,6 @@ impl<'a> Isel<'a> {
         if !is_32(from) {
             return Ok(a);
         }
-        if from == AddrSpace::Private && !self.target.gpu.has_architected_flat_scratch() {
-            // Flat accesses to scratch need FLAT_SCRATCH set up by the kernel,
-            // which our gfx90a kernels (buffer scratch) do not do.
-            return Err(self.error(format!(
-                "addrspacecast from private to flat is not supported on {} yet (flat scratch is not initialised on it)",
-                self.target.gpu.name()
-            )));
-        }
         let aperture = isa::Reg::new(if from == AddrSpace::Local { isa::PhysReg::SRC_SHARED_BASE } else { isa::PhysReg::SRC_PRIVATE_BASE }, 1);
         if divergent || matches!(a, Lowered::V(_)) {
             let lo = self.to_v(&a)?;

@@ -804,6 +804,14 @@ fn is_literal(l: &Lowered) -> bool {
     matches!(l, Lowered::Imm(bits) if matches!(isa::Operand::imm32(*bits as u32), isa::Operand::Literal(_)))
 }
 
+/// Whether any function of the module casts a private pointer to flat (so
+/// that flat accesses may reach private memory).
+fn makes_private_generic(module: &Module) -> bool {
+    module.functions.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.insts).any(|i| {
+        matches!(&i.op, Op::Cast { op: CastOp::AddrSpaceCast, from: Type::Ptr(AddrSpace::Private), .. })
+    })
+}
+
 /// The end of a kernel's `lds_slot`s, laid out in entry-block order as
 /// selection allocates them.
 fn static_lds_end(func: &Function) -> u64 {
@@ -891,6 +899,9 @@ pub fn select(
     let device = func.kind == FuncKind::Device;
     let mut inputs = if device { KernelInputs::default() } else { kernel_inputs(func, callee_uses) };
     inputs.uses_scratch = scratch;
+    // Flat accesses to private memory need FLAT_SCRATCH, which gfx90a kernels
+    // set from the flat scratch init SGPRs (architected elsewhere).
+    inputs.flat_scratch_init = !device && scratch && !target.gpu.has_architected_flat_scratch() && makes_private_generic(module);
     let state = kernel::initial_state(target, &inputs);
     let arg_types: Vec<Type> = func.params.iter().map(|p| func.value_type(p.value).clone()).collect();
     let layout = kernarg::layout(&arg_types, code_object_version);
@@ -959,6 +970,7 @@ pub fn select(
         } else {
             let rsrc = state.slot(SgprInput::PrivateSegmentBuffer).map(|s| s.first);
             let offset = state.slot(SgprInput::PrivateSegmentWaveOffset).map(|s| s.first);
+            vcode.flat_scratch_init = state.slot(SgprInput::FlatScratchInit).map(|s| s.first);
             match (rsrc, offset) {
                 (Some(rsrc), Some(wave_offset)) => Scratch::Buffer { rsrc, wave_offset },
                 _ => return Err(err(func, None, "internal error: scratch inputs missing from the kernel's initial state".into()).into()),
