@@ -290,3 +290,32 @@ fn nested_and_recursive_calls() {
     assert!(outer.frame_bytes > 0);
     assert_eq!(k.resources.private_segment_fixed_size, k.frame_bytes + outer.frame_bytes + inner.frame_bytes);
 }
+
+#[test]
+fn wave_operations_in_full_and_partial_waves() {
+    // Work-groups of 100: full and partial waves in wave64 and wave32; lanes 9
+    // and 40 of every wave have returned before the wave operations.
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/wave_ops.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let module = mir::parse(&text).unwrap();
+    mir::verify::verify(&module).unwrap();
+    let input: Vec<String> = (0..200u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 7).to_string()).collect();
+    for target in targets() {
+        let mut spec = LaunchSpec::from_flags(
+            "200",
+            "100",
+            &[format!("in=i32:{}", input.join(",")), "out=i32:zero:1600".into()],
+            &["in=@in".into(), "out=@out".into(), "u=77".into()],
+            &[],
+        )
+        .unwrap();
+        spec.wave_size = target.target.wave.lanes();
+        let want = mir::launch::run(&module, &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
+            .unwrap_or_else(|d| panic!("{}: {d}", target.isa_name()));
+        let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        for w in &want.buffers {
+            let g = got.iter().find(|b| b.name == w.name).unwrap();
+            assert_eq!(g.elements(), w.elements(), "{}: buffer {}", target.isa_name(), w.name);
+        }
+    }
+}

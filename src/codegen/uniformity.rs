@@ -92,8 +92,13 @@ pub fn analyze(func: &Function) -> Uniformity {
         for (b, block) in func.blocks.iter().enumerate() {
             for inst in &block.insts {
                 let Some(result) = inst.result else { continue };
+                // Values a wave operation makes the same in every lane.
+                if let Op::Wave { op: crate::mir::WaveOp::ReadFirstLane | crate::mir::WaveOp::ReadLane | crate::mir::WaveOp::Ballot | crate::mir::WaveOp::WaveSize, .. } = &inst.op {
+                    continue;
+                }
                 let source_of_divergence = match &inst.op {
                     Op::Builtin { kind, .. } => *kind == crate::mir::Builtin::WorkitemId,
+                    Op::Wave { op: crate::mir::WaveOp::LaneId | crate::mir::WaveOp::Shuffle, .. } => true,
                     Op::Load { ptr, .. } => !matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Constant)),
                     Op::AtomicRmw { .. } | Op::CmpXchg { .. } | Op::Call { .. } => true,
                     _ => false,

@@ -529,6 +529,46 @@ impl CastOp {
     }
 }
 
+/// Wave-level operations (docs/mir.md "Wave operations"): the lanes of a
+/// wave (work-items `w·S .. w·S+S-1` by linear local id, S the wave size)
+/// exchange values; every lane of the wave that has not returned must execute
+/// the same one together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaveOp {
+    /// `lane_id` -> i32: the lane's index in its wave.
+    LaneId,
+    /// `wave_size` -> i32: 32 or 64 (the target's).
+    WaveSize,
+    /// `readfirstlane T x`: x of the wave's lowest active lane.
+    ReadFirstLane,
+    /// `readlane T x, lane`: x of lane `lane` (the same in every lane, active).
+    ReadLane,
+    /// `ballot c` -> i64: bit L set when lane L is active and c is true there.
+    Ballot,
+    /// `shuffle T x, lane`: x of lane `lane` (per lane; that lane active).
+    Shuffle,
+}
+
+impl WaveOp {
+    pub const ALL: [WaveOp; 6] = [WaveOp::LaneId, WaveOp::WaveSize, WaveOp::ReadFirstLane, WaveOp::ReadLane, WaveOp::Ballot, WaveOp::Shuffle];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            WaveOp::LaneId => "lane_id",
+            WaveOp::WaveSize => "wave_size",
+            WaveOp::ReadFirstLane => "readfirstlane",
+            WaveOp::ReadLane => "readlane",
+            WaveOp::Ballot => "ballot",
+            WaveOp::Shuffle => "shuffle",
+        }
+    }
+
+    /// Needs the other lanes' values (the interpreter runs the wave's lanes to it together).
+    pub fn is_collective(self) -> bool {
+        !matches!(self, WaveOp::LaneId | WaveOp::WaveSize)
+    }
+}
+
 /// The ordering of an atomic or a fence (LLVM's and C++'s orderings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemOrder {
@@ -711,6 +751,9 @@ pub enum Op {
     Barrier,
     /// `fence ORDER SCOPE`: orders memory operations around it.
     Fence { order: MemOrder, scope: MemScope },
+    /// A wave-level operation; `ty` is the value type (i32 for lane_id and
+    /// wave_size, i64 for ballot); `args` its operands.
+    Wave { op: WaveOp, ty: Type, args: Vec<Operand> },
     /// `dynamic_lds` -> ptr<local>: the start of the LDS a launch adds to the
     /// kernel's `lds_slot`s (its size is given at launch; kernels only).
     DynamicLds,
@@ -915,6 +958,7 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
         Op::Load { ty, .. } | Op::AtomicRmw { ty, .. } | Op::CmpXchg { ty, .. } => Some(ty.clone()),
         Op::Store { .. } | Op::Barrier | Op::Fence { .. } => None,
         Op::DynamicLds => Some(Type::Ptr(AddrSpace::Local)),
+        Op::Wave { ty, .. } => Some(ty.clone()),
         Op::PtrAdd { ptr, .. } => Some(func.operand_type(ptr).clone()),
         Op::StackSlot { .. } => Some(Type::Ptr(AddrSpace::Private)),
         Op::LdsSlot { .. } => Some(Type::Ptr(AddrSpace::Local)),
@@ -943,7 +987,7 @@ pub fn op_operands(op: &Op) -> Vec<&Operand> {
         Op::PtrAdd { ptr, offset } => vec![ptr, offset],
         Op::AtomicRmw { ptr, value, .. } => vec![ptr, value],
         Op::CmpXchg { ptr, expected, new, .. } => vec![ptr, expected, new],
-        Op::Call { args, .. } => args.iter().collect(),
+        Op::Call { args, .. } | Op::Wave { args, .. } => args.iter().collect(),
         Op::Extract { agg, .. } => vec![agg],
         Op::Insert { agg, value, .. } => vec![agg, value],
         Op::Make { elems, .. } => elems.iter().collect(),
@@ -963,7 +1007,7 @@ pub fn op_operands_mut(op: &mut Op) -> Vec<&mut Operand> {
         Op::PtrAdd { ptr, offset } => vec![ptr, offset],
         Op::AtomicRmw { ptr, value, .. } => vec![ptr, value],
         Op::CmpXchg { ptr, expected, new, .. } => vec![ptr, expected, new],
-        Op::Call { args, .. } => args.iter_mut().collect(),
+        Op::Call { args, .. } | Op::Wave { args, .. } => args.iter_mut().collect(),
         Op::Extract { agg, .. } => vec![agg],
         Op::Insert { agg, value, .. } => vec![agg, value],
         Op::Make { elems, .. } => elems.iter_mut().collect(),
@@ -1085,6 +1129,7 @@ fn same_op_shape(a: &Op, b: &Op) -> bool {
         (Op::Load { ty: t1, align: a1, volatile: v1, .. }, Op::Load { ty: t2, align: a2, volatile: v2, .. }) => t1 == t2 && a1 == a2 && v1 == v2,
         (Op::Store { ty: t1, align: a1, volatile: v1, .. }, Op::Store { ty: t2, align: a2, volatile: v2, .. }) => t1 == t2 && a1 == a2 && v1 == v2,
         (Op::Fence { order: o1, scope: s1 }, Op::Fence { order: o2, scope: s2 }) => o1 == o2 && s1 == s2,
+        (Op::Wave { op: o1, ty: t1, .. }, Op::Wave { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
         (Op::PtrAdd { .. }, Op::PtrAdd { .. }) | (Op::Barrier, Op::Barrier) | (Op::DynamicLds, Op::DynamicLds) => true,
         (Op::AtomicRmw { op: o1, ty: t1, sync: y1, .. }, Op::AtomicRmw { op: o2, ty: t2, sync: y2, .. }) => o1 == o2 && t1 == t2 && y1 == y2,
         (Op::CmpXchg { ty: t1, sync: y1, .. }, Op::CmpXchg { ty: t2, sync: y2, .. }) => t1 == t2 && y1 == y2,

@@ -111,6 +111,10 @@ pub struct LaunchSpec {
     /// LDS bytes per work-group the launch adds for `dynamic_lds` (JSON key
     /// `"dynamic_lds"`; 0 by default).
     pub dynamic_lds: u32,
+    /// Lanes per wave for the interpreter's wave operations (JSON key
+    /// `"wave_size"`, 32 or 64; 64 by default). The simulator takes the code
+    /// object's.
+    pub wave_size: u32,
 }
 
 /// A JSON object with its keys in document order (serde_json's own map sorts).
@@ -156,6 +160,8 @@ struct JsonSpec {
     max_instructions: Option<u64>,
     #[serde(default)]
     dynamic_lds: u32,
+    #[serde(default)]
+    wave_size: Option<u32>,
 }
 
 fn json_text(v: &serde_json::Value) -> Option<String> {
@@ -289,6 +295,7 @@ impl LaunchSpec {
             print: spec.print.unwrap_or_default(),
             max_instructions: spec.max_instructions,
             dynamic_lds: spec.dynamic_lds,
+            wave_size: spec.wave_size.unwrap_or(64),
         };
         out.check()?;
         Ok(out)
@@ -307,6 +314,7 @@ impl LaunchSpec {
             print: Vec::new(),
             max_instructions: None,
             dynamic_lds: 0,
+            wave_size: 64,
         };
         for b in buffers {
             let (name, rest) = b.split_once('=').ok_or_else(|| format!("--buffer '{b}': expected NAME=TYPE:CONTENTS"))?;
@@ -348,6 +356,9 @@ impl LaunchSpec {
 
     /// Consistency checks that need no module: unique names, known buffers.
     fn check(&self) -> Result<(), String> {
+        if !matches!(self.wave_size, 32 | 64) {
+            return Err(format!("the wave size is 32 or 64, not {}", self.wave_size));
+        }
         for (i, b) in self.buffers.iter().enumerate() {
             if self.buffers[..i].iter().any(|o| o.name == b.name) {
                 return Err(format!("buffer '{}' is defined more than once", b.name));
@@ -631,6 +642,7 @@ pub fn run(module: &Module, spec: &LaunchSpec) -> Result<RunOutput, String> {
     }
     let mut options = Options::default();
     options.dynamic_lds_bytes = spec.dynamic_lds;
+    options.wave_size = spec.wave_size;
     if let Some(max) = spec.max_instructions {
         options.max_instructions = max;
     }

@@ -903,6 +903,27 @@ impl<'a> Parser<'a> {
             }
             "barrier" => Ok(Op::Barrier),
             "dynamic_lds" => Ok(Op::DynamicLds),
+            "lane_id" => Ok(Op::Wave { op: WaveOp::LaneId, ty: Type::I32, args: Vec::new() }),
+            "wave_size" => Ok(Op::Wave { op: WaveOp::WaveSize, ty: Type::I32, args: Vec::new() }),
+            "ballot" => {
+                let c = self.operand(scope, &Type::I1)?;
+                Ok(Op::Wave { op: WaveOp::Ballot, ty: Type::I64, args: vec![c] })
+            }
+            "readfirstlane" | "readlane" | "shuffle" => {
+                let (ty, _) = self.ty()?;
+                let x = self.operand(scope, &ty)?;
+                let op = match opcode {
+                    "readfirstlane" => WaveOp::ReadFirstLane,
+                    "readlane" => WaveOp::ReadLane,
+                    _ => WaveOp::Shuffle,
+                };
+                let mut args = vec![x];
+                if op != WaveOp::ReadFirstLane {
+                    self.comma("between the value and the lane")?;
+                    args.push(self.operand(scope, &Type::I32)?);
+                }
+                Ok(Op::Wave { op, ty, args })
+            }
             "extract" => {
                 let agg = self.value_operand(scope, "a vector or struct")?;
                 self.comma("before the index")?;

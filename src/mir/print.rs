@@ -195,6 +195,15 @@ impl fmt::Display for InstDisplay<'_> {
             Op::Builtin { kind, dim } => write!(f, "{} {}", kind.mnemonic(), dim_name(*dim)),
             Op::Barrier => f.write_str("barrier"),
             Op::DynamicLds => f.write_str("dynamic_lds"),
+            Op::Wave { op: op @ (WaveOp::LaneId | WaveOp::WaveSize), .. } => f.write_str(op.mnemonic()),
+            Op::Wave { op: WaveOp::Ballot, args, .. } => write!(f, "ballot {}", o(&args[0])),
+            Op::Wave { op, ty, args } => {
+                write!(f, "{} {ty} {}", op.mnemonic(), o(&args[0]))?;
+                if let Some(lane) = args.get(1) {
+                    write!(f, ", {}", o(lane))?;
+                }
+                Ok(())
+            }
             Op::Extract { agg, index } => write!(f, "extract {}, {index}", o(agg)),
             Op::Insert { agg, value, index } => write!(f, "insert {}, {}, {index}", o(agg), o(value)),
             Op::Make { ty, elems } => {

@@ -281,6 +281,24 @@ impl Checker<'_> {
             }
             Op::Barrier => {}
             Op::Fence { .. } => {}
+            Op::Wave { op, ty, args } => {
+                let m = op.mnemonic();
+                match op {
+                    WaveOp::LaneId | WaveOp::WaveSize => {}
+                    WaveOp::Ballot => {
+                        self.expect_type(at(), "the condition of 'ballot'", &args[0], &Type::I1);
+                    }
+                    _ => {
+                        if !(ty.is_int() || ty.is_float()) || *ty == Type::I1 {
+                            self.error(at(), format!("'{m}' works on integer and float scalars (not i1), not {ty}"));
+                        }
+                        self.expect_type(at(), &format!("the value of '{m}'"), &args[0], ty);
+                        if let Some(lane) = args.get(1) {
+                            self.expect_type(at(), &format!("the lane of '{m}'"), lane, &Type::I32);
+                        }
+                    }
+                }
+            }
             Op::DynamicLds => {
                 if func.kind != FuncKind::Kernel {
                     self.error(at(), "'dynamic_lds' is only allowed in kernels (LDS is allocated per work-group)");

@@ -948,6 +948,7 @@ impl Combination {
             print: Vec::new(),
             max_instructions: None,
             dynamic_lds: 0,
+            wave_size: 64,
         };
         Case { text: self.kernel_text(operands), spec, per_unit: buffers.iter().map(|b| (b.name.clone(), b.per_unit)).collect(), unit_inputs, unit_values }
     }

@@ -34,6 +34,7 @@ mod compare;
 mod float;
 mod memory;
 mod memory_model;
+mod wave;
 mod unary;
 
 use compare::*;
@@ -695,6 +696,10 @@ impl<'a> Isel<'a> {
                 }
             }
             Op::Fence { order, scope } => self.fence(*order, *scope),
+            Op::Wave { op, ty, args } => {
+                let l = self.wave_op(*op, ty, args)?;
+                self.set(result.unwrap(), l);
+            }
             Op::PtrAdd { ptr, offset } => {
                 let l = self.ptradd(ptr, offset, divergent_result)?;
                 self.set(result.unwrap(), l);

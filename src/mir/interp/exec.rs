@@ -34,6 +34,8 @@ struct Frame {
 enum State {
     Running,
     Barrier,
+    /// Stopped at a collective wave operation, waiting for its wave.
+    Wave,
     Done,
 }
 
@@ -549,6 +551,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                     // Work-items run one at a time, in an order that respects
                     // every fence: a fence changes nothing.
                     Op::Fence { .. } => RtValue::Scalar(0),
+                    Op::Wave { op: WaveOp::LaneId, .. } => RtValue::Scalar(u64::from(self.linear_id(*id) % self.options.wave_size)),
+                    Op::Wave { op: WaveOp::WaveSize, .. } => RtValue::Scalar(u64::from(self.options.wave_size)),
+                    Op::Wave { .. } => return Ok(State::Wave),
                     Op::DynamicLds => RtValue::Scalar(u64::from(self.dynamic_lds_base)),
                     Op::LdsSlot { .. } => {
                         match self.lds_layout.iter().find(|s| s.0 == frame.inst).filter(|_| frame.block == 0 && depth == 1) {
@@ -678,6 +683,91 @@ impl<'m, 'a> Machine<'m, 'a> {
         e
     }
 
+    /// A work-item's linear id in its work-group (x fastest): its wave is
+    /// this divided by the wave size, its lane the remainder.
+    fn linear_id(&self, id: [u32; 3]) -> u32 {
+        let b = self.launch.block;
+        id[0] + b[0] * (id[1] + b[1] * id[2])
+    }
+
+    /// Runs the collective wave operations every lane of some wave waits at:
+    /// each wave whose live lanes (those that have not returned) all wait at
+    /// the same operation executes it together. Returns whether any ran; a
+    /// wave whose live lanes wait at different places is an error.
+    fn run_wave_ops(&mut self, items: &mut [WorkItem]) -> Result<bool, InterpError> {
+        let size = self.options.wave_size.max(1) as usize;
+        let mut ran = false;
+        for start in (0..items.len()).step_by(size) {
+            let wave = start..(start + size).min(items.len());
+            let Some(first) = wave.clone().find(|&i| items[i].state == State::Wave) else { continue };
+            let key = Self::barrier_key(&items[first]);
+            for i in wave.clone() {
+                let other = &items[i];
+                let message = match other.state {
+                    State::Done | State::Wave if other.state == State::Done || Self::barrier_key(other) == key => continue,
+                    State::Done | State::Wave => "waits at a different wave operation (or at one in a different call)",
+                    State::Barrier => "waits at a barrier instead",
+                    State::Running => unreachable!("every work-item has stopped"),
+                };
+                return Err(self.error_at(
+                    &items[first],
+                    format!("wave divergence: work-item {} waits at this wave operation, but work-item {} of its wave {message}", dims(items[first].id), dims(other.id)),
+                ));
+            }
+            // The operation and every live lane's operands.
+            let frame = items[first].frames.last().expect("waiting work-items have frames");
+            let inst = &self.module.functions[frame.func].blocks[frame.block].insts[frame.inst];
+            let Op::Wave { op, args, .. } = &inst.op else { unreachable!("stopped at a wave operation") };
+            let live: Vec<usize> = wave.clone().filter(|&i| items[i].state == State::Wave).collect();
+            let lane_of = |i: usize| (i - start) as u64;
+            let operand = |items: &[WorkItem], i: usize, k: usize| val(&items[i].frames.last().expect("frames").regs, &args[k]);
+            let lane_arg = |items: &[WorkItem], i: usize| -> Result<usize, String> {
+                let RtValue::Scalar(l) = operand(items, i, 1) else { return Err("internal: lane operand".into()) };
+                let l = l as u32 as usize;
+                if l >= size || !live.contains(&(start + l)) {
+                    return Err(format!("'{}' reads lane {l}, which is not an active lane of the wave", op.mnemonic()));
+                }
+                Ok(start + l)
+            };
+            let mut results: Vec<RtValue> = Vec::with_capacity(live.len());
+            let fail = |this: &Self, items: &[WorkItem], i: usize, m: String| this.error_at(&items[i], m);
+            for &i in &live {
+                let r = match op {
+                    WaveOp::ReadFirstLane => operand(items, live[0], 0),
+                    WaveOp::ReadLane => {
+                        let first_lane = lane_arg(items, live[0]).map_err(|m| fail(self, items, i, m))?;
+                        let mine = lane_arg(items, i).map_err(|m| fail(self, items, i, m))?;
+                        if mine != first_lane {
+                            return Err(fail(self, items, i, format!("'readlane' needs the same lane in every lane of the wave ({} and {})", first_lane - start, mine - start)));
+                        }
+                        operand(items, mine, 0)
+                    }
+                    WaveOp::Shuffle => {
+                        let src = lane_arg(items, i).map_err(|m| fail(self, items, i, m))?;
+                        operand(items, src, 0)
+                    }
+                    WaveOp::Ballot => RtValue::Scalar(
+                        live.iter().filter(|&&j| matches!(operand(items, j, 0), RtValue::Scalar(b) if b & 1 != 0)).fold(0u64, |m, &j| m | 1 << lane_of(j)),
+                    ),
+                    WaveOp::LaneId | WaveOp::WaveSize => unreachable!("not collective"),
+                };
+                results.push(r);
+            }
+            for (&i, r) in live.iter().zip(results) {
+                let wi = &mut items[i];
+                let frame = wi.frames.last_mut().expect("frames");
+                if let Some(res) = inst.result {
+                    frame.regs[res.0 as usize] = r;
+                }
+                frame.inst += 1;
+                wi.state = State::Running;
+            }
+            self.instructions += 1;
+            ran = true;
+        }
+        Ok(ran)
+    }
+
     fn barrier_key(wi: &WorkItem) -> Vec<(usize, usize, usize)> {
         wi.frames.iter().map(|f| (f.func, f.block, f.inst)).collect()
     }
@@ -693,6 +783,9 @@ impl<'m, 'a> Machine<'m, 'a> {
                         Err(message) => return Err(self.error_at(wi, message)),
                     }
                 }
+            }
+            if self.run_wave_ops(items)? {
+                continue;
             }
             let Some(first) = items.iter().position(|w| w.state == State::Barrier) else {
                 return Ok(()); // everyone returned

@@ -137,11 +137,13 @@ pub struct Options {
     /// LDS bytes per work-group that the launch adds after the kernel's
     /// `lds_slot`s (where `dynamic_lds` points).
     pub dynamic_lds_bytes: u32,
+    /// Lanes per wave (32 or 64), for the wave operations.
+    pub wave_size: u32,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { max_instructions: 1_000_000_000, max_call_depth: 512, max_lds_bytes: 65536, max_private_bytes: 256 * 1024, dynamic_lds_bytes: 0 }
+        Options { max_instructions: 1_000_000_000, max_call_depth: 512, max_lds_bytes: 65536, max_private_bytes: 256 * 1024, dynamic_lds_bytes: 0, wave_size: 64 }
     }
 }
 

@@ -1,0 +1,142 @@
+//! Wave operations (docs/mir.md "Wave operations"): lane ids from
+//! `v_mbcnt`, values of one lane by `v_readfirstlane`/`v_readlane`, lane
+//! masks as ballots, and per-lane reads of other lanes by `ds_bpermute_b32`.
+//! Every live lane of the wave executes them together (MIR requires it), so
+//! EXEC holds exactly the lanes that take part.
+
+use super::*;
+use crate::mir::WaveOp;
+
+impl<'a> Isel<'a> {
+    pub(super) fn wave_op(&mut self, op: WaveOp, ty: &Type, args: &[Operand]) -> Result<Lowered, Diagnostic> {
+        let lanes = if self.wave64() { 64 } else { 32 };
+        match op {
+            WaveOp::WaveSize => Ok(Lowered::Imm(lanes)),
+            WaveOp::LaneId => {
+                // The count of lanes below this one in an all-ones mask.
+                let lo = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_mbcnt_lo_u32_b32, &[Dst::R(lo)], &[Src::Imm(u32::MAX), Src::Imm(0)], |i| i.e64 = true);
+                if !self.wave64() {
+                    return Ok(Lowered::V(lo));
+                }
+                let id = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_mbcnt_hi_u32_b32, &[Dst::R(id)], &[Src::Imm(u32::MAX), Src::R(lo)], |i| i.e64 = true);
+                Ok(Lowered::V(id))
+            }
+            WaveOp::Ballot => {
+                let c = self.lowered(&args[0]);
+                let exec = self.exec_reg();
+                // Only active lanes vote: a mask is tidied with EXEC.
+                let mask = match c {
+                    Lowered::Imm(b) if b & 1 == 0 => return Ok(Lowered::Imm(0)),
+                    Lowered::Imm(_) => None,
+                    Lowered::Bool(b) => {
+                        // Uniform: all active lanes or none.
+                        let m = self.vreg(self.mask_class());
+                        let (cmp, sel) = if self.wave64() { (Opcode::s_cmp_lg_u32, Opcode::s_cselect_b64) } else { (Opcode::s_cmp_lg_u32, Opcode::s_cselect_b32) };
+                        self.emit_seq(&[(cmp, &[], &[Src::R(b), Src::Imm(0)]), (sel, &[Dst::R(m)], &[Src::Fixed(exec), Src::Imm(0)])]);
+                        return self.mask_to_i64(m);
+                    }
+                    other => Some(self.to_mask(&other)?),
+                };
+                let m = self.vreg(self.mask_class());
+                let and = if self.wave64() { Opcode::s_and_b64 } else { Opcode::s_and_b32 };
+                match mask {
+                    Some(c) => self.emit(and, &[Dst::R(m)], &[Src::R(c), Src::Fixed(exec)], |_| {}),
+                    None => {
+                        let mov = if self.wave64() { Opcode::s_mov_b64 } else { Opcode::s_mov_b32 };
+                        self.emit(mov, &[Dst::R(m)], &[Src::Fixed(exec)], |_| {});
+                    }
+                }
+                self.mask_to_i64(m)
+            }
+            WaveOp::ReadFirstLane | WaveOp::ReadLane => {
+                let x = self.lowered(&args[0]);
+                if !in_vector_registers(&x) {
+                    return Ok(x); // already the same in every lane
+                }
+                let lane = match args.get(1) {
+                    Some(l) => {
+                        let l = self.lowered(l);
+                        // The same in every lane (MIR requires it): any lane's.
+                        Some(if in_vector_registers(&l) {
+                            let v = self.to_v(&l)?;
+                            Src::R(self.readfirstlane(v))
+                        } else {
+                            self.scalar_src(&l)?
+                        })
+                    }
+                    None => None,
+                };
+                let pieces = if ty.bits() == 64 {
+                    let (lo, hi) = self.to_v64(&x)?;
+                    vec![lo, hi]
+                } else {
+                    vec![self.to_v(&x)?]
+                };
+                let read: Vec<ra::VReg> = pieces
+                    .into_iter()
+                    .map(|v| match lane {
+                        None => self.readfirstlane(v),
+                        Some(l) => {
+                            let d = self.vreg(Class::Sgpr);
+                            self.emit(Opcode::v_readlane_b32, &[Dst::R(d)], &[Src::R(v), l], |i| i.e64 = true);
+                            d
+                        }
+                    })
+                    .collect();
+                Ok(match read.as_slice() {
+                    [one] => Lowered::S(*one),
+                    [lo, hi] => Lowered::S64(self.make_pair(*lo, *hi)),
+                    _ => unreachable!("one or two pieces"),
+                })
+            }
+            WaveOp::Shuffle => {
+                let x = self.lowered(&args[0]);
+                if !in_vector_registers(&x) {
+                    return Ok(x);
+                }
+                let lane = self.lowered(&args[1]);
+                // ds_bpermute_b32 reads lane (address / 4) of the data.
+                let addr = self.vreg(Class::Vgpr);
+                self.valu(Opcode::v_lshlrev_b32, addr, &[Lowered::Imm(2), lane], false)?;
+                let pieces = if ty.bits() == 64 {
+                    let (lo, hi) = self.to_v64(&x)?;
+                    vec![lo, hi]
+                } else {
+                    vec![self.to_v(&x)?]
+                };
+                let got: Vec<ra::VReg> = pieces
+                    .into_iter()
+                    .map(|v| {
+                        let d = self.vreg(Class::Vgpr);
+                        self.emit(Opcode::ds_bpermute_b32, &[Dst::R(d)], &[Src::R(addr), Src::R(v)], |_| {});
+                        d
+                    })
+                    .collect();
+                Ok(match got.as_slice() {
+                    [one] => Lowered::V(*one),
+                    [lo, hi] => Lowered::V64(*lo, *hi),
+                    _ => unreachable!("one or two pieces"),
+                })
+            }
+        }
+    }
+
+    fn readfirstlane(&mut self, v: ra::VReg) -> ra::VReg {
+        let d = self.vreg(Class::Sgpr);
+        self.emit(Opcode::v_readfirstlane_b32, &[Dst::R(d)], &[Src::R(v)], |_| {});
+        d
+    }
+
+    /// A lane mask as the i64 `ballot` gives (wave32: the high half 0).
+    fn mask_to_i64(&mut self, m: ra::VReg) -> Result<Lowered, Diagnostic> {
+        if self.wave64() {
+            // The mask class is an SGPR pair in wave64.
+            return Ok(Lowered::S64(m));
+        }
+        let zero = self.vreg(Class::Sgpr);
+        self.emit(Opcode::s_mov_b32, &[Dst::R(zero)], &[Src::Imm(0)], |_| {});
+        Ok(Lowered::S64(self.make_pair(m, zero)))
+    }
+}
