@@ -198,6 +198,9 @@ for n, sig in [
 add("v_cvt_f16_f32", None, "VOP1", "VOP3", "v1|c1", "e64name11")
 add("v_cvt_f32_f16", None, "VOP1", "VOP3", "v1|c1", "e64name11")
 add("v_ffbh_u32", "v_clz_i32_u32", "VOP1", "VOP1", "v1|c1", "")
+# gfx11 only: swaps the two 32-lane halves of a wave64 (ds_bpermute stays
+# within a half there).
+add("v_permlane64_b32", None, "VOP1", "VOP1", "v1|v1", "")
 add("v_ffbl_b32", "v_ctz_i32_b32", "VOP1", "VOP1", "v1|c1", "")
 add("v_ffbh_i32", "v_cls_i32", "VOP1", "VOP1", "v1|c1", "")
 

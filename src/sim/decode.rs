@@ -74,6 +74,7 @@ named! {
     v_trunc_f64, v_ceil_f64, v_floor_f64, v_rndne_f64, v_fract_f64, v_frexp_exp_i32_f32,
     v_frexp_mant_f32, v_frexp_exp_i32_f64, v_frexp_mant_f64, v_not_b32, v_bfrev_b32, v_ffbh_u32,
     v_ffbl_b32, v_ffbh_i32, v_accvgpr_mov_b32, v_sin_f32, v_cos_f32, v_cvt_f16_f32, v_cvt_f32_f16,
+    v_permlane64_b32,
     // VOP3
     v_mad_u32_u24, v_mad_i32_i24, v_fma_f32, v_fma_f64, v_bfe_u32, v_bfe_i32, v_bfi_b32,
     v_alignbit_b32, v_alignbyte_b32, v_min3_f32, v_min3_i32, v_min3_u32, v_max3_f32, v_max3_i32,

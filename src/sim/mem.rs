@@ -323,9 +323,11 @@ pub fn ds(w: &mut Wave, d: &DInst, op: Ds, ctx: &mut MemCtx) -> Result<(), Strin
         Ds::Bpermute | Ds::Permute => {
             let mut src = [0u32; 64];
             let mut addr = [0u32; 64];
+            // gfx11 in wave64 permutes within each 32-lane half only.
+            let span = if w.gen() == Generation::Gfx11 { 32.min(lanes) } else { lanes };
             for l in 0..lanes {
                 src[l as usize] = v32(w, &i.uses[1], l);
-                addr[l as usize] = (v32(w, &i.uses[0], l).wrapping_add(i.offset as u32) / 4) % lanes;
+                addr[l as usize] = (l & !(span - 1)) | (v32(w, &i.uses[0], l).wrapping_add(i.offset as u32) / 4) % span;
             }
             let mut out = [0u32; 64];
             for l in 0..lanes {

@@ -88,6 +88,17 @@ fn exec_n(w: &mut Wave, d: &DInst, n: N, ftz: bool) -> Result<(), String> {
             set_s(w, &i.defs[0], v as u64);
             return Ok(());
         }
+        // The two halves of a wave64 swapped (wave32: a move); every lane.
+        N::v_permlane64_b32 => {
+            let vals: Vec<u32> = (0..lanes).map(|l| v32(w, &i.uses[0], l)).collect();
+            for l in 0..lanes {
+                if exec >> l & 1 == 1 {
+                    let from = if lanes == 64 { l ^ 32 } else { l };
+                    set_v(w, &i.defs[0], l, u64::from(vals[from as usize]));
+                }
+            }
+            return Ok(());
+        }
         N::v_writelane_b32 => {
             let lane = v32(w, &i.uses[1], 0) & (lanes - 1);
             let v = v32(w, &i.uses[0], 0);

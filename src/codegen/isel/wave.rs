@@ -97,9 +97,22 @@ impl<'a> Isel<'a> {
                     return Ok(x);
                 }
                 let lane = self.lowered(&args[1]);
-                // ds_bpermute_b32 reads lane (address / 4) of the data.
+                // ds_bpermute_b32 reads lane (address / 4) of the data; gfx11
+                // in wave64 only within the reading lane's half, so there the
+                // other half comes from a half-swapped copy (v_permlane64_b32).
                 let addr = self.vreg(Class::Vgpr);
-                self.valu(Opcode::v_lshlrev_b32, addr, &[Lowered::Imm(2), lane], false)?;
+                self.valu(Opcode::v_lshlrev_b32, addr, &[Lowered::Imm(2), lane.clone()], false)?;
+                let halves = self.wave64() && self.target.gpu.generation() == isa::Generation::Gfx11;
+                let other_half = if halves {
+                    let me = self.wave_op(WaveOp::LaneId, &Type::I32, &[])?;
+                    let differ = self.vreg(Class::Vgpr);
+                    self.valu(Opcode::v_xor_b32, differ, &[lane, me], true)?;
+                    let bit = self.vreg(Class::Vgpr);
+                    self.valu(Opcode::v_and_b32, bit, &[Lowered::Imm(32), Lowered::V(differ)], true)?;
+                    Some(self.vcmp(Opcode::v_cmp_ne_u32, Lowered::V(bit), Lowered::Imm(0))?)
+                } else {
+                    None
+                };
                 let pieces = if ty.bits() == 64 {
                     let (lo, hi) = self.to_v64(&x)?;
                     vec![lo, hi]
@@ -111,7 +124,22 @@ impl<'a> Isel<'a> {
                     .map(|v| {
                         let d = self.vreg(Class::Vgpr);
                         self.emit(Opcode::ds_bpermute_b32, &[Dst::R(d)], &[Src::R(addr), Src::R(v)], |_| {});
-                        d
+                        let Some(cross) = other_half else { return d };
+                        // Swapped with every lane on: the lane read in the other
+                        // half may be inactive here, and v_permlane64 writes only
+                        // active lanes. (The fresh register holds nothing else in
+                        // any lane, so the extra lanes written are harmless.)
+                        let swapped = self.vreg(Class::Vgpr);
+                        let save = self.vreg(self.mask_class());
+                        let exec = self.exec_reg();
+                        self.emit(Opcode::s_or_saveexec_b64, &[Dst::R(save)], &[Src::Imm(u32::MAX)], |_| {});
+                        self.emit(Opcode::v_permlane64_b32, &[Dst::R(swapped)], &[Src::R(v)], |_| {});
+                        self.emit(Opcode::s_mov_b64, &[Dst::Fixed(exec)], &[Src::R(save)], |_| {});
+                        let far = self.vreg(Class::Vgpr);
+                        self.emit(Opcode::ds_bpermute_b32, &[Dst::R(far)], &[Src::R(addr), Src::R(swapped)], |_| {});
+                        let r = self.vreg(Class::Vgpr);
+                        self.emit(Opcode::v_cndmask_b32, &[Dst::R(r)], &[Src::R(d), Src::R(far), Src::R(cross)], |i| i.e64 = true);
+                        r
                     })
                     .collect();
                 Ok(match got.as_slice() {
