@@ -295,19 +295,24 @@ fn nested_and_recursive_calls() {
 fn wave_operations_in_full_and_partial_waves() {
     // Work-groups of 100: full and partial waves in wave64 and wave32; lanes 9
     // and 40 of every wave have returned before the wave operations.
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/wave_ops.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let input: Vec<String> = (0..200u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 7).to_string()).collect();
+    check_waves("wave_ops.mir", &input, 1600, &["u=77".into()]);
+    // Signed values for the reductions and scans.
+    let input: Vec<String> = (0..200u32).map(|i| ((i.wrapping_mul(2_654_435_761) >> 11) as i32 - 1_000_000).to_string()).collect();
+    check_waves("wave_reduce.mir", &input, 1400, &[]);
+}
+
+/// Runs a wave test kernel (`in`, `out` and `extra` arguments) on every target
+/// with the interpreter's wave size set to the target's.
+fn check_waves(file: &str, input: &[String], out_len: usize, extra: &[String]) {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let module = mir::parse(&text).unwrap();
     mir::verify::verify(&module).unwrap();
-    let input: Vec<String> = (0..200u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 7).to_string()).collect();
     for target in targets() {
-        let mut spec = LaunchSpec::from_flags(
-            "200",
-            "100",
-            &[format!("in=i32:{}", input.join(",")), "out=i32:zero:1600".into()],
-            &["in=@in".into(), "out=@out".into(), "u=77".into()],
-            &[],
-        )
-        .unwrap();
+        let mut args = vec!["in=@in".to_string(), "out=@out".to_string()];
+        args.extend(extra.iter().cloned());
+        let mut spec =
+            LaunchSpec::from_flags("200", "100", &[format!("in=i32:{}", input.join(",")), format!("out=i32:zero:{out_len}")], &args, &[]).unwrap();
         spec.wave_size = target.target.wave.lanes();
         let want = mir::launch::run(&module, &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
         let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
@@ -315,7 +320,7 @@ fn wave_operations_in_full_and_partial_waves() {
         let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
         for w in &want.buffers {
             let g = got.iter().find(|b| b.name == w.name).unwrap();
-            assert_eq!(g.elements(), w.elements(), "{}: buffer {}", target.isa_name(), w.name);
+            assert_eq!(g.elements(), w.elements(), "{file} on {}: buffer {}", target.isa_name(), w.name);
         }
     }
 }

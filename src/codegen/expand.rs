@@ -371,6 +371,109 @@ impl Ctx<'_> {
         self.push(isa::Inst::new(op, vec![isa::Operand::Reg(dst)], vec![isa::Operand::Reg(src)]));
     }
 
+    /// A wave reduction or scan in whole-wave mode: every lane on, inactive
+    /// lanes given the identity, then log2(wave size) steps that combine each
+    /// lane with the lane `2^k` away (xor for a reduction, below for a scan)
+    /// read by `ds_bpermute_b32` (on gfx11 in wave64 the other half through
+    /// `v_permlane64_b32`, as ds_bpermute stays within a half there). The
+    /// temporaries are windows 0-2, which hold nothing live in any lane, so
+    /// writing their inactive lanes is harmless; EXEC is restored at the end.
+    fn wave_scan(&mut self, op: crate::mir::WaveOp, dst: isa::Reg, x: isa::Reg) {
+        use crate::mir::{BinOp, WaveOp};
+        let (bop, scan, exclusive) = match op {
+            WaveOp::Reduce(b) => (b, false, false),
+            WaveOp::InclusiveScan(b) => (b, true, false),
+            WaveOp::ExclusiveScan(b) => (b, true, true),
+            other => unreachable!("not a reduction: {other:?}"),
+        };
+        let lanes: u32 = if self.wave64() { 64 } else { 32 };
+        let halves = self.wave64() && self.target.gpu.generation() == isa::Generation::Gfx11;
+        let v = |n: u16| isa::Reg::v(n, 1);
+        let base = self.window(0).base.index();
+        let (y, t, addr, lane, far, keep) = (v(base), v(base + 1), v(base + 2), v(base + 3), v(base + 4), v(base + 5));
+        let r = isa::Operand::Reg;
+        let imm = isa::Operand::imm32;
+        let save = isa::Reg::s(self.place.temps, self.mask_size());
+        let cond = isa::Reg::s(self.place.temps + 2, self.mask_size());
+        let identity = WaveOp::identity(bop) as u32;
+        let combine = match bop {
+            BinOp::Add => Opcode::v_add_u32,
+            BinOp::And => Opcode::v_and_b32,
+            BinOp::Or => Opcode::v_or_b32,
+            BinOp::Xor => Opcode::v_xor_b32,
+            BinOp::SMin => Opcode::v_min_i32,
+            BinOp::SMax => Opcode::v_max_i32,
+            BinOp::UMin => Opcode::v_min_u32,
+            BinOp::UMax => Opcode::v_max_u32,
+            BinOp::FMin => Opcode::v_min_f32,
+            _ => Opcode::v_max_f32,
+        };
+        let e64 = |mut i: isa::Inst| {
+            i.e64 = true;
+            i
+        };
+        let saveexec = self.op_b(Opcode::s_or_saveexec_b64, Opcode::s_or_saveexec_b32);
+        self.push(isa::Inst::new(saveexec, vec![r(save)], vec![imm(u32::MAX)]));
+        self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(y)], vec![imm(identity)]));
+        self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(y)], vec![r(y), r(x), r(save)])));
+        if bop.is_float() {
+            // minNum/maxNum ignore a NaN, IEEE-mode min/max only a quiet one.
+            self.push(e64(isa::Inst::new(Opcode::v_max_f32, vec![r(y)], vec![r(y), r(y)])));
+        }
+        self.push(isa::Inst::new(Opcode::v_mbcnt_lo_u32_b32, vec![r(lane)], vec![imm(u32::MAX), imm(0)]));
+        if self.wave64() {
+            self.push(isa::Inst::new(Opcode::v_mbcnt_hi_u32_b32, vec![r(lane)], vec![imm(u32::MAX), r(lane)]));
+        }
+        // t = y of the lane whose index is in `addr` (in bytes); on gfx11
+        // wave64 a read across the halves comes from the swapped copy.
+        let read = |c: &mut Self, from: isa::Reg| {
+            c.push(isa::Inst::new(Opcode::v_lshlrev_b32, vec![r(far)], vec![imm(2), r(addr)]));
+            c.push(isa::Inst::new(Opcode::ds_bpermute_b32, vec![r(t)], vec![r(far), r(from)]));
+            if halves {
+                c.push(isa::Inst::new(Opcode::v_permlane64_b32, vec![r(keep)], vec![r(from)]));
+                c.push(isa::Inst::new(Opcode::ds_bpermute_b32, vec![r(keep)], vec![r(far), r(keep)]));
+                c.push(isa::Inst::new(Opcode::v_xor_b32, vec![r(far)], vec![r(addr), r(lane)]));
+                c.push(isa::Inst::new(Opcode::v_and_b32, vec![r(far)], vec![imm(32), r(far)]));
+                c.push(e64(isa::Inst::new(Opcode::v_cmp_ne_u32, vec![r(cond)], vec![imm(0), r(far)])));
+                c.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(t)], vec![r(t), r(keep), r(cond)])));
+            }
+        };
+        if exclusive {
+            // Each lane takes its lower neighbour's value (the identity in
+            // lane 0); the inclusive scan of that is the exclusive scan.
+            self.push(isa::Inst::new(Opcode::v_subrev_u32, vec![r(addr)], vec![imm(1), r(lane)]));
+            read(self, y);
+            self.push(e64(isa::Inst::new(Opcode::v_cmp_eq_u32, vec![r(cond)], vec![imm(0), r(lane)])));
+            self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(far)], vec![imm(identity)]));
+            self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(y)], vec![r(t), r(far), r(cond)])));
+        }
+        let mut k = 1;
+        while k < lanes {
+            if scan {
+                self.push(isa::Inst::new(Opcode::v_subrev_u32, vec![r(addr)], vec![imm(k), r(lane)]));
+            } else {
+                self.push(isa::Inst::new(Opcode::v_xor_b32, vec![r(addr)], vec![imm(k), r(lane)]));
+            }
+            read(self, y);
+            self.push(isa::Inst::new(combine, vec![r(t)], vec![r(t), r(y)]));
+            if scan {
+                // Lanes below k have no lane k below them.
+                self.push(e64(isa::Inst::new(Opcode::v_cmp_le_u32, vec![r(cond)], vec![imm(k), r(lane)])));
+                self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(y)], vec![r(y), r(t), r(cond)])));
+            } else {
+                self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(y)], vec![r(t)]));
+            }
+            k *= 2;
+        }
+        if scan {
+            self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(dst)], vec![r(y)]));
+        } else {
+            self.push(isa::Inst::new(Opcode::v_readfirstlane_b32, vec![r(dst)], vec![r(y)]));
+        }
+        let restore = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
+        self.push(isa::Inst::new(restore, vec![r(self.exec())], vec![r(save)]));
+    }
+
     fn window(&self, w: u8) -> isa::Reg {
         isa::Reg::v(self.window_base + 2 * u16::from(w), 2)
     }
@@ -396,6 +499,7 @@ impl Ctx<'_> {
                 self.mov(d, s);
             }
             MKind::ImplicitDef | MKind::Entry | MKind::Clobber(_) => {}
+            MKind::WaveScan(op) => self.wave_scan(*op, reg(0), reg(1)),
             MKind::MakePair => {
                 let (p, lo, hi) = (reg(0), reg(1), reg(2));
                 self.mov(Self::half_of(p, 0), lo);
@@ -916,7 +1020,7 @@ impl Ctx<'_> {
 /// Expands a function. Blocks are laid out in VCode order.
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
     let place = Placement::new(vcode, out);
-    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::VQuad { .. } | Fill::Address { .. }))));
+    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::VQuad { .. } | Fill::Address { .. }))) || matches!(m.kind, MKind::WaveScan(_)));
     // A callee's windows sit right above its allocation, which leaves room for
     // them below v32: arguments arriving there are copied out at the entry,
     // before any instruction uses a window.

@@ -93,12 +93,19 @@ pub fn analyze(func: &Function) -> Uniformity {
             for inst in &block.insts {
                 let Some(result) = inst.result else { continue };
                 // Values a wave operation makes the same in every lane.
-                if let Op::Wave { op: crate::mir::WaveOp::ReadFirstLane | crate::mir::WaveOp::ReadLane | crate::mir::WaveOp::Ballot | crate::mir::WaveOp::WaveSize, .. } = &inst.op {
+                if let Op::Wave {
+                    op: crate::mir::WaveOp::ReadFirstLane | crate::mir::WaveOp::ReadLane | crate::mir::WaveOp::Ballot | crate::mir::WaveOp::WaveSize | crate::mir::WaveOp::Reduce(_),
+                    ..
+                } = &inst.op
+                {
                     continue;
                 }
                 let source_of_divergence = match &inst.op {
                     Op::Builtin { kind, .. } => *kind == crate::mir::Builtin::WorkitemId,
-                    Op::Wave { op: crate::mir::WaveOp::LaneId | crate::mir::WaveOp::Shuffle, .. } => true,
+                    Op::Wave {
+                        op: crate::mir::WaveOp::LaneId | crate::mir::WaveOp::Shuffle | crate::mir::WaveOp::InclusiveScan(_) | crate::mir::WaveOp::ExclusiveScan(_),
+                        ..
+                    } => true,
                     Op::Load { ptr, .. } => !matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Constant)),
                     Op::AtomicRmw { .. } | Op::CmpXchg { .. } | Op::Call { .. } => true,
                     _ => false,

@@ -547,10 +547,33 @@ pub enum WaveOp {
     Ballot,
     /// `shuffle T x, lane`: x of lane `lane` (per lane; that lane active).
     Shuffle,
+    /// `wave_reduce OP T x`: OP over x of every active lane (the same in all).
+    Reduce(BinOp),
+    /// `wave_scan_incl OP T x`: OP over x of the active lanes up to this one.
+    InclusiveScan(BinOp),
+    /// `wave_scan_excl OP T x`: OP over x of the active lanes below this one
+    /// (the identity in the lowest).
+    ExclusiveScan(BinOp),
 }
 
 impl WaveOp {
-    pub const ALL: [WaveOp; 6] = [WaveOp::LaneId, WaveOp::WaveSize, WaveOp::ReadFirstLane, WaveOp::ReadLane, WaveOp::Ballot, WaveOp::Shuffle];
+    /// The operations reductions and scans take, on i32 (the integer ones)
+    /// and f32 (fmin, fmax).
+    pub const REDUCIBLE: [BinOp; 10] =
+        [BinOp::Add, BinOp::And, BinOp::Or, BinOp::Xor, BinOp::SMin, BinOp::SMax, BinOp::UMin, BinOp::UMax, BinOp::FMin, BinOp::FMax];
+
+    /// The identity of a reduction's operation (bits of i32/f32): what an
+    /// exclusive scan gives the lowest lane.
+    pub fn identity(op: BinOp) -> u64 {
+        match op {
+            BinOp::And | BinOp::UMin => 0xffff_ffff,
+            BinOp::SMin => 0x7fff_ffff,
+            BinOp::SMax => 0x8000_0000,
+            // minNum/maxNum ignore a NaN: the quiet NaN is their identity.
+            BinOp::FMin | BinOp::FMax => 0x7fc0_0000,
+            _ => 0,
+        }
+    }
 
     pub fn mnemonic(self) -> &'static str {
         match self {
@@ -560,6 +583,9 @@ impl WaveOp {
             WaveOp::ReadLane => "readlane",
             WaveOp::Ballot => "ballot",
             WaveOp::Shuffle => "shuffle",
+            WaveOp::Reduce(_) => "wave_reduce",
+            WaveOp::InclusiveScan(_) => "wave_scan_incl",
+            WaveOp::ExclusiveScan(_) => "wave_scan_excl",
         }
     }
 

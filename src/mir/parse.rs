@@ -909,6 +909,24 @@ impl<'a> Parser<'a> {
                 let c = self.operand(scope, &Type::I1)?;
                 Ok(Op::Wave { op: WaveOp::Ballot, ty: Type::I64, args: vec![c] })
             }
+            "wave_reduce" | "wave_scan_incl" | "wave_scan_excl" => {
+                let (tok, span) = self.next();
+                let bop = match &tok {
+                    Tok::Ident(name) => WaveOp::REDUCIBLE.into_iter().find(|b| b.mnemonic() == name),
+                    _ => None,
+                };
+                let Some(bop) = bop else {
+                    return Err(Diagnostic::new(format!("expected a reduction (add, and, or, xor, smin, smax, umin, umax, fmin, fmax), found {}", tok.describe()), span));
+                };
+                let (ty, _) = self.ty()?;
+                let x = self.operand(scope, &ty)?;
+                let op = match opcode {
+                    "wave_reduce" => WaveOp::Reduce(bop),
+                    "wave_scan_incl" => WaveOp::InclusiveScan(bop),
+                    _ => WaveOp::ExclusiveScan(bop),
+                };
+                Ok(Op::Wave { op, ty, args: vec![x] })
+            }
             "readfirstlane" | "readlane" | "shuffle" => {
                 let (ty, _) = self.ty()?;
                 let x = self.operand(scope, &ty)?;

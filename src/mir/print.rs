@@ -197,6 +197,9 @@ impl fmt::Display for InstDisplay<'_> {
             Op::DynamicLds => f.write_str("dynamic_lds"),
             Op::Wave { op: op @ (WaveOp::LaneId | WaveOp::WaveSize), .. } => f.write_str(op.mnemonic()),
             Op::Wave { op: WaveOp::Ballot, args, .. } => write!(f, "ballot {}", o(&args[0])),
+            Op::Wave { op: op @ (WaveOp::Reduce(b) | WaveOp::InclusiveScan(b) | WaveOp::ExclusiveScan(b)), ty, args } => {
+                write!(f, "{} {} {ty} {}", op.mnemonic(), b.mnemonic(), o(&args[0]))
+            }
             Op::Wave { op, ty, args } => {
                 write!(f, "{} {ty} {}", op.mnemonic(), o(&args[0]))?;
                 if let Some(lane) = args.get(1) {

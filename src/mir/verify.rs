@@ -288,6 +288,13 @@ impl Checker<'_> {
                     WaveOp::Ballot => {
                         self.expect_type(at(), "the condition of 'ballot'", &args[0], &Type::I1);
                     }
+                    WaveOp::Reduce(b) | WaveOp::InclusiveScan(b) | WaveOp::ExclusiveScan(b) => {
+                        let want = if b.is_float() { Type::F32 } else { Type::I32 };
+                        if *ty != want {
+                            self.error(at(), format!("'{m} {}' works on {want}, not {ty}", b.mnemonic()));
+                        }
+                        self.expect_type(at(), &format!("the value of '{m}'"), &args[0], ty);
+                    }
                     _ => {
                         if !(ty.is_int() || ty.is_float()) || *ty == Type::I1 {
                             self.error(at(), format!("'{m}' works on integer and float scalars (not i1), not {ty}"));

@@ -91,6 +91,19 @@ impl<'a> Isel<'a> {
                     _ => unreachable!("one or two pieces"),
                 })
             }
+            WaveOp::Reduce(_) | WaveOp::InclusiveScan(_) | WaveOp::ExclusiveScan(_) => {
+                let x = self.lowered(&args[0]);
+                let x = self.to_v(&x)?;
+                let reduce = matches!(op, WaveOp::Reduce(_));
+                let d = self.vreg(if reduce { Class::Sgpr } else { Class::Vgpr });
+                // The result is written while the sources are still read (the
+                // expansion's steps), so it must not share a register with x.
+                self.push(MInst {
+                    kind: MKind::WaveScan(op),
+                    ops: vec![ra::Operand::new(d, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early), ra::Operand::reg_use(x)],
+                });
+                Ok(if reduce { Lowered::S(d) } else { Lowered::V(d) })
+            }
             WaveOp::Shuffle => {
                 let x = self.lowered(&args[0]);
                 if !in_vector_registers(&x) {

@@ -749,6 +749,21 @@ impl<'m, 'a> Machine<'m, 'a> {
                     WaveOp::Ballot => RtValue::Scalar(
                         live.iter().filter(|&&j| matches!(operand(items, j, 0), RtValue::Scalar(b) if b & 1 != 0)).fold(0u64, |m, &j| m | 1 << lane_of(j)),
                     ),
+                    WaveOp::Reduce(b) | WaveOp::InclusiveScan(b) | WaveOp::ExclusiveScan(b) => {
+                        // In lane order, from the identity.
+                        let ty = if b.is_float() { Type::F32 } else { Type::I32 };
+                        let upto = live.iter().filter(|&&j| match op {
+                            WaveOp::Reduce(_) => true,
+                            WaveOp::InclusiveScan(_) => j <= i,
+                            _ => j < i,
+                        });
+                        let mut acc = WaveOp::identity(*b);
+                        for &j in upto {
+                            let RtValue::Scalar(x) = operand(items, j, 0) else { return Err(fail(self, items, i, "internal: wave value".into())) };
+                            acc = if b.is_float() { ops::float_binary(*b, &ty, acc, x) } else { ops::int_binary(*b, 32, acc, x) }.map_err(|m| fail(self, items, i, m))?;
+                        }
+                        RtValue::Scalar(acc)
+                    }
                     WaveOp::LaneId | WaveOp::WaveSize => unreachable!("not collective"),
                 };
                 results.push(r);
