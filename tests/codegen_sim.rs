@@ -324,3 +324,9 @@ fn check_waves(file: &str, input: &[String], out_len: usize, extra: &[String]) {
         }
     }
 }
+
+#[test]
+fn float_atomics_under_contention() {
+    let spec = LaunchSpec::from_flags("64", "64", &["g=f32:0,-1,0,0".into(), "out=i32:zero:64".into()], &["g=@g".into(), "out=@out".into()], &[]).unwrap();
+    check("float_atomics.mir", &spec, false, false);
+}

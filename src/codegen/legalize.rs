@@ -25,17 +25,19 @@
 use std::collections::HashMap;
 
 use crate::mir::{
-    op_operands_mut, terminator_operands_mut, BinOp, CastOp, Const, FloatPred, Function, Inst, IntPred, Op, Operand, Span, Type, UnOp, Value,
-    ValueInfo,
+    op_operands_mut, terminator_operands_mut, BinOp, Block, BlockCall, BlockId, CastOp, Const, FloatPred, Function, Inst, IntPred, Op, Operand,
+    Span, Terminator, Type, UnOp, Value, ValueInfo,
 };
 
 /// The legalized function, or `None` when every operation is already legal.
 pub fn run(func: &Function) -> Option<Function> {
-    let any = func.blocks.iter().flat_map(|b| &b.insts).any(|i| !is_legal(&i.op, &func.values));
+    let float_atomics = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(&i.op, Op::AtomicRmw { op, .. } if op.is_float()));
+    let any = float_atomics || func.blocks.iter().flat_map(|b| &b.insts).any(|i| !is_legal(&i.op, &func.values));
     if !any {
         return None;
     }
     let mut f = func.clone();
+    expand_float_atomics(&mut f);
     let mut lg = Legalizer { values: std::mem::take(&mut f.values), fresh: 0, renamed: HashMap::new() };
     for block in &mut f.blocks {
         let insts = std::mem::take(&mut block.insts);
@@ -61,6 +63,70 @@ pub fn run(func: &Function) -> Option<Function> {
     }
     f.values = lg.values;
     Some(f)
+}
+
+/// Float atomics as compare-and-swap loops, which keep MIR's arithmetic
+/// exactly (IEEE with subnormals, minNum/maxNum) on every target:
+///
+/// ```text
+///   B:      ...; %old0 = load T %p; br retry(%old0)
+///   retry(%old: T): %new = OP T %old, %v; %got = cmpxchg I %p, bits(old), bits(new)
+///           brif %got == bits(old), done(%old), retry(T(%got))
+///   done(%result: T): the rest of B
+/// ```
+///
+/// (the result keeps its value id, as `done`'s parameter, so its uses need
+/// no renaming; everything B dominated, `done` dominates).
+fn expand_float_atomics(f: &mut Function) {
+    let mut serial = 0;
+    while let Some((b, i)) = f.blocks.iter().enumerate().find_map(|(b, block)| {
+        block.insts.iter().position(|inst| matches!(&inst.op, Op::AtomicRmw { op, .. } if op.is_float())).map(|i| (b, i))
+    }) {
+        serial += 1;
+        let tail = f.blocks[b].insts.split_off(i + 1);
+        let atomic = f.blocks[b].insts.pop().expect("the atomic");
+        let Op::AtomicRmw { op, ty, ptr, value, sync } = atomic.op else { unreachable!("found above") };
+        let bits = if ty == Type::F64 { Type::I64 } else { Type::I32 };
+        let result = atomic.result.expect("atomics have results");
+        let span = atomic.span;
+        let name = f.blocks[b].name.clone();
+        let new_value = |f: &mut Function, what: &str, ty: Type| {
+            let v = Value(f.values.len() as u32);
+            f.values.push(ValueInfo { name: format!("{}.atomic{serial}.{what}", f.values[result.0 as usize].name), ty });
+            v
+        };
+        let (old0, old, new, old_bits, new_bits, got_bits, ok, got) = (
+            new_value(f, "old0", ty.clone()),
+            new_value(f, "old", ty.clone()),
+            new_value(f, "new", ty.clone()),
+            new_value(f, "old_bits", bits.clone()),
+            new_value(f, "new_bits", bits.clone()),
+            new_value(f, "got_bits", bits.clone()),
+            new_value(f, "ok", Type::I1),
+            new_value(f, "got", ty.clone()),
+        );
+        let (retry, done) = (BlockId(f.blocks.len() as u32), BlockId(f.blocks.len() as u32 + 1));
+        let inst = |result: Option<Value>, op: Op| Inst { result, op, span };
+        let v = |x: Value| Operand::Value(x);
+        f.blocks[b].insts.push(inst(Some(old0), Op::Load { ty: ty.clone(), ptr: ptr.clone(), align: ty.size(), volatile: false }));
+        let term = std::mem::replace(&mut f.blocks[b].term, Terminator::Br(BlockCall { block: retry, args: vec![v(old0)] }));
+        let term_span = f.blocks[b].term_span;
+        let loop_insts = vec![
+            inst(Some(new), Op::Binary { op: op.float_op().expect("float"), ty: ty.clone(), lhs: v(old), rhs: value }),
+            inst(Some(old_bits), Op::Cast { op: CastOp::Bitcast, from: ty.clone(), arg: v(old), to: bits.clone() }),
+            inst(Some(new_bits), Op::Cast { op: CastOp::Bitcast, from: ty.clone(), arg: v(new), to: bits.clone() }),
+            inst(Some(got_bits), Op::CmpXchg { ty: bits.clone(), ptr, expected: v(old_bits), new: v(new_bits), sync }),
+            inst(Some(ok), Op::Icmp { pred: IntPred::Eq, ty: bits.clone(), lhs: v(got_bits), rhs: v(old_bits) }),
+            inst(Some(got), Op::Cast { op: CastOp::Bitcast, from: bits.clone(), arg: v(got_bits), to: ty.clone() }),
+        ];
+        let loop_term = Terminator::BrIf {
+            cond: v(ok),
+            then_to: BlockCall { block: done, args: vec![v(old)] },
+            else_to: BlockCall { block: retry, args: vec![v(got)] },
+        };
+        f.blocks.push(Block { name: format!("{name}.atomic{serial}.retry"), params: vec![old], insts: loop_insts, term: loop_term, term_span: span, span });
+        f.blocks.push(Block { name: format!("{name}.atomic{serial}.done"), params: vec![result], insts: tail, term, term_span, span });
+    }
 }
 
 fn operand_type<'a>(values: &'a [ValueInfo], o: &'a Operand) -> &'a Type {

@@ -677,10 +677,14 @@ pub enum AtomicOp {
     Or,
     Xor,
     Xchg,
+    /// Floating-point add, minNum, maxNum (f32, f64), as `fadd`/`fmin`/`fmax`.
+    FAdd,
+    FMin,
+    FMax,
 }
 
 impl AtomicOp {
-    pub const ALL: [AtomicOp; 10] = [
+    pub const ALL: [AtomicOp; 13] = [
         AtomicOp::Add,
         AtomicOp::Sub,
         AtomicOp::SMin,
@@ -691,6 +695,9 @@ impl AtomicOp {
         AtomicOp::Or,
         AtomicOp::Xor,
         AtomicOp::Xchg,
+        AtomicOp::FAdd,
+        AtomicOp::FMin,
+        AtomicOp::FMax,
     ];
 
     pub fn mnemonic(self) -> &'static str {
@@ -705,6 +712,24 @@ impl AtomicOp {
             AtomicOp::Or => "or",
             AtomicOp::Xor => "xor",
             AtomicOp::Xchg => "xchg",
+            AtomicOp::FAdd => "fadd",
+            AtomicOp::FMin => "fmin",
+            AtomicOp::FMax => "fmax",
+        }
+    }
+
+    /// The floating-point operations (on f32 and f64).
+    pub fn is_float(self) -> bool {
+        matches!(self, AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax)
+    }
+
+    /// The binary operation a float atomic applies.
+    pub fn float_op(self) -> Option<BinOp> {
+        match self {
+            AtomicOp::FAdd => Some(BinOp::FAdd),
+            AtomicOp::FMin => Some(BinOp::FMin),
+            AtomicOp::FMax => Some(BinOp::FMax),
+            _ => None,
         }
     }
 }

@@ -244,7 +244,9 @@ impl Checker<'_> {
                 }
             }
             Op::AtomicRmw { op, ty, ptr, value, .. } => {
-                if *ty != Type::I32 && *ty != Type::I64 {
+                if op.is_float() && *ty != Type::F32 && *ty != Type::F64 {
+                    self.error(at(), format!("atomic '{}' works on f32 and f64, not {ty}", op.mnemonic()));
+                } else if !op.is_float() && *ty != Type::I32 && *ty != Type::I64 {
                     self.error(at(), format!("atomic '{}' works on i32 and i64, not {ty}", op.mnemonic()));
                 }
                 self.atomic_pointer(at(), ptr);

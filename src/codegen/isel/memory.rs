@@ -329,6 +329,9 @@ impl<'a> Isel<'a> {
         expected: Option<&Operand>,
         sync: crate::mir::Sync,
     ) -> Result<Lowered, Diagnostic> {
+        if op.is_some_and(AtomicOp::is_float) {
+            return Err(self.error("internal: float atomics are compare-and-swap loops after legalize"));
+        }
         let wide = *ty == Type::I64;
         let p = self.lowered(ptr);
         let data = self.lowered(value);
@@ -382,6 +385,7 @@ impl<'a> Isel<'a> {
                     (Some(AtomicOp::Xor), true) => Opcode::ds_xor_rtn_b64,
                     (Some(AtomicOp::Xchg), true) => Opcode::ds_wrxchg_rtn_b64,
                     (None, true) => Opcode::ds_cmpst_rtn_b64,
+                    (Some(AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax), _) => unreachable!("checked above"),
                 };
                 let addr = self.to_v(&p)?;
                 match &expected {
@@ -417,6 +421,7 @@ impl<'a> Isel<'a> {
                     (Some(AtomicOp::Xor), true) => Opcode::global_atomic_xor_x2,
                     (Some(AtomicOp::Xchg), true) => Opcode::global_atomic_swap_x2,
                     (None, true) => Opcode::global_atomic_cmpswap_x2,
+                    (Some(AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax), _) => unreachable!("checked above"),
                 };
                 // Compare-and-swap takes {new, expected} as one register tuple.
                 let data = match &expected {

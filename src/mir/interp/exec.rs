@@ -258,6 +258,7 @@ fn atomic_apply(op: AtomicOp, w: u32, old: u64, v: u64) -> u64 {
         AtomicOp::Or => old | v,
         AtomicOp::Xor => old ^ v,
         AtomicOp::Xchg => v,
+        AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax => unreachable!("float atomics are applied by float_binary"),
     };
     r & m
 }
@@ -522,7 +523,10 @@ impl<'m, 'a> Machine<'m, 'a> {
                         let mut buf = [0u8; 8];
                         self.read(lds, private, at, &mut buf[..size])?;
                         let old = u64::from_le_bytes(buf);
-                        let new = atomic_apply(*op, width(ty), old, v);
+                        let new = match op.float_op() {
+                            Some(b) => ops::float_binary(b, ty, old, v)?,
+                            None => atomic_apply(*op, width(ty), old, v),
+                        };
                         self.write(lds, private, at, &new.to_le_bytes()[..size])?;
                         RtValue::Scalar(old)
                     }
