@@ -152,7 +152,7 @@ fn is_legal(op: &Op, values: &[ValueInfo]) -> bool {
             }
             *ty != Type::I64 || matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::LShr | BinOp::AShr)
         }
-        Op::Unary { op: UnOp::Abs, .. } => false,
+        Op::Unary { op: UnOp::Abs | UnOp::Sin | UnOp::Cos, .. } => false,
         Op::Unary { op: UnOp::BitReverse | UnOp::Bswap, ty, .. } => *ty == Type::I32,
         Op::Unary { op, ty, .. } => !(narrow(ty) || *ty == Type::I64) || op.is_float(),
         Op::Fma { ty, .. } => *ty != Type::F16,
@@ -535,9 +535,18 @@ fn saturating(out: &mut Out, op: BinOp, ty: &Type, a: Operand, b: Operand) -> Op
     Op::Select { ty: ty.clone(), cond: over, if_true: limit, if_false: r }
 }
 
-/// Integer unary operations on i8/i16 (in i32) and i64 (on halves).
+/// Integer unary operations on i8/i16 (in i32) and i64 (on halves); the
+/// accurate sine and cosine.
 fn int_unary(out: &mut Out, op: UnOp, ty: &Type, arg: Operand) -> Op {
     let i32t = Type::I32;
+    if matches!(op, UnOp::Sin | UnOp::Cos) {
+        if *ty == Type::F16 {
+            let wide = out.cast(CastOp::FpExt, ty, arg, &Type::F32);
+            let r = out.un(op, &Type::F32, wide);
+            return Op::Cast { op: CastOp::FpTrunc, from: Type::F32, arg: r, to: Type::F16 };
+        }
+        return sin_cos(out, op == UnOp::Sin, arg);
+    }
     if op == UnOp::Not {
         return Op::Binary { op: BinOp::Xor, ty: ty.clone(), lhs: arg, rhs: int(ty, -1) };
     }
@@ -599,6 +608,129 @@ fn int_unary(out: &mut Out, op: UnOp, ty: &Type, arg: Operand) -> Op {
         _ => unreachable!("verified: integer unary operation"),
     };
     Op::Cast { op: CastOp::Trunc, from: i32t, arg: r, to: ty.clone() }
+}
+
+/// The first 224 bits of 2/π, in 32-bit words (checked against an integer
+/// computation of π in the tests).
+const TWO_OVER_PI: [u32; 7] = [0xa2f9_836e, 0x4e44_1529, 0xfc27_57d1, 0xf534_ddc0, 0xdb62_9599, 0x3c43_9041, 0xfe51_63ab];
+
+/// Accurate f32 sine or cosine (within an ulp: the reduced argument and the
+/// polynomials are f64). |x| < π/4 is its own reduced argument; otherwise x
+/// = m·2^E is reduced exactly (Payne-Hanek): m times a 96-bit window of 2/π
+/// starting at the bit that makes the product's integer part the quadrant
+/// (mod 4) gives the quadrant and a 94-bit fraction, taken to f64 and times
+/// π/2 (to [-π/4, π/4] around the nearest multiple). Taylor polynomials to r^11
+/// (sine) and r^10 (cosine) are within 10^-10 there; the quadrant picks ±sin,
+/// ±cos.
+fn sin_cos(out: &mut Out, sine: bool, x: Operand) -> Op {
+    let (i1, i32t, i64t, f32t, f64t) = (Type::I1, Type::I32, Type::I64, Type::F32, Type::F64);
+    let i32c = |v: i64| int(&Type::I32, v);
+    let i64c = |v: i64| int(&Type::I64, v);
+    let ax = out.un(UnOp::FAbs, &f32t, x.clone());
+    let small = out.fcmp(FloatPred::Olt, &f32t, ax.clone(), float(&f32t, std::f64::consts::FRAC_PI_4));
+    // x = m · 2^(exp - 150); the window starts at bit s = exp - 120 of 2/π
+    // behind 32 zero bits (words k.., shift r).
+    let bits = out.cast(CastOp::Bitcast, &f32t, ax.clone(), &i32t);
+    let exp = out.bin(BinOp::LShr, &i32t, bits.clone(), i32c(23));
+    let low = out.bin(BinOp::And, &i32t, bits, i32c(0x7f_ffff));
+    let m = out.bin(BinOp::Or, &i32t, low, i32c(0x80_0000));
+    let s = out.bin(BinOp::Sub, &i32t, exp, i32c(120));
+    let s = out.bin(BinOp::SMax, &i32t, s, i32c(0));
+    let k = out.bin(BinOp::LShr, &i32t, s.clone(), i32c(5));
+    let r = out.bin(BinOp::And, &i32t, s, i32c(31));
+    // A_j = padded[k + j] for k in 0..=4 (padded = [0, TWO_OVER_PI...]).
+    let padded = |n: usize| if n == 0 { 0 } else { i64::from(TWO_OVER_PI[n - 1]) };
+    let words: Vec<Operand> = (0..4)
+        .map(|j| {
+            let mut w = i32c(padded(j + 4));
+            for kk in (0..4).rev() {
+                let is_k = out.icmp(IntPred::Eq, &i32t, k.clone(), i32c(kk as i64));
+                w = out.select(&i32t, is_k, i32c(padded(j + kk)), w);
+            }
+            w
+        })
+        .collect();
+    // W_j = the 32 bits at shift r: (A_j:A_j+1) >> (32 - r).
+    let back = out.bin(BinOp::Sub, &i32t, i32c(32), r);
+    let back64 = out.cast(CastOp::ZExt, &i32t, back, &i64t);
+    let window: Vec<Operand> = (0..3)
+        .map(|j| {
+            let hi = out.cast(CastOp::ZExt, &i32t, words[j].clone(), &i64t);
+            let hi = out.bin(BinOp::Shl, &i64t, hi, i64c(32));
+            let lo = out.cast(CastOp::ZExt, &i32t, words[j + 1].clone(), &i64t);
+            let both = out.bin(BinOp::Or, &i64t, hi, lo);
+            let shifted = out.bin(BinOp::LShr, &i64t, both, back64.clone());
+            out.cast(CastOp::Trunc, &i64t, shifted, &i32t)
+        })
+        .collect();
+    // m · W mod 2^96 as H (bits 64..95) and L (bits 0..63).
+    let m64 = out.cast(CastOp::ZExt, &i32t, m, &i64t);
+    let product = |out: &mut Out, w: &Operand| {
+        let w64 = out.cast(CastOp::ZExt, &i32t, w.clone(), &i64t);
+        out.bin(BinOp::Mul, &i64t, m64.clone(), w64)
+    };
+    let (p0, p1, p2) = (product(out, &window[0]), product(out, &window[1]), product(out, &window[2]));
+    let p1_up = out.bin(BinOp::Shl, &i64t, p1.clone(), i64c(32));
+    let l = out.bin(BinOp::Add, &i64t, p2.clone(), p1_up);
+    let carry = out.icmp(IntPred::Ult, &i64t, l.clone(), p2);
+    let carry = out.cast(CastOp::ZExt, &i1, carry, &i32t);
+    let p1_hi = out.bin(BinOp::LShr, &i64t, p1, i64c(32));
+    let p1_hi = out.cast(CastOp::Trunc, &i64t, p1_hi, &i32t);
+    let p0_lo = out.cast(CastOp::Trunc, &i64t, p0, &i32t);
+    let h = out.bin(BinOp::Add, &i32t, p1_hi, p0_lo);
+    let h = out.bin(BinOp::Add, &i32t, h, carry);
+    let quadrant = out.bin(BinOp::LShr, &i32t, h.clone(), i32c(30));
+    let h_frac = out.bin(BinOp::And, &i32t, h, i32c(0x3fff_ffff));
+    let h_frac = out.cast(CastOp::ZExt, &i32t, h_frac, &i64t);
+    let h_frac = out.bin(BinOp::Shl, &i64t, h_frac, i64c(34));
+    let l_top = out.bin(BinOp::LShr, &i64t, l, i64c(30));
+    let frac_bits = out.bin(BinOp::Or, &i64t, h_frac, l_top);
+    let frac = out.cast(CastOp::UiToFp, &i64t, frac_bits, &f64t);
+    let frac = out.bin(BinOp::FMul, &f64t, frac, float(&f64t, 2f64.powi(-64)));
+    // Past half a quadrant: the next quadrant, a negative remainder.
+    let upper = out.fcmp(FloatPred::Oge, &f64t, frac.clone(), float(&f64t, 0.5));
+    let down = out.bin(BinOp::FSub, &f64t, frac.clone(), float(&f64t, 1.0));
+    let frac = out.select(&f64t, upper.clone(), down, frac);
+    let next = out.bin(BinOp::Add, &i32t, quadrant.clone(), i32c(1));
+    let quadrant = out.select(&i32t, upper, next, quadrant);
+    let reduced = out.bin(BinOp::FMul, &f64t, frac, float(&f64t, std::f64::consts::FRAC_PI_2));
+    let wide = out.cast(CastOp::FpExt, &f32t, ax, &f64t);
+    let r = out.select(&f64t, small.clone(), wide, reduced);
+    let quadrant = out.select(&i32t, small, i32c(0), quadrant);
+    // The polynomials (Horner in r²).
+    let r2 = out.bin(BinOp::FMul, &f64t, r.clone(), r.clone());
+    let horner = |out: &mut Out, coefficients: &[f64]| {
+        let mut acc = float(&f64t, coefficients[0]);
+        for &c in &coefficients[1..] {
+            acc = out.value(f64t.clone(), Op::Fma { ty: f64t.clone(), a: acc, b: r2.clone(), c: float(&f64t, c) });
+        }
+        acc
+    };
+    let sin_poly = horner(out, &[-1.0 / 39_916_800.0, 1.0 / 362_880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0]);
+    let r3 = out.bin(BinOp::FMul, &f64t, r2.clone(), r.clone());
+    let sin_r = out.value(f64t.clone(), Op::Fma { ty: f64t.clone(), a: sin_poly, b: r3, c: r.clone() });
+    let cos_poly = horner(out, &[-1.0 / 3_628_800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5, 1.0]);
+    // sin: [s, c, -s, -c]; cos: [c, -s, -c, s] by quadrant (cos = sin one quadrant on).
+    let q = if sine { quadrant } else { out.bin(BinOp::Add, &i32t, quadrant, i32c(1)) };
+    let odd = out.bin(BinOp::And, &i32t, q.clone(), i32c(1));
+    let use_cos = out.icmp(IntPred::Ne, &i32t, odd, i32c(0));
+    let value = out.select(&f64t, use_cos, cos_poly, sin_r);
+    let half = out.bin(BinOp::And, &i32t, q, i32c(2));
+    let negate = out.icmp(IntPred::Ne, &i32t, half, i32c(0));
+    let negated = out.un(UnOp::FNeg, &f64t, value.clone());
+    let value = out.select(&f64t, negate, negated, value);
+    let narrow = out.cast(CastOp::FpTrunc, &f64t, value, &f32t);
+    // sin is odd, cos even; NaN and infinities give NaN.
+    let narrow = if sine {
+        let negative = out.fcmp(FloatPred::Olt, &f32t, x.clone(), float(&f32t, 0.0));
+        let flipped = out.un(UnOp::FNeg, &f32t, narrow.clone());
+        out.select(&f32t, negative, flipped, narrow)
+    } else {
+        narrow
+    };
+    let magnitude = out.un(UnOp::FAbs, &f32t, x);
+    let finite = out.fcmp(FloatPred::Olt, &f32t, magnitude, float(&f32t, f64::INFINITY));
+    Op::Select { ty: f32t.clone(), cond: finite, if_true: narrow, if_false: float(&f32t, f64::NAN) }
 }
 
 fn cast(out: &mut Out, op: CastOp, from: &Type, arg: Operand, to: &Type) -> Op {
@@ -1069,6 +1201,167 @@ mod tests {
     fn vector_compares_select_element_by_element() {
         check("func @f(%a: i64, %b: i64) -> i64 {\nentry:\n  %x = bitcast i64 %a to <4 x i16>\n  %y = bitcast i64 %b to <4 x i16>\n  %c = icmp slt <4 x i16> %x, %y\n  %n = not <4 x i1> %c\n  %s = select <4 x i16> %n, %x, %y\n  %w = zext <4 x i1> %c to <4 x i16>\n  %t = add <4 x i16> %s, %w\n  %r = bitcast <4 x i16> %t to i64\n  ret %r\n}\n", &[Type::I64, Type::I64]);
         check("func @f(%a: i64, %b: i64) -> i64 {\nentry:\n  %x = bitcast i64 %a to <2 x f32>\n  %y = bitcast i64 %b to <2 x f32>\n  %c = fcmp ult <2 x f32> %x, %y\n  %s = select <2 x f32> %c, %x, %y\n  %i = fptosi <2 x f32> %s to <2 x i32>\n  %r = bitcast <2 x i32> %i to i64\n  ret %r\n}\n", &[Type::I64, Type::I64]);
+    }
+
+    #[test]
+    fn sine_and_cosine_are_within_an_ulp() {
+        // Against the f64 reference over every exponent, huge arguments
+        // (Payne-Hanek) and small ones, by the interpreter on the rewrite.
+        for op in ["sin", "cos"] {
+            let text = format!("func @f(%a: f32) -> f32 {{\nentry:\n  %r = {op} f32 %a\n  ret %r\n}}\n");
+            let module = parse(&text).unwrap();
+            let legal_module = Module { functions: vec![run(&module.functions[0]).unwrap()] };
+            verify(&legal_module).unwrap();
+            let mut state = 0x1234_5678_9abc_def0u64;
+            let mut inputs: Vec<u32> = vec![0, 0x8000_0000, 0x3f80_0000, 0x3f49_0fdb, 0x3fc9_0fdb, 0x4049_0fdb, 0x7f7f_ffff, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 1, 0x4b80_0000, 0x5a00_0000];
+            for _ in 0..6000 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                inputs.push(state as u32);
+            }
+            for x in inputs {
+                let args = [RtValue::Scalar(u64::from(x))];
+                let got = interp::call_function(&legal_module, "f", &args, &mut Memory::new(), &Options::default()).unwrap();
+                let want = interp::call_function(&module, "f", &args, &mut Memory::new(), &Options::default()).unwrap();
+                let (Some(RtValue::Scalar(g)), Some(RtValue::Scalar(w))) = (got, want) else { panic!("scalar results") };
+                let op_kind = if op == "sin" { UnOp::Sin } else { UnOp::Cos };
+                assert!(crate::mir::interp::ops::transcendental_acceptable(op_kind, &Type::F32, u64::from(x), w, g), "{op}({:e} = {x:#x}): want {w:#x}, got {g:#x}", f32::from_bits(x));
+            }
+        }
+    }
+
+    #[test]
+    fn the_table_of_two_over_pi_is_right() {
+        // 2/π · 2^bits from π by Machin's formula in integers (bits + guard).
+        let bits = 260u32;
+        let scale = |n: u32| num_pow2(n);
+        let atan_inv = |x: u128| {
+            // arctan(1/x) · 2^bits with u128 limbs is too small: use a Vec<u64> big integer.
+            big_atan_inv(x as u64, bits)
+        };
+        let _ = (scale, atan_inv);
+        let pi = big_pi(bits);
+        let two_over_pi = big_div_pow2_by(bits * 2 + 1, &pi);
+        let words: Vec<u32> = (0..7).map(|i| big_bits(&two_over_pi, bits - 32 * (i + 1), 32) as u32).collect();
+        assert_eq!(words, TWO_OVER_PI.to_vec());
+    }
+
+    // A little unsigned big-integer arithmetic on little-endian u32 limbs.
+    fn num_pow2(n: u32) -> Vec<u32> {
+        let mut v = vec![0u32; (n / 32 + 1) as usize];
+        v[(n / 32) as usize] = 1 << (n % 32);
+        v
+    }
+    fn big_add(a: &[u32], b: &[u32]) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut carry = 0u64;
+        for i in 0..a.len().max(b.len()) {
+            let s = u64::from(*a.get(i).unwrap_or(&0)) + u64::from(*b.get(i).unwrap_or(&0)) + carry;
+            out.push(s as u32);
+            carry = s >> 32;
+        }
+        if carry > 0 {
+            out.push(carry as u32);
+        }
+        out
+    }
+    fn big_sub(a: &[u32], b: &[u32]) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut borrow = 0i64;
+        for i in 0..a.len() {
+            let mut d = i64::from(a[i]) - i64::from(*b.get(i).unwrap_or(&0)) - borrow;
+            borrow = 0;
+            if d < 0 {
+                d += 1 << 32;
+                borrow = 1;
+            }
+            out.push(d as u32);
+        }
+        out
+    }
+    fn big_mul_small(a: &[u32], m: u64) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut carry = 0u128;
+        for &x in a {
+            let p = u128::from(x) * u128::from(m) + carry;
+            out.push(p as u32);
+            carry = p >> 32;
+        }
+        while carry > 0 {
+            out.push(carry as u32);
+            carry >>= 32;
+        }
+        out
+    }
+    fn big_div_small(a: &[u32], d: u64) -> Vec<u32> {
+        let mut out = vec![0u32; a.len()];
+        let mut rem = 0u128;
+        for i in (0..a.len()).rev() {
+            let cur = (rem << 32) | u128::from(a[i]);
+            out[i] = (cur / u128::from(d)) as u32;
+            rem = cur % u128::from(d);
+        }
+        out
+    }
+    fn big_is_zero(a: &[u32]) -> bool {
+        a.iter().all(|&x| x == 0)
+    }
+    fn big_cmp(a: &[u32], b: &[u32]) -> std::cmp::Ordering {
+        for i in (0..a.len().max(b.len())).rev() {
+            let (x, y) = (*a.get(i).unwrap_or(&0), *b.get(i).unwrap_or(&0));
+            if x != y {
+                return x.cmp(&y);
+            }
+        }
+        std::cmp::Ordering::Equal
+    }
+    /// arctan(1/x) · 2^bits by its series.
+    fn big_atan_inv(x: u64, bits: u32) -> Vec<u32> {
+        let mut term = big_div_small(&num_pow2(bits), x);
+        let mut total = vec![0u32];
+        let (mut n, mut positive) = (1u64, true);
+        let mut negative = vec![0u32];
+        while !big_is_zero(&term) {
+            let t = big_div_small(&term, n);
+            if positive {
+                total = big_add(&total, &t);
+            } else {
+                negative = big_add(&negative, &t);
+            }
+            term = big_div_small(&term, x * x);
+            n += 2;
+            positive = !positive;
+        }
+        big_sub(&total, &negative)
+    }
+    /// π · 2^bits = 4 (4 atan(1/5) - atan(1/239)) (Machin).
+    fn big_pi(bits: u32) -> Vec<u32> {
+        let a = big_mul_small(&big_atan_inv(5, bits), 4);
+        let b = big_atan_inv(239, bits);
+        big_mul_small(&big_sub(&a, &b), 4)
+    }
+    /// floor(2^n / d) by long division (restoring, bit by bit).
+    fn big_div_pow2_by(n: u32, d: &[u32]) -> Vec<u32> {
+        let mut quotient = vec![0u32; (n / 32 + 2) as usize];
+        let mut rem = vec![0u32];
+        for bit in (0..=n).rev() {
+            rem = big_mul_small(&rem, 2);
+            if bit == n {
+                rem = big_add(&rem, &[1]);
+            }
+            if big_cmp(&rem, d) != std::cmp::Ordering::Less {
+                rem = big_sub(&rem, d);
+                quotient[(bit / 32) as usize] |= 1 << (bit % 32);
+            }
+        }
+        quotient
+    }
+    fn big_bits(a: &[u32], from: u32, count: u32) -> u64 {
+        (0..count).fold(0u64, |acc, k| {
+            let b = from + count - 1 - k;
+            acc << 1 | u64::from(a.get((b / 32) as usize).map_or(0, |w| w >> (b % 32) & 1))
+        })
     }
 
     #[test]

@@ -268,6 +268,8 @@ pub enum UnOp {
     LogApprox,
     SinApprox,
     CosApprox,
+    Sin,
+    Cos,
     Rcp,
     RcpApprox,
     Rsqrt,
@@ -275,7 +277,7 @@ pub enum UnOp {
 }
 
 impl UnOp {
-    pub const ALL: [UnOp; 27] = [
+    pub const ALL: [UnOp; 29] = [
         UnOp::Not,
         UnOp::Popcount,
         UnOp::Clz,
@@ -299,6 +301,8 @@ impl UnOp {
         UnOp::LogApprox,
         UnOp::SinApprox,
         UnOp::CosApprox,
+        UnOp::Sin,
+        UnOp::Cos,
         UnOp::Rcp,
         UnOp::RcpApprox,
         UnOp::Rsqrt,
@@ -330,6 +334,8 @@ impl UnOp {
             UnOp::LogApprox => "log.approx",
             UnOp::SinApprox => "sin.approx",
             UnOp::CosApprox => "cos.approx",
+            UnOp::Sin => "sin",
+            UnOp::Cos => "cos",
             UnOp::Rcp => "rcp",
             UnOp::RcpApprox => "rcp.approx",
             UnOp::Rsqrt => "rsqrt",
@@ -352,6 +358,8 @@ impl UnOp {
                 | UnOp::LogApprox
                 | UnOp::SinApprox
                 | UnOp::CosApprox
+                | UnOp::Sin
+                | UnOp::Cos
                 | UnOp::Rcp
                 | UnOp::RcpApprox
                 | UnOp::Rsqrt

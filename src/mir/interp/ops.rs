@@ -249,6 +249,8 @@ pub fn unary(op: UnOp, ty: &Type, a: u64) -> Result<u64, String> {
         | UnOp::LogApprox
         | UnOp::SinApprox
         | UnOp::CosApprox
+        | UnOp::Sin
+        | UnOp::Cos
         | UnOp::Rcp
         | UnOp::RcpApprox
         | UnOp::Rsqrt
@@ -436,8 +438,8 @@ fn transcendental_reference(op: UnOp, x: f64) -> f64 {
         UnOp::Log2 | UnOp::Log2Approx => x.log2(),
         UnOp::Exp | UnOp::ExpApprox => x.exp(),
         UnOp::Log | UnOp::LogApprox => x.ln(),
-        UnOp::SinApprox => x.sin(),
-        UnOp::CosApprox => x.cos(),
+        UnOp::SinApprox | UnOp::Sin => x.sin(),
+        UnOp::CosApprox | UnOp::Cos => x.cos(),
         UnOp::Rcp | UnOp::RcpApprox => 1.0 / x,
         _ => 1.0 / x.sqrt(),
     }
@@ -493,7 +495,7 @@ pub fn transcendental_acceptable(op: UnOp, ty: &Type, x: u64, want: u64, got: u6
         _ => {
             let ulps = match op {
                 UnOp::Rcp => 0,
-                UnOp::Exp2 | UnOp::Log2 | UnOp::Rsqrt | UnOp::Exp2Approx | UnOp::Log2Approx | UnOp::RcpApprox | UnOp::RsqrtApprox => 1,
+                UnOp::Sin | UnOp::Cos | UnOp::Exp2 | UnOp::Log2 | UnOp::Rsqrt | UnOp::Exp2Approx | UnOp::Log2Approx | UnOp::RcpApprox | UnOp::RsqrtApprox => 1,
                 UnOp::Exp | UnOp::Log => 2,
                 // exp.approx: x·log2(e) in f32 (the product and the constant
                 // each rounded) moves the result by up to 1.5·|x| ulps.
