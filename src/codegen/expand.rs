@@ -405,8 +405,10 @@ impl Ctx<'_> {
             BinOp::SMax => Opcode::v_max_i32,
             BinOp::UMin => Opcode::v_min_u32,
             BinOp::UMax => Opcode::v_max_u32,
+            BinOp::FAdd => Opcode::v_add_f32,
             BinOp::FMin => Opcode::v_min_f32,
-            _ => Opcode::v_max_f32,
+            BinOp::FMax => Opcode::v_max_f32,
+            other => unreachable!("not a reduction: {other:?}"),
         };
         let e64 = |mut i: isa::Inst| {
             i.e64 = true;
@@ -416,7 +418,7 @@ impl Ctx<'_> {
         self.push(isa::Inst::new(saveexec, vec![r(save)], vec![imm(u32::MAX)]));
         self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(y)], vec![imm(identity)]));
         self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(y)], vec![r(y), r(x), r(save)])));
-        if bop.is_float() {
+        if matches!(bop, BinOp::FMin | BinOp::FMax) {
             // minNum/maxNum ignore a NaN, IEEE-mode min/max only a quiet one.
             self.push(e64(isa::Inst::new(Opcode::v_max_f32, vec![r(y)], vec![r(y), r(y)])));
         }

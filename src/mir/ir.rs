@@ -566,9 +566,9 @@ pub enum WaveOp {
 
 impl WaveOp {
     /// The operations reductions and scans take, on i32 (the integer ones)
-    /// and f32 (fmin, fmax).
-    pub const REDUCIBLE: [BinOp; 10] =
-        [BinOp::Add, BinOp::And, BinOp::Or, BinOp::Xor, BinOp::SMin, BinOp::SMax, BinOp::UMin, BinOp::UMax, BinOp::FMin, BinOp::FMax];
+    /// and f32 (fadd, fmin, fmax).
+    pub const REDUCIBLE: [BinOp; 11] =
+        [BinOp::Add, BinOp::And, BinOp::Or, BinOp::Xor, BinOp::SMin, BinOp::SMax, BinOp::UMin, BinOp::UMax, BinOp::FAdd, BinOp::FMin, BinOp::FMax];
 
     /// The identity of a reduction's operation (bits of i32/f32): what an
     /// exclusive scan gives the lowest lane.
@@ -579,6 +579,8 @@ impl WaveOp {
             BinOp::SMax => 0x8000_0000,
             // minNum/maxNum ignore a NaN: the quiet NaN is their identity.
             BinOp::FMin | BinOp::FMax => 0x7fc0_0000,
+            // x + -0 is x for every x, +0 included.
+            BinOp::FAdd => 0x8000_0000,
             _ => 0,
         }
     }

@@ -916,7 +916,7 @@ impl<'a> Parser<'a> {
                     _ => None,
                 };
                 let Some(bop) = bop else {
-                    return Err(Diagnostic::new(format!("expected a reduction (add, and, or, xor, smin, smax, umin, umax, fmin, fmax), found {}", tok.describe()), span));
+                    return Err(Diagnostic::new(format!("expected a reduction (add, and, or, xor, smin, smax, umin, umax, fadd, fmin, fmax), found {}", tok.describe()), span));
                 };
                 let (ty, _) = self.ty()?;
                 let x = self.operand(scope, &ty)?;

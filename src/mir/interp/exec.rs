@@ -735,6 +735,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             };
             let mut results: Vec<RtValue> = Vec::with_capacity(live.len());
             let fail = |this: &Self, items: &[WorkItem], i: usize, m: String| this.error_at(&items[i], m);
+            let mut fadd_sums: Option<Result<Vec<u64>, String>> = None;
             for &i in &live {
                 let r = match op {
                     WaveOp::ReadFirstLane => operand(items, live[0], 0),
@@ -753,6 +754,21 @@ impl<'m, 'a> Machine<'m, 'a> {
                     WaveOp::Ballot => RtValue::Scalar(
                         live.iter().filter(|&&j| matches!(operand(items, j, 0), RtValue::Scalar(b) if b & 1 != 0)).fold(0u64, |m, &j| m | 1 << lane_of(j)),
                     ),
+                    WaveOp::Reduce(BinOp::FAdd) | WaveOp::InclusiveScan(BinOp::FAdd) | WaveOp::ExclusiveScan(BinOp::FAdd) => {
+                        // Rounding makes the order part of the result: the
+                        // one docs/mir.md defines (a pairwise tree, or the
+                        // Hillis-Steele steps), over every lane of the wave
+                        // with -0 in the inactive ones.
+                        let sums = fadd_sums.get_or_insert_with(|| {
+                            let mut lanes = vec![None; size];
+                            for &j in &live {
+                                lanes[lane_of(j) as usize] = Some(operand(items, j, 0));
+                            }
+                            fadd_wave(*op, &lanes)
+                        });
+                        let sums = sums.as_ref().map_err(|m| fail(self, items, i, m.clone()))?;
+                        RtValue::Scalar(sums[lane_of(i) as usize])
+                    }
                     WaveOp::Reduce(b) | WaveOp::InclusiveScan(b) | WaveOp::ExclusiveScan(b) => {
                         // In lane order, from the identity.
                         let ty = if b.is_float() { Type::F32 } else { Type::I32 };
@@ -990,4 +1006,41 @@ fn check_attrs(func: &Function, launch: &Launch) -> Result<(), InterpError> {
         }
     }
     Ok(())
+}
+
+/// A wave's `fadd` reduction or scan, lane by lane, in the order docs/mir.md
+/// defines: `lanes[l]` is lane l's value, `None` for a lane that is not active
+/// (it holds -0, the identity). A reduction adds partners `l ^ k` for k = 1,
+/// 2, 4, ... (a pairwise tree over the lanes, the same sum in every lane); a
+/// scan adds lane `l - k` to every lane l ≥ k for the same k, an exclusive one
+/// after moving every value one lane up.
+fn fadd_wave(op: WaveOp, lanes: &[Option<RtValue>]) -> Result<Vec<u64>, String> {
+    let identity = WaveOp::identity(BinOp::FAdd);
+    let size = lanes.len();
+    let mut y = lanes
+        .iter()
+        .map(|v| match v {
+            None => Ok(identity),
+            Some(RtValue::Scalar(x)) => Ok(*x),
+            Some(_) => Err("internal: wave value".to_string()),
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    let add = |a: u64, b: u64| ops::float_binary(BinOp::FAdd, &Type::F32, a, b);
+    if matches!(op, WaveOp::ExclusiveScan(_)) {
+        y.rotate_right(1);
+        y[0] = identity;
+    }
+    let mut k = 1;
+    while k < size {
+        let before = y.clone();
+        for (l, v) in y.iter_mut().enumerate() {
+            match op {
+                WaveOp::Reduce(_) => *v = add(before[l ^ k], before[l])?,
+                _ if l >= k => *v = add(before[l - k], before[l])?,
+                _ => {}
+            }
+        }
+        k *= 2;
+    }
+    Ok(y)
 }
