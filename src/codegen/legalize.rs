@@ -24,20 +24,60 @@
 
 use std::collections::HashMap;
 
+use crate::abi::AddrSpace;
+use crate::isa;
 use crate::mir::{
-    op_operands_mut, terminator_operands_mut, BinOp, Block, BlockCall, BlockId, CastOp, Const, FloatPred, Function, Inst, IntPred, Op, Operand,
+    op_operands_mut, AtomicOp, terminator_operands_mut, BinOp, Block, BlockCall, BlockId, CastOp, Const, FloatPred, Function, Inst, IntPred, Op, Operand,
     Span, Terminator, Type, UnOp, Value, ValueInfo,
 };
 
+/// The float atomics a target does in one instruction, with MIR's exact
+/// arithmetic (IEEE, subnormals kept, rounded to nearest even); the rest
+/// become compare-and-swap loops. The choice is llc-22's: `ds_add_rtn_f32` on
+/// every target, `global_atomic_add_f32` on gfx942 only (gfx90a's and
+/// gfx1100's fail on fine-grained host memory, so llc-22 loops there unless
+/// told the memory is coarse-grained, which MIR cannot say).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NativeFloatAtomics {
+    pub lds_fadd_f32: bool,
+    pub global_fadd_f32: bool,
+}
+
+impl NativeFloatAtomics {
+    pub fn of(gpu: isa::Gpu) -> Self {
+        NativeFloatAtomics { lds_fadd_f32: true, global_fadd_f32: gpu == isa::Gpu::Gfx942 }
+    }
+
+    fn covers(self, func: &Function, op: &Op) -> bool {
+        let Op::AtomicRmw { op: AtomicOp::FAdd, ty: Type::F32, ptr, .. } = op else { return false };
+        match ptr_space(func, ptr) {
+            Some(AddrSpace::Local) => self.lds_fadd_f32,
+            Some(AddrSpace::Global) => self.global_fadd_f32,
+            _ => false,
+        }
+    }
+}
+
+fn ptr_space(func: &Function, ptr: &Operand) -> Option<AddrSpace> {
+    match ptr {
+        Operand::Value(v) => match &func.values[v.0 as usize].ty {
+            Type::Ptr(space) => Some(*space),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The legalized function, or `None` when every operation is already legal.
-pub fn run(func: &Function) -> Option<Function> {
-    let float_atomics = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(&i.op, Op::AtomicRmw { op, .. } if op.is_float()));
+pub fn run(func: &Function, native: NativeFloatAtomics) -> Option<Function> {
+    let loops = |f: &Function, op: &Op| matches!(op, Op::AtomicRmw { op, .. } if op.is_float()) && !native.covers(f, op);
+    let float_atomics = func.blocks.iter().flat_map(|b| &b.insts).any(|i| loops(func, &i.op));
     let any = float_atomics || func.blocks.iter().flat_map(|b| &b.insts).any(|i| !is_legal(&i.op, &func.values));
     if !any {
         return None;
     }
     let mut f = func.clone();
-    expand_float_atomics(&mut f);
+    expand_float_atomics(&mut f, &loops);
     let mut lg = Legalizer { values: std::mem::take(&mut f.values), fresh: 0, renamed: HashMap::new() };
     for block in &mut f.blocks {
         let insts = std::mem::take(&mut block.insts);
@@ -77,11 +117,9 @@ pub fn run(func: &Function) -> Option<Function> {
 ///
 /// (the result keeps its value id, as `done`'s parameter, so its uses need
 /// no renaming; everything B dominated, `done` dominates).
-fn expand_float_atomics(f: &mut Function) {
+fn expand_float_atomics(f: &mut Function, loops: &dyn Fn(&Function, &Op) -> bool) {
     let mut serial = 0;
-    while let Some((b, i)) = f.blocks.iter().enumerate().find_map(|(b, block)| {
-        block.insts.iter().position(|inst| matches!(&inst.op, Op::AtomicRmw { op, .. } if op.is_float())).map(|i| (b, i))
-    }) {
+    while let Some((b, i)) = f.blocks.iter().enumerate().find_map(|(b, block)| block.insts.iter().position(|inst| loops(f, &inst.op)).map(|i| (b, i))) {
         serial += 1;
         let tail = f.blocks[b].insts.split_off(i + 1);
         let atomic = f.blocks[b].insts.pop().expect("the atomic");
@@ -1059,7 +1097,7 @@ mod tests {
     fn check(text: &str, operand_types: &[Type]) {
         let module = parse(text).unwrap();
         verify(&module).unwrap();
-        let legal = run(&module.functions[0]).expect("something to legalize");
+        let legal = run(&module.functions[0], NativeFloatAtomics::default()).expect("something to legalize");
         let legal_module = Module { functions: vec![legal] };
         verify(&legal_module).unwrap_or_else(|e| panic!("{e:?}\n{}", legal_module));
         let inputs: Vec<Vec<u64>> = operand_types.iter().map(edge_values).collect();
@@ -1140,7 +1178,7 @@ mod tests {
         // large ones) against dividends of every magnitude.
         let text = "func @f(%a: i64, %b: i64) -> i64 {\nentry:\n  %q = udiv i64 %a, %b\n  %r = urem i64 %a, %b\n  %x = xor i64 %q, %r\n  %y = mul i64 %q, 3\n  %z = add i64 %x, %y\n  ret %z\n}\n";
         let module = parse(text).unwrap();
-        let legal_module = Module { functions: vec![run(&module.functions[0]).unwrap()] };
+        let legal_module = Module { functions: vec![run(&module.functions[0], NativeFloatAtomics::default()).unwrap()] };
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
             state ^= state << 13;
@@ -1186,7 +1224,7 @@ mod tests {
         for (op, from, to) in cases {
             let text = format!("func @f(%a: {from}) -> {to} {{\nentry:\n  %r = {op} {from} %a to {to}\n  ret %r\n}}\n");
             let module = parse(&text).unwrap();
-            if run(&module.functions[0]).is_some() {
+            if run(&module.functions[0], NativeFloatAtomics::default()).is_some() {
                 check(&text, &[from]);
             }
         }
@@ -1210,7 +1248,7 @@ mod tests {
         for op in ["sin", "cos"] {
             let text = format!("func @f(%a: f32) -> f32 {{\nentry:\n  %r = {op} f32 %a\n  ret %r\n}}\n");
             let module = parse(&text).unwrap();
-            let legal_module = Module { functions: vec![run(&module.functions[0]).unwrap()] };
+            let legal_module = Module { functions: vec![run(&module.functions[0], NativeFloatAtomics::default()).unwrap()] };
             verify(&legal_module).unwrap();
             let mut state = 0x1234_5678_9abc_def0u64;
             let mut inputs: Vec<u32> = vec![0, 0x8000_0000, 0x3f80_0000, 0x3f49_0fdb, 0x3fc9_0fdb, 0x4049_0fdb, 0x7f7f_ffff, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 1, 0x4b80_0000, 0x5a00_0000];

@@ -133,7 +133,7 @@ pub fn compile_kernel(
         }
         clock = Instant::now();
     };
-    let legal = legalize::run(func);
+    let legal = legalize::run(func, legalize::NativeFloatAtomics::of(t.gpu));
     let func = legal.as_ref().unwrap_or(func);
     let normalized = unify_returns::run(func);
     let f = normalized.as_ref().unwrap_or(func);

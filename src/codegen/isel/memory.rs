@@ -329,7 +329,9 @@ impl<'a> Isel<'a> {
         expected: Option<&Operand>,
         sync: crate::mir::Sync,
     ) -> Result<Lowered, Diagnostic> {
-        if op.is_some_and(AtomicOp::is_float) {
+        // Float atomics reach here only where legalize found a native one.
+        let native_fadd = op == Some(AtomicOp::FAdd) && *ty == Type::F32;
+        if op.is_some_and(AtomicOp::is_float) && !native_fadd {
             return Err(self.error("internal: float atomics are compare-and-swap loops after legalize"));
         }
         let wide = *ty == Type::I64;
@@ -385,6 +387,7 @@ impl<'a> Isel<'a> {
                     (Some(AtomicOp::Xor), true) => Opcode::ds_xor_rtn_b64,
                     (Some(AtomicOp::Xchg), true) => Opcode::ds_wrxchg_rtn_b64,
                     (None, true) => Opcode::ds_cmpst_rtn_b64,
+                    (Some(AtomicOp::FAdd), false) => Opcode::ds_add_rtn_f32,
                     (Some(AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax), _) => unreachable!("checked above"),
                 };
                 let addr = self.to_v(&p)?;
@@ -421,6 +424,7 @@ impl<'a> Isel<'a> {
                     (Some(AtomicOp::Xor), true) => Opcode::global_atomic_xor_x2,
                     (Some(AtomicOp::Xchg), true) => Opcode::global_atomic_swap_x2,
                     (None, true) => Opcode::global_atomic_cmpswap_x2,
+                    (Some(AtomicOp::FAdd), false) => Opcode::global_atomic_add_f32,
                     (Some(AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax), _) => unreachable!("checked above"),
                 };
                 // Compare-and-swap takes {new, expected} as one register tuple.
