@@ -139,11 +139,13 @@ pub enum BinOp {
     /// (i32 only: OpenCL's `mul24`, one instruction).
     Mul24S,
     Mul24U,
+    /// `copysign`: the magnitude of the first operand with the sign of the second.
+    CopySign,
 }
 
 impl BinOp {
     /// Every binary operation, in the order of their mnemonics' table.
-    pub const ALL: [BinOp; 33] = [
+    pub const ALL: [BinOp; 34] = [
         BinOp::Add,
         BinOp::Sub,
         BinOp::Mul,
@@ -177,6 +179,7 @@ impl BinOp {
         BinOp::SubSatU,
         BinOp::Mul24S,
         BinOp::Mul24U,
+        BinOp::CopySign,
     ];
 
     /// The text mnemonic.
@@ -215,12 +218,13 @@ impl BinOp {
             BinOp::SubSatU => "subsat.u",
             BinOp::Mul24S => "mul24.s",
             BinOp::Mul24U => "mul24.u",
+            BinOp::CopySign => "copysign",
         }
     }
 
     /// True for the operations on floating-point types.
     pub fn is_float(self) -> bool {
-        matches!(self, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin | BinOp::FMax)
+        matches!(self, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin | BinOp::FMax | BinOp::CopySign)
     }
 
     /// True for the integer operations that are also defined on i1 (logic only).
@@ -250,6 +254,8 @@ pub enum UnOp {
     Ceil,
     /// Round toward zero.
     Trunc,
+    /// Round to the nearest integer, ties to even (`v_rndne`).
+    RoundEven,
     /// Absolute value of a signed integer (wrapping: `abs` of the minimum is itself).
     Abs,
     /// Bits in reverse order (integers).
@@ -277,7 +283,7 @@ pub enum UnOp {
 }
 
 impl UnOp {
-    pub const ALL: [UnOp; 29] = [
+    pub const ALL: [UnOp; 30] = [
         UnOp::Not,
         UnOp::Popcount,
         UnOp::Clz,
@@ -288,6 +294,7 @@ impl UnOp {
         UnOp::Floor,
         UnOp::Ceil,
         UnOp::Trunc,
+        UnOp::RoundEven,
         UnOp::Abs,
         UnOp::BitReverse,
         UnOp::Bswap,
@@ -321,6 +328,7 @@ impl UnOp {
             UnOp::Floor => "floor",
             UnOp::Ceil => "ceil",
             UnOp::Trunc => "ftrunc",
+            UnOp::RoundEven => "roundeven",
             UnOp::Abs => "abs",
             UnOp::BitReverse => "bitreverse",
             UnOp::Bswap => "bswap",

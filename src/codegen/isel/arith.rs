@@ -17,6 +17,9 @@ impl<'a> Isel<'a> {
                 return Ok(Lowered::Imm(folded));
             }
         }
+        if op == BinOp::CopySign {
+            return self.copysign(ty, a, b);
+        }
         match ty {
             Type::I32 => self.binary32(op, a, b, divergent),
             // f16 arithmetic in f32, rounded once to f16: f32 has 24 >= 2 * 11 + 2

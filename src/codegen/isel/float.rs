@@ -8,6 +8,25 @@ impl<'a> Isel<'a> {
     /// v_div_fmas across several selected instructions: regalloc2 may put moves
     /// and spill code between them, so nothing expansion adds between
     /// instructions may write VCC (expand.rs `whole_wave`).
+    /// `copysign`: one bitfield insert of the sign, `(mask & a) | (!mask & b)`
+    /// with the magnitude mask (on the high half of an f64; an f16's bits above
+    /// 16 are undefined anyway).
+    pub(super) fn copysign(&mut self, ty: &Type, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        let d = self.vreg(Class::Vgpr);
+        match ty {
+            Type::F64 => {
+                let ((lo, hi), (_, sign)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+                self.valu(Opcode::v_bfi_b32, d, &[Lowered::Imm(0x7fff_ffff), Lowered::V(hi), Lowered::V(sign)], false)?;
+                Ok(Lowered::V64(lo, d))
+            }
+            _ => {
+                let mask = if *ty == Type::F16 { 0x7fff } else { 0x7fff_ffff };
+                self.valu(Opcode::v_bfi_b32, d, &[Lowered::Imm(mask), a, b], false)?;
+                Ok(Lowered::V(d))
+            }
+        }
+    }
+
     pub(super) fn fdiv32(&mut self, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
         let (n, d) = (self.to_v(&a)?, self.to_v(&b)?);
         let vcc = isa::Reg::vcc(if self.wave64() { 2 } else { 1 });

@@ -74,8 +74,8 @@ impl<'a> Isel<'a> {
                 self.valu(opcode, d, &[Lowered::Imm(mask), a], true)?;
                 Ok(Lowered::V(d))
             }
-            (UnOp::Sqrt | UnOp::Floor | UnOp::Ceil | UnOp::Trunc, Type::F16) => {
-                // In f32 and rounded once: floor/ceil/trunc are exact, and a
+            (UnOp::Sqrt | UnOp::Floor | UnOp::Ceil | UnOp::Trunc | UnOp::RoundEven, Type::F16) => {
+                // In f32 and rounded once: floor/ceil/trunc/roundeven are exact, and a
                 // correctly rounded f32 square root rounds to the correctly
                 // rounded f16 one (24 >= 2 * 11 + 2).
                 let wide = self.f16_to_f32(a)?;
@@ -86,6 +86,7 @@ impl<'a> Isel<'a> {
                         let opcode = match op {
                             UnOp::Floor => Opcode::v_floor_f32,
                             UnOp::Ceil => Opcode::v_ceil_f32,
+                            UnOp::RoundEven => Opcode::v_rndne_f32,
                             _ => Opcode::v_trunc_f32,
                         };
                         self.valu(opcode, d, &[wide], false)?;
@@ -102,24 +103,26 @@ impl<'a> Isel<'a> {
                 self.emit(opcode, &[Dst::R(h)], &[Src::Imm(mask), Src::R(hi)], |_| {});
                 Ok(Lowered::V64(lo, h))
             }
-            (UnOp::Floor | UnOp::Ceil | UnOp::Trunc, Type::F64) => {
+            (UnOp::Floor | UnOp::Ceil | UnOp::Trunc | UnOp::RoundEven, Type::F64) => {
                 let (lo, hi) = self.to_v64(&a)?;
                 let (dl, dh) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
                 let opcode = match op {
                     UnOp::Floor => Opcode::v_floor_f64,
                     UnOp::Ceil => Opcode::v_ceil_f64,
+                    UnOp::RoundEven => Opcode::v_rndne_f64,
                     _ => Opcode::v_trunc_f64,
                 };
                 self.emit(opcode, &[Dst::VPair(dl, dh)], &[Src::VPair(lo, hi)], |_| {});
                 Ok(Lowered::V64(dl, dh))
             }
-            (UnOp::FNeg | UnOp::FAbs | UnOp::Floor | UnOp::Ceil | UnOp::Trunc, Type::F32) => {
+            (UnOp::FNeg | UnOp::FAbs | UnOp::Floor | UnOp::Ceil | UnOp::Trunc | UnOp::RoundEven, Type::F32) => {
                 let d = self.vreg(Class::Vgpr);
                 match op {
                     UnOp::FNeg => self.valu(Opcode::v_xor_b32, d, &[Lowered::Imm(0x8000_0000), a], true)?,
                     UnOp::FAbs => self.valu(Opcode::v_and_b32, d, &[Lowered::Imm(0x7fff_ffff), a], true)?,
                     UnOp::Floor => self.valu(Opcode::v_floor_f32, d, &[a], false)?,
                     UnOp::Ceil => self.valu(Opcode::v_ceil_f32, d, &[a], false)?,
+                    UnOp::RoundEven => self.valu(Opcode::v_rndne_f32, d, &[a], false)?,
                     _ => self.valu(Opcode::v_trunc_f32, d, &[a], false)?,
                 }
                 Ok(Lowered::V(d))

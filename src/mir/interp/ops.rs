@@ -110,7 +110,7 @@ pub fn int_binary(op: BinOp, w: u32, a: u64, b: u64) -> Result<u64, String> {
         }
         BinOp::UMin => a.min(b),
         BinOp::UMax => a.max(b),
-        BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin | BinOp::FMax => {
+        BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin | BinOp::FMax | BinOp::CopySign => {
             return Err(format!("'{}' is not an integer operation", op.mnemonic()))
         }
     };
@@ -181,6 +181,8 @@ pub fn float_binary(op: BinOp, ty: &Type, a: u64, b: u64) -> Result<u64, String>
     match op {
         BinOp::FMin => return Ok(min_max(ty, true, a, b)),
         BinOp::FMax => return Ok(min_max(ty, false, a, b)),
+        // Bits only: a NaN keeps its payload.
+        BinOp::CopySign => return Ok(a & !sign_bit(ty) & mask(width(ty)) | b & sign_bit(ty)),
         _ => {}
     }
     Ok(match ty {
@@ -261,25 +263,27 @@ pub fn unary(op: UnOp, ty: &Type, a: u64) -> Result<u64, String> {
             let x = to_f64(ty, a);
             from_f64(ty, transcendental_reference(op, x))
         }
-        UnOp::Sqrt | UnOp::Floor | UnOp::Ceil | UnOp::Trunc => match ty {
+        UnOp::Sqrt | UnOp::Floor | UnOp::Ceil | UnOp::Trunc | UnOp::RoundEven => match ty {
             Type::F32 => {
                 let x = f32::from_bits(a as u32);
                 let r = match op {
                     UnOp::Sqrt => x.sqrt(),
                     UnOp::Floor => x.floor(),
                     UnOp::Ceil => x.ceil(),
+                    UnOp::RoundEven => x.round_ties_even(),
                     _ => x.trunc(),
                 };
                 u64::from(r.to_bits())
             }
             Type::F16 | Type::F64 => {
                 // f16 sqrt in f64 then to f16: double rounding is harmless (53 >= 2*11+2);
-                // floor/ceil/trunc of an f16 are exact f16 values.
+                // floor/ceil/trunc/roundeven of an f16 are exact f16 values.
                 let x = to_f64(ty, a);
                 let r = match op {
                     UnOp::Sqrt => x.sqrt(),
                     UnOp::Floor => x.floor(),
                     UnOp::Ceil => x.ceil(),
+                    UnOp::RoundEven => x.round_ties_even(),
                     _ => x.trunc(),
                 };
                 from_f64(ty, r)
