@@ -141,11 +141,13 @@ pub enum BinOp {
     Mul24U,
     /// `copysign`: the magnitude of the first operand with the sign of the second.
     CopySign,
+    /// `ldexp T x, e`: x · 2^e rounded once, `e` an i32 (of the same lanes).
+    Ldexp,
 }
 
 impl BinOp {
     /// Every binary operation, in the order of their mnemonics' table.
-    pub const ALL: [BinOp; 34] = [
+    pub const ALL: [BinOp; 35] = [
         BinOp::Add,
         BinOp::Sub,
         BinOp::Mul,
@@ -180,6 +182,7 @@ impl BinOp {
         BinOp::Mul24S,
         BinOp::Mul24U,
         BinOp::CopySign,
+        BinOp::Ldexp,
     ];
 
     /// The text mnemonic.
@@ -219,12 +222,23 @@ impl BinOp {
             BinOp::Mul24S => "mul24.s",
             BinOp::Mul24U => "mul24.u",
             BinOp::CopySign => "copysign",
+            BinOp::Ldexp => "ldexp",
         }
     }
 
     /// True for the operations on floating-point types.
     pub fn is_float(self) -> bool {
-        matches!(self, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin | BinOp::FMax | BinOp::CopySign)
+        matches!(self, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin | BinOp::FMax | BinOp::CopySign | BinOp::Ldexp)
+    }
+
+    /// The type of the second operand when the first (and the result) is
+    /// `ty`: `ty` itself, except `ldexp`'s exponent (i32, lane for lane).
+    pub fn rhs_type(self, ty: &Type) -> Type {
+        match (self, ty) {
+            (BinOp::Ldexp, Type::Vector(_, n)) => Type::Vector(Box::new(Type::I32), *n),
+            (BinOp::Ldexp, _) => Type::I32,
+            _ => ty.clone(),
+        }
     }
 
     /// True for the integer operations that are also defined on i1 (logic only).

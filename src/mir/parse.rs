@@ -721,7 +721,7 @@ impl<'a> Parser<'a> {
             let (ty, _) = self.ty()?;
             let lhs = self.operand(scope, &ty)?;
             self.comma("between the operands")?;
-            let rhs = self.operand(scope, &ty)?;
+            let rhs = self.operand(scope, &op.rhs_type(&ty))?;
             return Ok(Op::Binary { op, ty, lhs, rhs });
         }
         if let Some(op) = UnOp::ALL.into_iter().find(|u| u.mnemonic() == opcode) {

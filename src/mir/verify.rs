@@ -151,7 +151,7 @@ impl Checker<'_> {
                 } else {
                     let m = op.mnemonic();
                     self.expect_type(at(), &format!("the first operand of '{m}'"), lhs, ty);
-                    self.expect_type(at(), &format!("the second operand of '{m}'"), rhs, ty);
+                    self.expect_type(at(), &format!("the second operand of '{m}'"), rhs, &op.rhs_type(ty));
                 }
             }
             Op::Unary { op, ty, arg } => {

@@ -25,28 +25,24 @@ pub fn ldexp32(x: f32, e: i32) -> f32 {
     r as f32
 }
 
+/// V_LDEXP_F64: x · 2^e rounded once. Large scalings are split so that
+/// every step but the last is exact: a factor of 2^-969 (= 2^-1022 · 2^53)
+/// keeps a result that will not round to zero normal, and one that will
+/// round to zero gets there either way; upward steps are exact until they
+/// overflow, which is the answer then.
 pub fn ldexp64(x: f64, e: i32) -> f64 {
-    let mut x = x;
-    let mut e = e.clamp(-2200, 2200);
-    while e > 1000 {
-        x *= 2f64.powi(1000);
-        e -= 1000;
-    }
-    while e < -1000 {
-        // Split so that the final step rounds once.
-        if e < -1900 {
-            x *= 2f64.powi(-900);
-            e += 900;
-        } else {
-            break;
+    let pow2 = |k: i32| f64::from_bits(((k + 1023) as u64) << 52);
+    let (mut x, mut e) = (x, e);
+    for _ in 0..2 {
+        if e > 1023 {
+            x *= pow2(1023);
+            e -= 1023;
+        } else if e < -1022 {
+            x *= pow2(-969);
+            e += 969;
         }
     }
-    if e >= -1022 {
-        x * 2f64.powi(e)
-    } else {
-        // Two steps: the first is exact (stays normal), the second rounds once.
-        x * 2f64.powi(-1022) * 2f64.powi(e + 1022)
-    }
+    x * pow2(e.clamp(-1022, 1023))
 }
 
 /// V_DIV_SCALE_F32: `s0` the value to scale, `s1` the denominator, `s2` the numerator.

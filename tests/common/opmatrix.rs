@@ -97,6 +97,9 @@ enum Inputs {
     Each,
     /// A cross product of two smaller sets.
     Pairs,
+    /// Operand 0's pairs times exponents that reach every range: normal,
+    /// subnormal, overflow, and beyond any format (`ldexp`).
+    Exponents,
     /// Pairs without undefined divisors (0; -1 under MIN for the signed ones).
     Divisions { signed: bool },
     /// A cross product of three sets, plus tuples where one rounding matters.
@@ -215,8 +218,10 @@ pub fn candidates() -> Vec<Combination> {
         }
     }
     for op in float_binary() {
+        let bop = amdgpu_cg::mir::BinOp::ALL.into_iter().find(|b| b.mnemonic() == op).expect("a binary operation");
+        let inputs = if bop == amdgpu_cg::mir::BinOp::Ldexp { Inputs::Exponents } else { Inputs::Pairs };
         for ty in float_and_vector_types() {
-            out.push(compute(op, ty.to_string(), format!("{op} {ty} %a0, %a1"), vec![ty.clone(), ty.clone()], ty, Inputs::Pairs));
+            out.push(compute(op, ty.to_string(), format!("{op} {ty} %a0, %a1"), vec![ty.clone(), bop.rhs_type(&ty)], ty, inputs));
         }
     }
     for ty in float_and_vector_types() {
@@ -458,6 +463,13 @@ impl InputTable {
             Inputs::Pairs => {
                 let (a, b) = (self.sets(&operands[0]), self.sets(&operands[1]));
                 cross(&a.pair, &b.pair)
+            }
+            Inputs::Exponents => {
+                let exponents: Vec<u64> = [0i32, 1, -1, 7, -20, 30, -126, -130, -149, 127, 128, -1022, -1030, -1074, 1023, 1100, -1100, i32::MAX, i32::MIN]
+                    .iter()
+                    .map(|&e| u64::from(e as u32))
+                    .collect();
+                cross(&self.sets(&operands[0]).pair, &exponents)
             }
             Inputs::Divisions { signed } => {
                 let ty = operands[0].element();

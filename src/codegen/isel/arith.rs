@@ -17,8 +17,10 @@ impl<'a> Isel<'a> {
                 return Ok(Lowered::Imm(folded));
             }
         }
-        if op == BinOp::CopySign {
-            return self.copysign(ty, a, b);
+        match op {
+            BinOp::CopySign => return self.copysign(ty, a, b),
+            BinOp::Ldexp => return self.ldexp(ty, a, b),
+            _ => {}
         }
         match ty {
             Type::I32 => self.binary32(op, a, b, divergent),

@@ -27,6 +27,32 @@ impl<'a> Isel<'a> {
         }
     }
 
+    /// `ldexp`: `v_ldexp_f32/f64` (x · 2^e, rounded once, with the ISA's
+    /// signed 32-bit exponent). f16 goes through f32: an f16 times 2^e is exact
+    /// there unless it is below 2^-126 or overflows, where the f16 result is
+    /// ±0 or ±inf whichever way f32 rounded.
+    pub(super) fn ldexp(&mut self, ty: &Type, x: Lowered, e: Lowered) -> Result<Lowered, Diagnostic> {
+        match ty {
+            Type::F64 => {
+                let (lo, hi) = self.to_v64(&x)?;
+                let e = self.to_v(&e)?;
+                let (dl, dh) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                self.emit(Opcode::v_ldexp_f64, &[Dst::VPair(dl, dh)], &[Src::VPair(lo, hi), Src::R(e)], |_| {});
+                Ok(Lowered::V64(dl, dh))
+            }
+            Type::F16 => {
+                let wide = self.f16_to_f32(x)?;
+                let r = self.ldexp(&Type::F32, wide, e)?;
+                self.f32_to_f16(r)
+            }
+            _ => {
+                let d = self.vreg(Class::Vgpr);
+                self.valu(Opcode::v_ldexp_f32, d, &[x, e], false)?;
+                Ok(Lowered::V(d))
+            }
+        }
+    }
+
     pub(super) fn fdiv32(&mut self, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
         let (n, d) = (self.to_v(&a)?, self.to_v(&b)?);
         let vcc = isa::Reg::vcc(if self.wave64() { 2 } else { 1 });

@@ -110,7 +110,7 @@ pub fn int_binary(op: BinOp, w: u32, a: u64, b: u64) -> Result<u64, String> {
         }
         BinOp::UMin => a.min(b),
         BinOp::UMax => a.max(b),
-        BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin | BinOp::FMax | BinOp::CopySign => {
+        BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FMin | BinOp::FMax | BinOp::CopySign | BinOp::Ldexp => {
             return Err(format!("'{}' is not an integer operation", op.mnemonic()))
         }
     };
@@ -183,6 +183,16 @@ pub fn float_binary(op: BinOp, ty: &Type, a: u64, b: u64) -> Result<u64, String>
         BinOp::FMax => return Ok(min_max(ty, false, a, b)),
         // Bits only: a NaN keeps its payload.
         BinOp::CopySign => return Ok(a & !sign_bit(ty) & mask(width(ty)) | b & sign_bit(ty)),
+        BinOp::Ldexp => {
+            let e = b as u32 as i32;
+            return Ok(match ty {
+                Type::F64 => ldexp_f64(f64::from_bits(a), e).to_bits(),
+                // Exact in f64 (an f32 or f16 times 2^e within ±400 stays
+                // normal there; beyond, the result is 0 or inf either way),
+                // then rounded once.
+                _ => from_f64(ty, ldexp_f64(to_f64(ty, a), e.clamp(-400, 400))),
+            });
+        }
         _ => {}
     }
     Ok(match ty {
@@ -507,6 +517,101 @@ pub fn transcendental_acceptable(op: UnOp, ty: &Type, x: u64, want: u64, got: u6
                 _ => 3,
             };
             ulp_distance(ty, want, got) <= ulps
+        }
+    }
+}
+
+/// x · 2^e rounded once to f64 (to nearest, ties to even), by integer
+/// arithmetic on the significand: x = m · 2^t exactly, and the result keeps
+/// the bits of m above its ulp, 2^max(top - 52, -1074).
+pub fn ldexp_f64(x: f64, e: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let bits = x.to_bits();
+    let sign = bits & (1 << 63);
+    let (exp, frac) = ((bits >> 52) & 0x7ff, bits & ((1 << 52) - 1));
+    let (m, t) = if exp == 0 { (frac, -1074i64) } else { (frac | 1 << 52, exp as i64 - 1075) };
+    let t = t + i64::from(e);
+    let top = t + i64::from(63 - m.leading_zeros());
+    let infinity = f64::from_bits(sign | 0x7ff0_0000_0000_0000);
+    if top > 1023 {
+        return infinity;
+    }
+    let ulp = (top - 52).max(-1074);
+    let shift = ulp - t;
+    let mut n = if shift <= 0 {
+        m << -shift
+    } else if shift > 54 {
+        0 // below half the smallest subnormal
+    } else {
+        let (q, rest, half) = (m >> shift, m & ((1 << shift) - 1), 1u64 << (shift - 1));
+        q + u64::from(rest > half || (rest == half && q & 1 == 1))
+    };
+    let mut ulp = ulp;
+    if n == 1 << 53 {
+        n >>= 1;
+        ulp += 1;
+    }
+    if n < 1 << 52 {
+        // Subnormal (ulp = -1074) or zero; rounding up to 2^52 lands on the
+        // smallest normal, whose bits are the same integer.
+        return f64::from_bits(sign | n);
+    }
+    let biased = ulp + 1075;
+    if biased >= 0x7ff {
+        return infinity;
+    }
+    f64::from_bits(sign | (biased as u64) << 52 | (n - (1 << 52)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ldexp_f64;
+
+    #[test]
+    fn ldexp_rounds_once_at_the_edges() {
+        let b = |x: f64| x.to_bits();
+        // Hand-worked: the smallest subnormal is 2^-1074; half of it ties to even (0).
+        assert_eq!(b(ldexp_f64(1.0, -1074)), 1);
+        assert_eq!(b(ldexp_f64(1.0, -1075)), 0);
+        assert_eq!(b(ldexp_f64(1.5, -1075)), 1); // 0.75 ulp
+        assert_eq!(b(ldexp_f64(3.0, -1075)), 2); // 1.5 ulp, to even
+        assert_eq!(b(ldexp_f64(5.0, -1076)), 1); // 1.25 ulp
+        assert_eq!(b(ldexp_f64(f64::from_bits(0x3ff0_0000_0000_0001) / 2.0, -1022)), 1 << 51); // a tie, to even
+        assert_eq!(b(ldexp_f64(f64::from_bits(0x3ff0_0000_0000_0003) / 2.0, -1022)), (1 << 51) + 2); // a tie, up to even
+        assert_eq!(b(ldexp_f64(f64::from_bits(0x001f_ffff_ffff_ffff), -1)), 1 << 52); // rounds up to the smallest normal
+        assert_eq!(ldexp_f64(f64::MIN_POSITIVE, -1).to_bits(), 1 << 51);
+        assert_eq!(ldexp_f64(f64::MAX, 1), f64::INFINITY);
+        assert_eq!(ldexp_f64(-1.0, i32::MAX), f64::NEG_INFINITY);
+        assert_eq!(b(ldexp_f64(-3.0, i32::MIN)), b(-0.0));
+        assert_eq!(b(ldexp_f64(-0.0, 5)), b(-0.0));
+        assert_eq!(ldexp_f64(f64::from_bits(1), 2097), 2f64.powi(1023));
+        assert!(ldexp_f64(f64::NAN, 3).is_nan());
+        assert_eq!(ldexp_f64(0.75, 3), 6.0);
+    }
+
+    /// The interpreter's integer method against the simulator's stepwise
+    /// scaling (two different constructions of the same rounding).
+    #[test]
+    fn ldexp_agrees_with_the_simulators_scaling() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200_000 {
+            let x = f64::from_bits(next());
+            let e = match next() % 4 {
+                0 => (next() % 64) as i32 - 32,
+                1 => (next() % 4400) as i32 - 2200,
+                2 => next() as i32,
+                _ => -1074 - (next() % 60) as i32 + (next() % 2100) as i32,
+            };
+            let (ours, sims) = (ldexp_f64(x, e), crate::sim::float::ldexp64(x, e));
+            assert!(ours.to_bits() == sims.to_bits() || ours.is_nan() && sims.is_nan(), "ldexp({x:e} = {:#x}, {e}): {ours:e} vs {sims:e}", x.to_bits());
         }
     }
 }
