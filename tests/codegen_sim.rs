@@ -300,6 +300,7 @@ fn wave_operations_in_full_and_partial_waves() {
     // Signed values for the reductions and scans.
     let input: Vec<String> = (0..200u32).map(|i| ((i.wrapping_mul(2_654_435_761) >> 11) as i32 - 1_000_000).to_string()).collect();
     check_waves("wave_reduce.mir", &input, 2000, &[]);
+    check_waves("wave_reduce64.mir", &input, 4000, &[]);
 }
 
 /// Runs a wave test kernel (`in`, `out` and `extra` arguments) on every target

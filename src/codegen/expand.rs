@@ -347,7 +347,11 @@ impl Ctx<'_> {
         }
     }
 
-    fn push(&mut self, inst: isa::Inst) {
+    fn push(&mut self, mut inst: isa::Inst) {
+        // "The VOP3 form" of an instruction that is VOP3 by nature is itself.
+        if inst.e64 && !inst.op.info().format(self.target.gpu).has_e64_form() {
+            inst.e64 = false;
+        }
         let cfi = std::mem::take(&mut self.cfi_before).into_iter().map(|event| Cfi { after: false, event }).collect();
         self.code.push(Emitted { inst, target: None, call: None, cfi });
     }
@@ -375,10 +379,12 @@ impl Ctx<'_> {
     /// lanes given the identity, then log2(wave size) steps that combine each
     /// lane with the lane `2^k` away (xor for a reduction, below for a scan)
     /// read by `ds_bpermute_b32` (on gfx11 in wave64 the other half through
-    /// `v_permlane64_b32`, as ds_bpermute stays within a half there). The
-    /// temporaries are windows 0-2, which hold nothing live in any lane, so
-    /// writing their inactive lanes is harmless; EXEC is restored at the end.
-    fn wave_scan(&mut self, op: crate::mir::WaveOp, dst: isa::Reg, x: isa::Reg) {
+    /// `v_permlane64_b32`, as ds_bpermute stays within a half there). A 64-bit
+    /// value travels as two 32-bit pieces. The temporaries are windows 0-2
+    /// (0-3 for 64 bits), which hold nothing live in any lane, so writing their
+    /// inactive lanes is harmless; EXEC is restored at the end. `dst` and `x`
+    /// are one register per piece.
+    fn wave_scan(&mut self, op: crate::mir::WaveOp, ty: &crate::mir::Type, dst: &[isa::Reg], x: &[isa::Reg]) {
         use crate::mir::{BinOp, WaveOp};
         let (bop, scan, exclusive) = match op {
             WaveOp::Reduce(b) => (b, false, false),
@@ -386,94 +392,166 @@ impl Ctx<'_> {
             WaveOp::ExclusiveScan(b) => (b, true, true),
             other => unreachable!("not a reduction: {other:?}"),
         };
+        let pieces = x.len() as u16;
         let lanes: u32 = if self.wave64() { 64 } else { 32 };
         let halves = self.wave64() && self.target.gpu.generation() == isa::Generation::Gfx11;
         let v = |n: u16| isa::Reg::v(n, 1);
         let base = self.window(0).base.index();
-        let (y, t, addr, lane, far, keep) = (v(base), v(base + 1), v(base + 2), v(base + 3), v(base + 4), v(base + 5));
+        // y and t: the lane's value and its partner's, a piece per register
+        // (an even-aligned pair for 64 bits, as gfx90a's 64-bit operands need).
+        let (y, t) = (isa::Reg::v(base, pieces as u8), isa::Reg::v(base + pieces, pieces as u8));
+        let piece = |reg: isa::Reg, i: u16| v(reg.base.index() + i);
+        let scratch = base + 2 * pieces;
+        let (addr, lane, far, keep) = (v(scratch), v(scratch + 1), v(scratch + 2), v(scratch + 3));
         let r = isa::Operand::Reg;
         let imm = isa::Operand::imm32;
         let save = isa::Reg::s(self.place.temps, self.mask_size());
         let cond = isa::Reg::s(self.place.temps + 2, self.mask_size());
-        let identity = WaveOp::identity(bop) as u32;
-        let combine = match bop {
-            BinOp::Add => Opcode::v_add_u32,
-            BinOp::And => Opcode::v_and_b32,
-            BinOp::Or => Opcode::v_or_b32,
-            BinOp::Xor => Opcode::v_xor_b32,
-            BinOp::SMin => Opcode::v_min_i32,
-            BinOp::SMax => Opcode::v_max_i32,
-            BinOp::UMin => Opcode::v_min_u32,
-            BinOp::UMax => Opcode::v_max_u32,
-            BinOp::FAdd => Opcode::v_add_f32,
-            BinOp::FMin => Opcode::v_min_f32,
-            BinOp::FMax => Opcode::v_max_f32,
-            other => unreachable!("not a reduction: {other:?}"),
-        };
+        let identity = WaveOp::identity(bop, ty);
+        let identity_piece = |i: u16| (identity >> (32 * i)) as u32;
         let e64 = |mut i: isa::Inst| {
             i.e64 = true;
             i
         };
         let saveexec = self.op_b(Opcode::s_or_saveexec_b64, Opcode::s_or_saveexec_b32);
         self.push(isa::Inst::new(saveexec, vec![r(save)], vec![imm(u32::MAX)]));
-        self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(y)], vec![imm(identity)]));
-        self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(y)], vec![r(y), r(x), r(save)])));
+        for i in 0..pieces {
+            self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(piece(y, i))], vec![imm(identity_piece(i))]));
+            self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(piece(y, i))], vec![r(piece(y, i)), r(x[i as usize]), r(save)])));
+        }
         if matches!(bop, BinOp::FMin | BinOp::FMax) {
             // minNum/maxNum ignore a NaN, IEEE-mode min/max only a quiet one.
-            self.push(e64(isa::Inst::new(Opcode::v_max_f32, vec![r(y)], vec![r(y), r(y)])));
+            let quiet = if pieces == 2 { isa::Inst::new(Opcode::v_max_f64, vec![r(y)], vec![r(y), r(y)]) } else { e64(isa::Inst::new(Opcode::v_max_f32, vec![r(y)], vec![r(y), r(y)])) };
+            self.push(quiet);
         }
         self.push(isa::Inst::new(Opcode::v_mbcnt_lo_u32_b32, vec![r(lane)], vec![imm(u32::MAX), imm(0)]));
         if self.wave64() {
             self.push(isa::Inst::new(Opcode::v_mbcnt_hi_u32_b32, vec![r(lane)], vec![imm(u32::MAX), r(lane)]));
         }
-        // t = y of the lane whose index is in `addr` (in bytes); on gfx11
-        // wave64 a read across the halves comes from the swapped copy.
-        let read = |c: &mut Self, from: isa::Reg| {
-            c.push(isa::Inst::new(Opcode::v_lshlrev_b32, vec![r(far)], vec![imm(2), r(addr)]));
-            c.push(isa::Inst::new(Opcode::ds_bpermute_b32, vec![r(t)], vec![r(far), r(from)]));
+        // t = y of the lane whose index is in `addr`; on gfx11 wave64 a read
+        // across the halves comes from the swapped copy (`cond`: it does).
+        let read = |c: &mut Self| {
             if halves {
-                c.push(isa::Inst::new(Opcode::v_permlane64_b32, vec![r(keep)], vec![r(from)]));
-                c.push(isa::Inst::new(Opcode::ds_bpermute_b32, vec![r(keep)], vec![r(far), r(keep)]));
                 c.push(isa::Inst::new(Opcode::v_xor_b32, vec![r(far)], vec![r(addr), r(lane)]));
                 c.push(isa::Inst::new(Opcode::v_and_b32, vec![r(far)], vec![imm(32), r(far)]));
                 c.push(e64(isa::Inst::new(Opcode::v_cmp_ne_u32, vec![r(cond)], vec![imm(0), r(far)])));
-                c.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(t)], vec![r(t), r(keep), r(cond)])));
+            }
+            c.push(isa::Inst::new(Opcode::v_lshlrev_b32, vec![r(far)], vec![imm(2), r(addr)]));
+            for i in 0..pieces {
+                let (from, to) = (piece(y, i), piece(t, i));
+                c.push(isa::Inst::new(Opcode::ds_bpermute_b32, vec![r(to)], vec![r(far), r(from)]));
+                if halves {
+                    c.push(isa::Inst::new(Opcode::v_permlane64_b32, vec![r(keep)], vec![r(from)]));
+                    c.push(isa::Inst::new(Opcode::ds_bpermute_b32, vec![r(keep)], vec![r(far), r(keep)]));
+                    c.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(to)], vec![r(to), r(keep), r(cond)])));
+                }
             }
         };
         if exclusive {
             // Each lane takes its lower neighbour's value (the identity in
             // lane 0); the inclusive scan of that is the exclusive scan.
             self.push(isa::Inst::new(Opcode::v_subrev_u32, vec![r(addr)], vec![imm(1), r(lane)]));
-            read(self, y);
+            read(self);
             self.push(e64(isa::Inst::new(Opcode::v_cmp_eq_u32, vec![r(cond)], vec![imm(0), r(lane)])));
-            self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(far)], vec![imm(identity)]));
-            self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(y)], vec![r(t), r(far), r(cond)])));
+            for i in 0..pieces {
+                self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(far)], vec![imm(identity_piece(i))]));
+                self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(piece(y, i))], vec![r(piece(t, i)), r(far), r(cond)])));
+            }
         }
         let mut k = 1;
         while k < lanes {
-            if scan {
-                self.push(isa::Inst::new(Opcode::v_subrev_u32, vec![r(addr)], vec![imm(k), r(lane)]));
-            } else {
-                self.push(isa::Inst::new(Opcode::v_xor_b32, vec![r(addr)], vec![imm(k), r(lane)]));
-            }
-            read(self, y);
-            self.push(isa::Inst::new(combine, vec![r(t)], vec![r(t), r(y)]));
-            if scan {
-                // Lanes below k have no lane k below them.
-                self.push(e64(isa::Inst::new(Opcode::v_cmp_le_u32, vec![r(cond)], vec![imm(k), r(lane)])));
-                self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(y)], vec![r(y), r(t), r(cond)])));
-            } else {
-                self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(y)], vec![r(t)]));
+            let step = if scan { Opcode::v_subrev_u32 } else { Opcode::v_xor_b32 };
+            self.push(isa::Inst::new(step, vec![r(addr)], vec![imm(k), r(lane)]));
+            read(self);
+            self.combine(bop, pieces == 2, t, y, cond);
+            for i in 0..pieces {
+                if scan {
+                    // Lanes below k have no lane k below them.
+                    if i == 0 {
+                        self.push(e64(isa::Inst::new(Opcode::v_cmp_le_u32, vec![r(cond)], vec![imm(k), r(lane)])));
+                    }
+                    self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(piece(y, i))], vec![r(piece(y, i)), r(piece(t, i)), r(cond)])));
+                } else {
+                    self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(piece(y, i))], vec![r(piece(t, i))]));
+                }
             }
             k *= 2;
         }
-        if scan {
-            self.push(isa::Inst::new(Opcode::v_mov_b32, vec![r(dst)], vec![r(y)]));
-        } else {
-            self.push(isa::Inst::new(Opcode::v_readfirstlane_b32, vec![r(dst)], vec![r(y)]));
+        for (i, &d) in dst.iter().enumerate() {
+            let opcode = if scan { Opcode::v_mov_b32 } else { Opcode::v_readfirstlane_b32 };
+            self.push(isa::Inst::new(opcode, vec![r(d)], vec![r(piece(y, i as u16))]));
         }
         let restore = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
         self.push(isa::Inst::new(restore, vec![r(self.exec())], vec![r(save)]));
+    }
+
+    /// `t = t OP y` for a wave reduction's step, on one register or an
+    /// even-aligned pair (`wide`); `cond` is free to hold a carry or a compare.
+    fn combine(&mut self, op: crate::mir::BinOp, wide: bool, t: isa::Reg, y: isa::Reg, cond: isa::Reg) {
+        use crate::mir::BinOp;
+        let r = isa::Operand::Reg;
+        let e64 = |mut i: isa::Inst| {
+            i.e64 = true;
+            i
+        };
+        let half = |reg: isa::Reg, h: u8| Self::half_of(reg, h);
+        if !wide {
+            let opcode = match op {
+                BinOp::Add => Opcode::v_add_u32,
+                BinOp::And => Opcode::v_and_b32,
+                BinOp::Or => Opcode::v_or_b32,
+                BinOp::Xor => Opcode::v_xor_b32,
+                BinOp::SMin => Opcode::v_min_i32,
+                BinOp::SMax => Opcode::v_max_i32,
+                BinOp::UMin => Opcode::v_min_u32,
+                BinOp::UMax => Opcode::v_max_u32,
+                BinOp::FAdd => Opcode::v_add_f32,
+                BinOp::FMin => Opcode::v_min_f32,
+                BinOp::FMax => Opcode::v_max_f32,
+                other => unreachable!("not a reduction: {other:?}"),
+            };
+            self.push(isa::Inst::new(opcode, vec![r(t)], vec![r(t), r(y)]));
+            return;
+        }
+        match op {
+            BinOp::Add => {
+                self.push(e64(isa::Inst::new(Opcode::v_add_co_u32, vec![r(half(t, 0)), r(cond)], vec![r(half(t, 0)), r(half(y, 0))])));
+                self.push(e64(isa::Inst::new(Opcode::v_addc_co_u32, vec![r(half(t, 1)), r(cond)], vec![r(half(t, 1)), r(half(y, 1)), r(cond)])));
+            }
+            BinOp::And | BinOp::Or | BinOp::Xor => {
+                let opcode = match op {
+                    BinOp::And => Opcode::v_and_b32,
+                    BinOp::Or => Opcode::v_or_b32,
+                    _ => Opcode::v_xor_b32,
+                };
+                for h in 0..2 {
+                    self.push(isa::Inst::new(opcode, vec![r(half(t, h))], vec![r(half(t, h)), r(half(y, h))]));
+                }
+            }
+            BinOp::SMin | BinOp::SMax | BinOp::UMin | BinOp::UMax => {
+                // cond: t wins; then t = cond ? t : y, a half at a time.
+                let compare = match op {
+                    BinOp::SMin => Opcode::v_cmp_lt_i64,
+                    BinOp::SMax => Opcode::v_cmp_gt_i64,
+                    BinOp::UMin => Opcode::v_cmp_lt_u64,
+                    _ => Opcode::v_cmp_gt_u64,
+                };
+                self.push(e64(isa::Inst::new(compare, vec![r(cond)], vec![r(t), r(y)])));
+                for h in 0..2 {
+                    self.push(e64(isa::Inst::new(Opcode::v_cndmask_b32, vec![r(half(t, h))], vec![r(half(y, h)), r(half(t, h)), r(cond)])));
+                }
+            }
+            _ => {
+                let opcode = match op {
+                    BinOp::FAdd => Opcode::v_add_f64,
+                    BinOp::FMin => Opcode::v_min_f64,
+                    BinOp::FMax => Opcode::v_max_f64,
+                    other => unreachable!("not a reduction: {other:?}"),
+                };
+                // VOP3 by nature (no e64 form to ask for).
+                self.push(isa::Inst::new(opcode, vec![r(t)], vec![r(t), r(y)]));
+            }
+        }
     }
 
     fn window(&self, w: u8) -> isa::Reg {
@@ -501,7 +579,12 @@ impl Ctx<'_> {
                 self.mov(d, s);
             }
             MKind::ImplicitDef | MKind::Entry | MKind::Clobber(_) => {}
-            MKind::WaveScan(op) => self.wave_scan(*op, reg(0), reg(1)),
+            MKind::WaveScan(op, ty) => {
+                let pieces: u8 = if ty.bits() == 64 { 2 } else { 1 };
+                let regs: Vec<isa::Reg> = (0..2 * pieces).map(reg).collect();
+                let (dst, x) = regs.split_at(usize::from(pieces));
+                self.wave_scan(*op, ty, dst, x);
+            }
             MKind::MakePair => {
                 let (p, lo, hi) = (reg(0), reg(1), reg(2));
                 self.mov(Self::half_of(p, 0), lo);
@@ -1022,7 +1105,7 @@ impl Ctx<'_> {
 /// Expands a function. Blocks are laid out in VCode order.
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
     let place = Placement::new(vcode, out);
-    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::VQuad { .. } | Fill::Address { .. }))) || matches!(m.kind, MKind::WaveScan(_)));
+    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::VQuad { .. } | Fill::Address { .. }))) || matches!(m.kind, MKind::WaveScan(..)));
     // A callee's windows sit right above its allocation, which leaves room for
     // them below v32: arguments arriving there are copied out at the entry,
     // before any instruction uses a window.

@@ -125,10 +125,11 @@ pub enum MKind {
     /// Makes an SGPR pair from two SGPRs: `ops[0] = {ops[1], ops[2]}`.
     MakePair,
     /// A wave reduction or scan (`WaveOp::Reduce`/`InclusiveScan`/
-    /// `ExclusiveScan`): `ops[0]` (an SGPR for a reduction, a VGPR for a
-    /// scan) from the VGPR `ops[1]`. Expanded in whole-wave mode with three
-    /// windows as temporaries (expand.rs, `wave_scan`).
-    WaveScan(crate::mir::WaveOp),
+    /// `ExclusiveScan`) on a value of the type: the result (SGPRs for a
+    /// reduction, VGPRs for a scan; one per 32-bit piece) then the VGPR
+    /// pieces of the source. Expanded in whole-wave mode with three windows
+    /// (four for 64 bits) as temporaries (expand.rs, `wave_scan`).
+    WaveScan(crate::mir::WaveOp, crate::mir::Type),
     /// Adds lanes to a lane-mask variable (control flow, lower_cf.rs):
     /// `ops[0] = ops[1] | sel`, or with `first` `ops[0] = sel` (no `ops[1]`),
     /// where `sel` is EXEC, `EXEC & c` or `EXEC & ~c` for the lane mask `c`
@@ -362,7 +363,7 @@ impl VCode {
             .map(|m| match &m.kind {
                 MKind::Real { fills, .. } => windows(fills),
                 MKind::Seq(parts) => parts.iter().map(|(_, f)| windows(f)).max().unwrap_or(0),
-                MKind::WaveScan(_) => 3,
+                MKind::WaveScan(_, ty) => if ty.bits() == 64 { 4 } else { 3 },
                 _ => 0,
             })
             .max()

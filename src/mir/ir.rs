@@ -587,22 +587,25 @@ pub enum WaveOp {
 }
 
 impl WaveOp {
-    /// The operations reductions and scans take, on i32 (the integer ones)
-    /// and f32 (fadd, fmin, fmax).
+    /// The operations reductions and scans take, on i32/i64 (the integer
+    /// ones) and f32/f64 (fadd, fmin, fmax).
     pub const REDUCIBLE: [BinOp; 11] =
         [BinOp::Add, BinOp::And, BinOp::Or, BinOp::Xor, BinOp::SMin, BinOp::SMax, BinOp::UMin, BinOp::UMax, BinOp::FAdd, BinOp::FMin, BinOp::FMax];
 
-    /// The identity of a reduction's operation (bits of i32/f32): what an
+    /// The identity of a reduction's operation on `ty` (its bits): what an
     /// exclusive scan gives the lowest lane.
-    pub fn identity(op: BinOp) -> u64 {
+    pub fn identity(op: BinOp, ty: &Type) -> u64 {
+        let wide = ty.bits() == 64;
+        let (ones, sign) = if wide { (u64::MAX, 1u64 << 63) } else { (0xffff_ffff, 0x8000_0000) };
         match op {
-            BinOp::And | BinOp::UMin => 0xffff_ffff,
-            BinOp::SMin => 0x7fff_ffff,
-            BinOp::SMax => 0x8000_0000,
+            BinOp::And | BinOp::UMin => ones,
+            BinOp::SMin => ones >> 1,
+            BinOp::SMax => sign,
             // minNum/maxNum ignore a NaN: the quiet NaN is their identity.
+            BinOp::FMin | BinOp::FMax if wide => 0x7ff8_0000_0000_0000,
             BinOp::FMin | BinOp::FMax => 0x7fc0_0000,
             // x + -0 is x for every x, +0 included.
-            BinOp::FAdd => 0x8000_0000,
+            BinOp::FAdd => sign,
             _ => 0,
         }
     }

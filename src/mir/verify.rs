@@ -291,9 +291,9 @@ impl Checker<'_> {
                         self.expect_type(at(), "the condition of 'ballot'", &args[0], &Type::I1);
                     }
                     WaveOp::Reduce(b) | WaveOp::InclusiveScan(b) | WaveOp::ExclusiveScan(b) => {
-                        let want = if b.is_float() { Type::F32 } else { Type::I32 };
-                        if *ty != want {
-                            self.error(at(), format!("'{m} {}' works on {want}, not {ty}", b.mnemonic()));
+                        let want = if b.is_float() { [Type::F32, Type::F64] } else { [Type::I32, Type::I64] };
+                        if !want.contains(ty) {
+                            self.error(at(), format!("'{m} {}' works on {} and {}, not {ty}", b.mnemonic(), want[0], want[1]));
                         }
                         self.expect_type(at(), &format!("the value of '{m}'"), &args[0], ty);
                     }

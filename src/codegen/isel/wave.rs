@@ -93,16 +93,27 @@ impl<'a> Isel<'a> {
             }
             WaveOp::Reduce(_) | WaveOp::InclusiveScan(_) | WaveOp::ExclusiveScan(_) => {
                 let x = self.lowered(&args[0]);
-                let x = self.to_v(&x)?;
+                let pieces = if ty.bits() == 64 {
+                    let (lo, hi) = self.to_v64(&x)?;
+                    vec![lo, hi]
+                } else {
+                    vec![self.to_v(&x)?]
+                };
                 let reduce = matches!(op, WaveOp::Reduce(_));
-                let d = self.vreg(if reduce { Class::Sgpr } else { Class::Vgpr });
+                let class = if reduce { Class::Sgpr } else { Class::Vgpr };
+                let d: Vec<ra::VReg> = pieces.iter().map(|_| self.vreg(class)).collect();
                 // The result is written while the sources are still read (the
                 // expansion's steps), so it must not share a register with x.
-                self.push(MInst {
-                    kind: MKind::WaveScan(op),
-                    ops: vec![ra::Operand::new(d, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early), ra::Operand::reg_use(x)],
-                });
-                Ok(if reduce { Lowered::S(d) } else { Lowered::V(d) })
+                let defs = d.iter().map(|&r| ra::Operand::new(r, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early));
+                let ops = defs.chain(pieces.iter().map(|&r| ra::Operand::reg_use(r))).collect();
+                self.push(MInst { kind: MKind::WaveScan(op, ty.clone()), ops });
+                Ok(match (reduce, d.as_slice()) {
+                    (true, [one]) => Lowered::S(*one),
+                    (true, [lo, hi]) => Lowered::S64(self.make_pair(*lo, *hi)),
+                    (false, [one]) => Lowered::V(*one),
+                    (false, [lo, hi]) => Lowered::V64(*lo, *hi),
+                    _ => unreachable!("one or two pieces"),
+                })
             }
             WaveOp::Shuffle => {
                 let x = self.lowered(&args[0]);

@@ -721,7 +721,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             // The operation and every live lane's operands.
             let frame = items[first].frames.last().expect("waiting work-items have frames");
             let inst = &self.module.functions[frame.func].blocks[frame.block].insts[frame.inst];
-            let Op::Wave { op, args, .. } = &inst.op else { unreachable!("stopped at a wave operation") };
+            let Op::Wave { op, args, ty: wave_ty } = &inst.op else { unreachable!("stopped at a wave operation") };
             let live: Vec<usize> = wave.clone().filter(|&i| items[i].state == State::Wave).collect();
             let lane_of = |i: usize| (i - start) as u64;
             let operand = |items: &[WorkItem], i: usize, k: usize| val(&items[i].frames.last().expect("frames").regs, &args[k]);
@@ -764,23 +764,23 @@ impl<'m, 'a> Machine<'m, 'a> {
                             for &j in &live {
                                 lanes[lane_of(j) as usize] = Some(operand(items, j, 0));
                             }
-                            fadd_wave(*op, &lanes)
+                            fadd_wave(*op, wave_ty, &lanes)
                         });
                         let sums = sums.as_ref().map_err(|m| fail(self, items, i, m.clone()))?;
                         RtValue::Scalar(sums[lane_of(i) as usize])
                     }
                     WaveOp::Reduce(b) | WaveOp::InclusiveScan(b) | WaveOp::ExclusiveScan(b) => {
                         // In lane order, from the identity.
-                        let ty = if b.is_float() { Type::F32 } else { Type::I32 };
                         let upto = live.iter().filter(|&&j| match op {
                             WaveOp::Reduce(_) => true,
                             WaveOp::InclusiveScan(_) => j <= i,
                             _ => j < i,
                         });
-                        let mut acc = WaveOp::identity(*b);
+                        let mut acc = WaveOp::identity(*b, wave_ty);
                         for &j in upto {
                             let RtValue::Scalar(x) = operand(items, j, 0) else { return Err(fail(self, items, i, "internal: wave value".into())) };
-                            acc = if b.is_float() { ops::float_binary(*b, &ty, acc, x) } else { ops::int_binary(*b, 32, acc, x) }.map_err(|m| fail(self, items, i, m))?;
+                            let combined = if b.is_float() { ops::float_binary(*b, wave_ty, acc, x) } else { ops::int_binary(*b, width(wave_ty), acc, x) };
+                            acc = combined.map_err(|m| fail(self, items, i, m))?;
                         }
                         RtValue::Scalar(acc)
                     }
@@ -1014,8 +1014,8 @@ fn check_attrs(func: &Function, launch: &Launch) -> Result<(), InterpError> {
 /// 2, 4, ... (a pairwise tree over the lanes, the same sum in every lane); a
 /// scan adds lane `l - k` to every lane l ≥ k for the same k, an exclusive one
 /// after moving every value one lane up.
-fn fadd_wave(op: WaveOp, lanes: &[Option<RtValue>]) -> Result<Vec<u64>, String> {
-    let identity = WaveOp::identity(BinOp::FAdd);
+fn fadd_wave(op: WaveOp, ty: &Type, lanes: &[Option<RtValue>]) -> Result<Vec<u64>, String> {
+    let identity = WaveOp::identity(BinOp::FAdd, ty);
     let size = lanes.len();
     let mut y = lanes
         .iter()
@@ -1025,7 +1025,7 @@ fn fadd_wave(op: WaveOp, lanes: &[Option<RtValue>]) -> Result<Vec<u64>, String> 
             Some(_) => Err("internal: wave value".to_string()),
         })
         .collect::<Result<Vec<u64>, String>>()?;
-    let add = |a: u64, b: u64| ops::float_binary(BinOp::FAdd, &Type::F32, a, b);
+    let add = |a: u64, b: u64| ops::float_binary(BinOp::FAdd, ty, a, b);
     if matches!(op, WaveOp::ExclusiveScan(_)) {
         y.rotate_right(1);
         y[0] = identity;
