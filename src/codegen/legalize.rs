@@ -27,8 +27,8 @@ use std::collections::HashMap;
 use crate::abi::AddrSpace;
 use crate::isa;
 use crate::mir::{
-    op_operands_mut, AtomicOp, terminator_operands_mut, BinOp, Block, BlockCall, BlockId, CastOp, Const, FloatPred, Function, Inst, IntPred, Op, Operand,
-    Span, Terminator, Type, UnOp, Value, ValueInfo,
+    op_operands_mut, terminator_operands_mut, AtomicOp, BinOp, Block, BlockCall, BlockId, CastOp, Const, FloatPred, Function, Inst, IntPred, Op,
+    Operand, Span, TernOp, Terminator, Type, UnOp, Value, ValueInfo,
 };
 
 /// The float atomics a target does in one instruction, with MIR's exact
@@ -184,6 +184,8 @@ fn is_legal(op: &Op, values: &[ValueInfo]) -> bool {
         | Op::Icmp { ty: Type::Vector(..), .. }
         | Op::Fcmp { ty: Type::Vector(..), .. } => false,
         Op::Binary { op: BinOp::RotL | BinOp::RotR | BinOp::AddSatS | BinOp::AddSatU | BinOp::SubSatS | BinOp::SubSatU, .. } => false,
+        // fshr i32 is v_alignbit_b32, mad24 v_mad_*_24; fshl and other widths are rewritten.
+        Op::Ternary { op, ty, .. } => *ty == Type::I32 && *op != TernOp::FshL,
         Op::Binary { op, ty, .. } => {
             if narrow(ty) {
                 return false;
@@ -379,6 +381,43 @@ fn rewrite(out: &mut Out, op: Op) -> Rewritten {
                 .map(|((x, y), z)| out.value(elem.clone(), Op::Fma { ty: elem.clone(), a: x, b: y, c: z }))
                 .collect();
             Op::Make { ty, elems }
+        }
+        Op::Ternary { op, ty: ty @ Type::Vector(..), a, b, c } => {
+            let elem = ty.element().clone();
+            let (xs, ys, zs) = (out.elements(&a), out.elements(&b), out.elements(&c));
+            let elems = xs
+                .into_iter()
+                .zip(ys)
+                .zip(zs)
+                .map(|((x, y), z)| out.value(elem.clone(), Op::Ternary { op, ty: elem.clone(), a: x, b: y, c: z }))
+                .collect();
+            Op::Make { ty, elems }
+        }
+        Op::Ternary { op: TernOp::FshL, ty: Type::I32, a, b, c } => {
+            // fshl(a, b, s) = fshr(a >> 1, fshr(a, b, 1), ~s): shifting a:b
+            // right by one first turns the left shift by s into a right
+            // shift by 31 - s, which is ~s modulo 32 (no special case at 0).
+            let i32t = Type::I32;
+            let high = out.bin(BinOp::LShr, &i32t, a.clone(), int(&i32t, 1));
+            let low = out.value(i32t.clone(), Op::Ternary { op: TernOp::FshR, ty: i32t.clone(), a, b, c: int(&i32t, 1) });
+            let amount = out.bin(BinOp::Xor, &i32t, c, int(&i32t, -1));
+            Op::Ternary { op: TernOp::FshR, ty: i32t, a: high, b: low, c: amount }
+        }
+        Op::Ternary { op: op @ (TernOp::FshL | TernOp::FshR), ty, a, b, c } => {
+            // Through shifts, with the amount s modulo the width w: the
+            // other operand moves by one and then by w - 1 - s, so no shift
+            // reaches w.
+            let w = i64::from(ty.bits());
+            let s = out.bin(BinOp::And, &ty, c, int(&ty, w - 1));
+            let rest = out.bin(BinOp::Sub, &ty, int(&ty, w - 1), s.clone());
+            let (x, y) = if op == TernOp::FshL {
+                let b1 = out.bin(BinOp::LShr, &ty, b, int(&ty, 1));
+                (out.bin(BinOp::Shl, &ty, a, s), out.bin(BinOp::LShr, &ty, b1, rest))
+            } else {
+                let a1 = out.bin(BinOp::Shl, &ty, a, int(&ty, 1));
+                (out.bin(BinOp::Shl, &ty, a1, rest), out.bin(BinOp::LShr, &ty, b, s))
+            };
+            Op::Binary { op: BinOp::Or, ty, lhs: x, rhs: y }
         }
         Op::Icmp { pred, ty: ty @ Type::Vector(..), lhs, rhs } => {
             let (xs, ys) = (out.elements(&lhs), out.elements(&rhs));

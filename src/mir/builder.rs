@@ -174,6 +174,10 @@ impl FunctionBuilder {
         self.push_value(Op::Fma { ty, a: a.into(), b: b.into(), c: c.into() })
     }
 
+    pub fn ternary(&mut self, op: TernOp, ty: Type, a: impl Into<Operand>, b: impl Into<Operand>, c: impl Into<Operand>) -> Value {
+        self.push_value(Op::Ternary { op, ty, a: a.into(), b: b.into(), c: c.into() })
+    }
+
     pub fn icmp(&mut self, pred: IntPred, ty: Type, lhs: impl Into<Operand>, rhs: impl Into<Operand>) -> Value {
         self.push_value(Op::Icmp { pred, ty, lhs: lhs.into(), rhs: rhs.into() })
     }

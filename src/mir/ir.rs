@@ -797,6 +797,32 @@ impl Builtin {
 
 /// The operation of a non-terminator instruction. Types written in the text are
 /// stored here; operand types are known from the values.
+/// Integer operations of three operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TernOp {
+    /// `fshl T a, b, s`: the high half of `a:b` shifted left by `s` modulo the width.
+    FshL,
+    /// `fshr T a, b, s`: the low half of `a:b` shifted right by `s` modulo the width.
+    FshR,
+    /// `mad24.s i32 a, b, c`: the sign-extended low 24 bits of a and b multiplied, plus c (low 32 bits).
+    Mad24S,
+    /// `mad24.u i32 a, b, c`: as `mad24.s` with zero extension.
+    Mad24U,
+}
+
+impl TernOp {
+    pub const ALL: [TernOp; 4] = [TernOp::FshL, TernOp::FshR, TernOp::Mad24S, TernOp::Mad24U];
+
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            TernOp::FshL => "fshl",
+            TernOp::FshR => "fshr",
+            TernOp::Mad24S => "mad24.s",
+            TernOp::Mad24U => "mad24.u",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     /// `const T literal`
@@ -807,6 +833,8 @@ pub enum Op {
     Unary { op: UnOp, ty: Type, arg: Operand },
     /// `fma T a, b, c`: a*b+c with one rounding.
     Fma { ty: Type, a: Operand, b: Operand, c: Operand },
+    /// `ternop T a, b, c` (integers)
+    Ternary { op: TernOp, ty: Type, a: Operand, b: Operand, c: Operand },
     /// `icmp pred T a, b` -> i1
     Icmp { pred: IntPred, ty: Type, lhs: Operand, rhs: Operand },
     /// `fcmp pred T a, b` -> i1
@@ -1035,7 +1063,7 @@ impl Module {
 pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<Type> {
     match op {
         Op::Const(c) => Some(c.ty.clone()),
-        Op::Binary { ty, .. } | Op::Unary { ty, .. } | Op::Fma { ty, .. } | Op::Select { ty, .. } => Some(ty.clone()),
+        Op::Binary { ty, .. } | Op::Unary { ty, .. } | Op::Fma { ty, .. } | Op::Ternary { ty, .. } | Op::Select { ty, .. } => Some(ty.clone()),
         Op::Icmp { ty, .. } | Op::Fcmp { ty, .. } => Some(match ty {
             Type::Vector(_, n) => Type::Vector(Box::new(Type::I1), *n),
             _ => Type::I1,
@@ -1066,7 +1094,7 @@ pub fn op_operands(op: &Op) -> Vec<&Operand> {
         Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds => Vec::new(),
         Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
         Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
-        Op::Fma { a, b, c, .. } => vec![a, b, c],
+        Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => vec![a, b, c],
         Op::Select { cond, if_true, if_false, .. } => vec![cond, if_true, if_false],
         Op::Load { ptr, .. } => vec![ptr],
         Op::Store { value, ptr, .. } => vec![value, ptr],
@@ -1086,7 +1114,7 @@ pub fn op_operands_mut(op: &mut Op) -> Vec<&mut Operand> {
         Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds => Vec::new(),
         Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
         Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
-        Op::Fma { a, b, c, .. } => vec![a, b, c],
+        Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => vec![a, b, c],
         Op::Select { cond, if_true, if_false, .. } => vec![cond, if_true, if_false],
         Op::Load { ptr, .. } => vec![ptr],
         Op::Store { value, ptr, .. } => vec![value, ptr],
@@ -1206,6 +1234,7 @@ fn same_op_shape(a: &Op, b: &Op) -> bool {
         (Op::Binary { op: o1, ty: t1, .. }, Op::Binary { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
         (Op::Unary { op: o1, ty: t1, .. }, Op::Unary { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
         (Op::Fma { ty: t1, .. }, Op::Fma { ty: t2, .. }) => t1 == t2,
+        (Op::Ternary { op: o1, ty: t1, .. }, Op::Ternary { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
         (Op::Icmp { pred: p1, ty: t1, .. }, Op::Icmp { pred: p2, ty: t2, .. }) => p1 == p2 && t1 == t2,
         (Op::Fcmp { pred: p1, ty: t1, .. }, Op::Fcmp { pred: p2, ty: t2, .. }) => p1 == p2 && t1 == t2,
         (Op::Select { ty: t1, .. }, Op::Select { ty: t2, .. }) => t1 == t2,

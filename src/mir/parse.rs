@@ -724,6 +724,15 @@ impl<'a> Parser<'a> {
             let rhs = self.operand(scope, &op.rhs_type(&ty))?;
             return Ok(Op::Binary { op, ty, lhs, rhs });
         }
+        if let Some(op) = TernOp::ALL.into_iter().find(|t| t.mnemonic() == opcode) {
+            let (ty, _) = self.ty()?;
+            let a = self.operand(scope, &ty)?;
+            self.comma("between the operands")?;
+            let b = self.operand(scope, &ty)?;
+            self.comma("between the operands")?;
+            let c = self.operand(scope, &ty)?;
+            return Ok(Op::Ternary { op, ty, a, b, c });
+        }
         if let Some(op) = UnOp::ALL.into_iter().find(|u| u.mnemonic() == opcode) {
             let (ty, _) = self.ty()?;
             let arg = self.operand(scope, &ty)?;

@@ -156,6 +156,7 @@ impl fmt::Display for InstDisplay<'_> {
             Op::Binary { op, ty, lhs, rhs } => write!(f, "{} {ty} {}, {}", op.mnemonic(), o(lhs), o(rhs)),
             Op::Unary { op, ty, arg } => write!(f, "{} {ty} {}", op.mnemonic(), o(arg)),
             Op::Fma { ty, a, b, c } => write!(f, "fma {ty} {}, {}, {}", o(a), o(b), o(c)),
+            Op::Ternary { op, ty, a, b, c } => write!(f, "{} {ty} {}, {}, {}", op.mnemonic(), o(a), o(b), o(c)),
             Op::Icmp { pred, ty, lhs, rhs } => write!(f, "icmp {} {ty} {}, {}", pred.mnemonic(), o(lhs), o(rhs)),
             Op::Fcmp { pred, ty, lhs, rhs } => write!(f, "fcmp {} {ty} {}, {}", pred.mnemonic(), o(lhs), o(rhs)),
             Op::Select { ty, cond, if_true, if_false } => {

@@ -176,6 +176,19 @@ impl Checker<'_> {
                     }
                 }
             }
+            Op::Ternary { op, ty, a, b: b_op, c } => {
+                let element = ty.element();
+                let m = op.mnemonic();
+                let mad = matches!(op, TernOp::Mad24S | TernOp::Mad24U);
+                if matches!(ty, Type::Struct(_)) || !element.is_int() || *element == Type::I1 || (mad && *element != Type::I32) {
+                    let want = if mad { "i32 or an i32 vector" } else { "an integer or integer vector (not i1)" };
+                    self.error(at(), format!("'{m}' needs {want}, not {ty}"));
+                } else {
+                    for (n, operand) in [a, b_op, c].into_iter().enumerate() {
+                        self.expect_type(at(), &format!("operand {} of '{m}'", n + 1), operand, ty);
+                    }
+                }
+            }
             Op::Icmp { ty, lhs, rhs, .. } => {
                 if !(ty.element().is_int() || matches!(ty, Type::Ptr(_))) {
                     self.error(at(), format!("'icmp' compares integers, integer vectors or pointers, not {ty}"));

@@ -104,6 +104,9 @@ enum Inputs {
     Divisions { signed: bool },
     /// A cross product of three sets, plus tuples where one rounding matters.
     Triples,
+    /// Integer ternaries: operands around the 24-bit edges, times shift
+    /// amounts at and beyond the width.
+    IntTriples,
     /// Both conditions times pairs.
     Select,
     /// (memory, operand) pairs for atomics.
@@ -226,6 +229,11 @@ pub fn candidates() -> Vec<Combination> {
     }
     for ty in float_and_vector_types() {
         out.push(compute("fma", ty.to_string(), format!("fma {ty} %a0, %a1, %a2"), vec![ty.clone(); 3], ty, Inputs::Triples));
+    }
+    for op in amdgpu_cg::mir::TernOp::ALL.map(|t| t.mnemonic()) {
+        for ty in int_types(true) {
+            out.push(compute(op, ty.to_string(), format!("{op} {ty} %a0, %a1, %a2"), vec![ty.clone(); 3], ty, Inputs::IntTriples));
+        }
     }
     for op in int_unary() {
         for ty in int_types(true) {
@@ -490,6 +498,20 @@ impl InputTable {
                         t
                     })
                     .collect()
+            }
+            Inputs::IntTriples => {
+                let ty = operands[0].element();
+                let (w, m) = (u64::from(ty.bits()), ops::mask(ty.bits()));
+                let mut ab = self.sets(ty).few.clone();
+                ab.extend([0x7f_ffff, 0x80_0000, 0xff_ffff, 0x1ff_ffff, 0xff80_0000].map(|v: u64| v & m));
+                let amounts = [0, 1, 7, w - 1, w, w + 1, 2 * w + 1, m, 0x80_0001 & m];
+                let mut out = Vec::new();
+                for &a in &ab {
+                    for &b in &ab {
+                        out.extend(amounts.iter().map(|&c| vec![a, b, c]));
+                    }
+                }
+                out
             }
             Inputs::Triples => {
                 let s = &self.sets(&operands[0]).triple;

@@ -640,6 +640,21 @@ impl<'a> Isel<'a> {
                 self.valu(Opcode::v_fma_f32, d, &[a, b, c], false)?;
                 self.set(result.unwrap(), Lowered::V(d));
             }
+            Op::Ternary { op, ty, a, b, c } => {
+                let opcode = match op {
+                    crate::mir::TernOp::FshR => Opcode::v_alignbit_b32,
+                    crate::mir::TernOp::Mad24S => Opcode::v_mad_i32_i24,
+                    crate::mir::TernOp::Mad24U => Opcode::v_mad_u32_u24,
+                    crate::mir::TernOp::FshL => return Err(self.error("internal: fshl is rewritten by legalize")),
+                };
+                if *ty != Type::I32 {
+                    return Err(self.error(format!("internal: '{}' on {ty} is rewritten by legalize", op.mnemonic())));
+                }
+                let (a, b, c) = (self.lowered(a), self.lowered(b), self.lowered(c));
+                let d = self.vreg(Class::Vgpr);
+                self.valu(opcode, d, &[a, b, c], false)?;
+                self.set(result.unwrap(), Lowered::V(d));
+            }
             Op::Icmp { pred, ty, lhs, rhs } => {
                 let l = self.icmp(*pred, ty, lhs, rhs, divergent_result)?;
                 self.set(result.unwrap(), l);

@@ -444,6 +444,19 @@ impl<'m, 'a> Machine<'m, 'a> {
                         }
                     }
                     Op::Unary { op, ty, arg } => lanewise1(ty, &val(regs, arg), &|t, x| ops::unary(*op, t, x))?,
+                    Op::Ternary { op, ty, a, b, c } => match (val(regs, a), val(regs, b), val(regs, c)) {
+                        (RtValue::Scalar(x), RtValue::Scalar(y), RtValue::Scalar(z)) => RtValue::Scalar(ops::ternary(*op, width(ty), x, y, z)),
+                        (RtValue::Agg(xs), RtValue::Agg(ys), RtValue::Agg(zs)) => {
+                            let w = width(ty.element());
+                            let mut out = Vec::with_capacity(xs.len());
+                            for ((x, y), z) in xs.iter().zip(&ys).zip(&zs) {
+                                let (RtValue::Scalar(x), RtValue::Scalar(y), RtValue::Scalar(z)) = (x, y, z) else { return Err(shape_error().into()) };
+                                out.push(RtValue::Scalar(ops::ternary(*op, w, *x, *y, *z)));
+                            }
+                            RtValue::Agg(out)
+                        }
+                        _ => return Err(shape_error().into()),
+                    },
                     Op::Fma { ty, a, b, c } => {
                         let (a, b, c) = (val(regs, a), val(regs, b), val(regs, c));
                         match (ty, &a, &b, &c) {

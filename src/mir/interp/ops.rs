@@ -5,7 +5,7 @@
 
 use crate::abi::Type;
 use crate::mir::float::{f16_to_f64, f64_to_f16};
-use crate::mir::ir::{BinOp, CastOp, FloatPred, IntPred, UnOp};
+use crate::mir::ir::{BinOp, CastOp, FloatPred, IntPred, TernOp, UnOp};
 
 /// All-ones mask of the low `bits` bits (`bits` in 1..=64).
 #[inline]
@@ -222,6 +222,21 @@ pub fn float_binary(op: BinOp, ty: &Type, a: u64, b: u64) -> Result<u64, String>
         }
         other => return Err(format!("'{}' on non-float type {other}", op.mnemonic())),
     })
+}
+
+/// Ternary integer operation on scalars of width `w`.
+pub fn ternary(op: TernOp, w: u32, a: u64, b: u64, c: u64) -> u64 {
+    let m = mask(w);
+    let (a, b) = (a & m, b & m);
+    let s = ((c & m) % u64::from(w)) as u32;
+    match op {
+        TernOp::FshL if s == 0 => a,
+        TernOp::FshL => (a << s | b >> (w - s)) & m,
+        TernOp::FshR if s == 0 => b,
+        TernOp::FshR => (b >> s | a << (w - s)) & m,
+        TernOp::Mad24S => (sext(a & 0xff_ffff, 24).wrapping_mul(sext(b & 0xff_ffff, 24)) as u64).wrapping_add(c) & m,
+        TernOp::Mad24U => ((a & 0xff_ffff) * (b & 0xff_ffff)).wrapping_add(c) & m,
+    }
 }
 
 /// Unary operation on a scalar of type `ty`.
@@ -567,7 +582,22 @@ pub fn ldexp_f64(x: f64, e: i32) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::ldexp_f64;
+    use super::{ldexp_f64, ternary};
+    use crate::mir::ir::TernOp;
+
+    /// The examples of LLVM's LangRef for llvm.fshl / llvm.fshr (i8).
+    #[test]
+    fn funnel_shifts_match_llvms_definition() {
+        assert_eq!(ternary(TernOp::FshL, 8, 255, 0, 15), 128);
+        assert_eq!(ternary(TernOp::FshL, 8, 15, 15, 11), 120);
+        assert_eq!(ternary(TernOp::FshL, 8, 0, 255, 8), 0);
+        assert_eq!(ternary(TernOp::FshR, 8, 255, 0, 15), 254);
+        assert_eq!(ternary(TernOp::FshR, 8, 15, 15, 11), 225);
+        assert_eq!(ternary(TernOp::FshR, 8, 0, 255, 8), 255);
+        // OpenCL mad24: the low 24 bits, sign-extended for the signed form.
+        assert_eq!(ternary(TernOp::Mad24S, 32, 0x00ff_ffff, 2, 5), 3); // -1 * 2 + 5
+        assert_eq!(ternary(TernOp::Mad24U, 32, 0x01ff_ffff, 2, 5), 0x0200_0003);
+    }
 
     #[test]
     fn ldexp_rounds_once_at_the_edges() {
