@@ -14,7 +14,7 @@ use object::{Object, ObjectSection, ObjectSymbol};
 
 /// Every example, the register-pressure kernels that make it spill, and calls
 /// (with stack arguments, by-reference copies, sret and saved VGPRs).
-const EXAMPLES: [&str; 16] = [
+const EXAMPLES: [&str; 17] = [
     "examples/vector_add",
     "examples/saxpy",
     "examples/lds_reduction",
@@ -31,6 +31,7 @@ const EXAMPLES: [&str; 16] = [
     "tests/data/codegen/stack_slots",
     "tests/data/codegen/large_frames",
     "tests/data/codegen/frame_edges",
+    "tests/data/codegen/f16_arith",
 ];
 
 fn targets() -> Vec<(CodeObjectTarget, Vec<&'static str>)> {

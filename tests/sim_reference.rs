@@ -443,6 +443,73 @@ fn unaligned_lds_accesses() {
 }
 
 #[test]
+fn packed_half_arithmetic() {
+    // Values that round, subnormals (0x0001, 0x03ff), the largest finite
+    // (0x7bff, whose sum overflows), signed zeros and a quiet NaN (ignored
+    // by min/max; any NaN matches a NaN).
+    use amdgpu_cg::mir::float::{f16_to_f64, f64_to_f16};
+    let specials: [u16; 12] = [0x3c00, 0x3c01, 0xbc00, 0x0001, 0x03ff, 0x7bff, 0x0000, 0x8000, 0x7e00, 0x4248, 0x1400, 0xc500];
+    let n = 256usize;
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut halves = |i: usize| -> Vec<u16> {
+        (0..2 * n).map(|k| if (k + i) % 3 == 0 { specials[(k / 3 + i) % specials.len()] } else { (next() as u16) & 0x7fff | (next() as u16 & 0x8000) }).collect()
+    };
+    let (a, b, c) = (halves(0), halves(1), halves(2));
+    let nan = |h: u16| h & 0x7c00 == 0x7c00 && h & 0x3ff != 0;
+    let round = |x: f64| f64_to_f16(x);
+    let minmax = |x: u16, y: u16, min: bool| -> u16 {
+        match (nan(x), nan(y)) {
+            (true, true) => 0x7e00,
+            (true, false) => y,
+            (false, true) => x,
+            _ => {
+                let (fx, fy) = (f16_to_f64(x), f16_to_f64(y));
+                let x_first = if fx == fy { (x & 0x8000 != 0) == min } else { (fx < fy) == min };
+                if x_first { x } else { y }
+            }
+        }
+    };
+    let mut want = Vec::with_capacity(6 * 2 * n);
+    for i in 0..n {
+        for op in 0..6 {
+            for h in 0..2 {
+                let (x, y, z) = (a[2 * i + h], b[2 * i + h], c[2 * i + h]);
+                let (fx, fy, fz) = (f16_to_f64(x), f16_to_f64(y), f16_to_f64(z));
+                want.push(match op {
+                    0 => round(fx + fy),
+                    1 => round(fx - fy),
+                    2 => round(fx * fy),
+                    // Rounded once from f64: exact there unless the product overflows
+                    // f16 anyway or c swamps it (the argument at sim::float::fma16).
+                    3 => round(fx * fy + fz),
+                    4 => minmax(x, y, true),
+                    _ => minmax(x, y, false),
+                });
+            }
+        }
+    }
+    let bytes16 = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    for_each_gpu("half2.cl", |_, sim, co| {
+        let (pa, pb, pc) = (sim.alloc("a", bytes16(&a)), sim.alloc("b", bytes16(&b)), sim.alloc("c", bytes16(&c)));
+        let pout = sim.alloc("out", vec![0; 2 * want.len()]);
+        let stats = run(sim, co, "half2_ops", [n as u32, 1, 1], [64, 1, 1], Args::default().ptr(pa).ptr(pb).ptr(pc).ptr(pout))?;
+        let got: Vec<u16> = sim.read(pout).unwrap().chunks(2).map(|p| u16::from_le_bytes([p[0], p[1]])).collect();
+        for (k, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            if g != w && !(nan(g) && nan(w)) {
+                return Err(format!("out[{k}] (element {}, operation {}, half {}) = {g:#06x}, expected {w:#06x}", k / 12, k / 2 % 6, k % 2));
+            }
+        }
+        Ok(stats)
+    });
+}
+
+#[test]
 fn generic_pointers_to_private_memory() {
     for_each_gpu("generic_private.cl", |_, sim, co| {
         let n = 128usize;

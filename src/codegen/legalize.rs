@@ -20,7 +20,6 @@
 //! - casts the selector has no instruction for: extensions through i32,
 //!   saturating float → i8/i16/i64, i8/i16/i64 → float, `fptrunc f64 → f16`
 //!   (rounded to odd in f32 first, so the result is rounded once);
-//! - `fma f16` in f64 (exact except when the result overflows f16 anyway).
 
 use std::collections::HashMap;
 
@@ -195,7 +194,6 @@ fn is_legal(op: &Op, values: &[ValueInfo]) -> bool {
         Op::Unary { op: UnOp::Abs | UnOp::Sin | UnOp::Cos, .. } => false,
         Op::Unary { op: UnOp::BitReverse | UnOp::Bswap, ty, .. } => *ty == Type::I32,
         Op::Unary { op, ty, .. } => !(narrow(ty) || *ty == Type::I64) || op.is_float(),
-        Op::Fma { ty, .. } => *ty != Type::F16,
         Op::Select { cond, .. } => operand_type(values, cond).is_scalar(),
         Op::Icmp { ty, .. } => !narrow(ty) && *ty != Type::I1,
         Op::Cast { op, from, to, arg } => {
@@ -452,19 +450,6 @@ fn rewrite(out: &mut Out, op: Op) -> Rewritten {
         Op::Binary { op, ty, lhs, rhs } if matches!(ty, Type::I8 | Type::I16) => narrow_binary(out, op, &ty, lhs, rhs),
         Op::Binary { op, ty: Type::I64, lhs, rhs } => wide_binary(out, op, lhs, rhs),
         Op::Unary { op, ty, arg } => int_unary(out, op, &ty, arg),
-        Op::Fma { ty, a, b, c } => {
-            // f16 · f16 is exact in f64 (22 bits), and so is the sum with an f16
-            // unless its span exceeds 53 bits, which needs a product beyond
-            // 2^16 (the result overflows f16 whichever way it rounds) or one far
-            // below c (c + p is then an f16 value plus less than half an f64
-            // ulp, never near an f16 rounding midpoint). So one rounding to f16.
-            debug_assert_eq!(ty, Type::F16);
-            let wide = |out: &mut Out, x| out.cast(CastOp::FpExt, &Type::F16, x, &Type::F64);
-            let (a, b, c) = (wide(out, a), wide(out, b), wide(out, c));
-            let p = out.bin(BinOp::FMul, &Type::F64, a, b);
-            let s = out.bin(BinOp::FAdd, &Type::F64, p, c);
-            Op::Cast { op: CastOp::FpTrunc, from: Type::F64, arg: s, to: Type::F16 }
-        }
         Op::Icmp { pred, ty, lhs, rhs } => {
             // i8/i16/i1 in i32, extended as the predicate reads them.
             let signed = matches!(pred, IntPred::Slt | IntPred::Sle | IntPred::Sgt | IntPred::Sge);
@@ -1439,11 +1424,6 @@ mod tests {
             let b = from + count - 1 - k;
             acc << 1 | u64::from(a.get((b / 32) as usize).map_or(0, |w| w >> (b % 32) & 1))
         })
-    }
-
-    #[test]
-    fn fma_f16_rounds_once() {
-        check("func @f(%a: f16, %b: f16, %c: f16) -> f16 {\nentry:\n  %r = fma f16 %a, %b, %c\n  ret %r\n}\n", &[Type::F16, Type::F16, Type::F16]);
     }
 
     #[test]

@@ -87,6 +87,7 @@ named! {
     v_div_scale_f64, v_mad_u64_u32, v_mad_i64_i32,
     // VOP3P (AGPR moves)
     v_accvgpr_read_b32, v_accvgpr_write_b32, v_pk_fma_f32, v_pk_mul_f32, v_pk_add_f32,
+    v_pk_fma_f16, v_pk_add_f16, v_pk_mul_f16, v_pk_min_f16, v_pk_max_f16,
 }
 
 /// Comparison operand type.

@@ -333,3 +333,14 @@ pub fn class32(x: f32) -> u32 {
     };
     1 << k
 }
+
+/// a · b + c for f16 operands (given as their exact f64 values), before the
+/// one rounding to f16. The product is exact (22 significant bits). The sum
+/// is exact unless it spans more than 53 bits: with c's lowest bit at least
+/// 2^-24 that needs |a · b| > 2^29, which overflows f16 whichever way it
+/// rounds; with the product's lowest bit at least 2^-48 it needs
+/// |a · b| < |c| · 2^-31, far inside half an f16 ulp of c (|c| · 2^-12), so
+/// c is the f16 result either way.
+pub fn fma16(a: f64, b: f64, c: f64) -> f64 {
+    a * b + c
+}

@@ -320,6 +320,35 @@ fn exec_n(w: &mut Wave, d: &DInst, n: N, ftz: bool) -> Result<(), String> {
                 let (lo, hi) = (one(false), one(true));
                 R::L(ftz32(lo, ftz).to_bits() as u64 | (ftz32(hi, ftz).to_bits() as u64) << 32)
             }
+            N::v_pk_fma_f16 | N::v_pk_add_f16 | N::v_pk_mul_f16 | N::v_pk_min_f16 | N::v_pk_max_f16 => {
+                // Packed f16, per the ISA: each 16-bit result from the halves
+                // op_sel (low) and op_sel_hi (high) pick, neg/neg_hi negating;
+                // IEEE arithmetic with subnormals, rounded to nearest even.
+                let half = |w: &Wave, k: usize, hi: bool| -> f64 {
+                    let sel = if hi { m.op_sel_hi >> k & 1 == 1 } else { m.op_sel >> k & 1 == 1 };
+                    let v = u(w, k, lane);
+                    let mut b = if sel { (v >> 16) as u16 } else { v as u16 };
+                    if (if hi { m.neg_hi } else { m.neg }) >> k & 1 == 1 {
+                        b ^= 0x8000;
+                    }
+                    crate::mir::float::f16_to_f64(b)
+                };
+                let one = |hi: bool| -> u32 {
+                    let (a, b) = (half(w, 0, hi), half(w, 1, hi));
+                    // f16 sums and products are exact in f64 (and so is a
+                    // product plus an f16, f16's exponents being so narrow:
+                    // see fma16), so one rounding to f16 is the IEEE result.
+                    let r = match n {
+                        N::v_pk_add_f16 => a + b,
+                        N::v_pk_mul_f16 => a * b,
+                        N::v_pk_fma_f16 => fma16(a, b, half(w, 2, hi)),
+                        N::v_pk_min_f16 => min64(a, b),
+                        _ => max64(a, b),
+                    };
+                    u32::from(crate::mir::float::f64_to_f16(r))
+                };
+                R::I(one(false) | one(true) << 16)
+            }
             N::v_not_b32 => R::I(!u(w, 0, lane)),
             N::v_bfrev_b32 => R::I(u(w, 0, lane).reverse_bits()),
             N::v_ffbh_u32 => {

@@ -24,9 +24,24 @@ impl<'a> Isel<'a> {
         }
         match ty {
             Type::I32 => self.binary32(op, a, b, divergent),
-            // f16 arithmetic in f32, rounded once to f16: f32 has 24 >= 2 * 11 + 2
-            // bits, so add, sub, mul and div round as if done in f16 directly;
-            // min and max are exact.
+            // f16 add, sub, mul, min and max with the packed 16-bit instructions
+            // (the low halves; the high halves compute whatever is there).
+            Type::F16 if op != BinOp::FDiv => {
+                let (opcode, neg_b) = match op {
+                    BinOp::FAdd => (Opcode::v_pk_add_f16, false),
+                    BinOp::FSub => (Opcode::v_pk_add_f16, true),
+                    BinOp::FMul => (Opcode::v_pk_mul_f16, false),
+                    BinOp::FMin => (Opcode::v_pk_min_f16, false),
+                    BinOp::FMax => (Opcode::v_pk_max_f16, false),
+                    _ => unreachable!("verified: float op on f16"),
+                };
+                // IEEE-mode min/max return NaN for a signalling NaN operand; MIR
+                // ignores any single NaN, so quiet the operands first.
+                let (a, b) = if matches!(op, BinOp::FMin | BinOp::FMax) { (self.packed16(Opcode::v_pk_max_f16, &[a.clone(), a], 0)?, self.packed16(Opcode::v_pk_max_f16, &[b.clone(), b], 0)?) } else { (a, b) };
+                self.packed16(opcode, &[a, b], if neg_b { 0b10 } else { 0 })
+            }
+            // f16 division in f32, rounded once to f16: f32 has 24 >= 2 * 11 + 2
+            // bits, so it rounds as if done in f16 directly.
             Type::F16 => {
                 let (a, b) = (self.f16_to_f32(a)?, self.f16_to_f32(b)?);
                 let wide = self.binary_values(op, &Type::F32, a, b, divergent)?;

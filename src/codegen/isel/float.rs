@@ -8,6 +8,16 @@ impl<'a> Isel<'a> {
     /// v_div_fmas across several selected instructions: regalloc2 may put moves
     /// and spill code between them, so nothing expansion adds between
     /// instructions may write VCC (expand.rs `whole_wave`).
+    /// A packed f16 instruction (VOP3P) on the low halves of VGPRs: the
+    /// operands in VGPRs (a packed instruction reads an inline constant or a
+    /// literal differently per generation), `neg` the low-half negations.
+    pub(super) fn packed16(&mut self, opcode: Opcode, srcs: &[Lowered], neg: u8) -> Result<Lowered, Diagnostic> {
+        let regs = srcs.iter().map(|s| self.to_v(s).map(Src::R)).collect::<Result<Vec<Src>, Diagnostic>>()?;
+        let d = self.vreg(Class::Vgpr);
+        self.emit(opcode, &[Dst::R(d)], &regs, |i| i.mods.neg = neg);
+        Ok(Lowered::V(d))
+    }
+
     /// `copysign`: one bitfield insert of the sign, `(mask & a) | (!mask & b)`
     /// with the magnitude mask (on the high half of an f64; an f16's bits above
     /// 16 are undefined anyway).

@@ -631,6 +631,11 @@ impl<'a> Isel<'a> {
                 self.emit(Opcode::v_fma_f64, &[Dst::VPair(lo, hi)], &[Src::VPair(a.0, a.1), Src::VPair(b.0, b.1), Src::VPair(c.0, c.1)], |_| {});
                 self.set(result.unwrap(), Lowered::V64(lo, hi));
             }
+            Op::Fma { ty: Type::F16, a, b, c } => {
+                let (a, b, c) = (self.lowered(a), self.lowered(b), self.lowered(c));
+                let l = self.packed16(Opcode::v_pk_fma_f16, &[a, b, c], 0)?;
+                self.set(result.unwrap(), l);
+            }
             Op::Fma { ty, a, b, c } => {
                 if *ty != Type::F32 {
                     return Err(self.error(format!("fma on {ty} is not supported by the code generator yet")));
