@@ -312,6 +312,15 @@ impl Out<'_> {
     }
 
     /// Elements of a vector operand (a scalar is its own single element).
+    /// A three-operand vector operation element by element: `scalar` builds
+    /// one element's operation from its type and operands.
+    fn elementwise3(&mut self, ty: Type, [a, b, c]: [Operand; 3], scalar: impl Fn(Type, Operand, Operand, Operand) -> Op) -> Op {
+        let elem = ty.element().clone();
+        let (xs, ys, zs) = (self.elements(&a), self.elements(&b), self.elements(&c));
+        let elems = xs.into_iter().zip(ys).zip(zs).map(|((x, y), z)| self.value(elem.clone(), scalar(elem.clone(), x, y, z))).collect();
+        Op::Make { ty, elems }
+    }
+
     fn elements(&mut self, o: &Operand) -> Vec<Operand> {
         match self.ty(o) {
             Type::Vector(_, n) => (0..u32::from(n)).map(|i| self.extract(o, i)).collect(),
@@ -369,28 +378,8 @@ fn rewrite(out: &mut Out, op: Op) -> Rewritten {
             let elems = out.elements(&arg).into_iter().map(|x| out.un(op, &elem, x)).collect();
             Op::Make { ty, elems }
         }
-        Op::Fma { ty: ty @ Type::Vector(..), a, b, c } => {
-            let elem = ty.element().clone();
-            let (xs, ys, zs) = (out.elements(&a), out.elements(&b), out.elements(&c));
-            let elems = xs
-                .into_iter()
-                .zip(ys)
-                .zip(zs)
-                .map(|((x, y), z)| out.value(elem.clone(), Op::Fma { ty: elem.clone(), a: x, b: y, c: z }))
-                .collect();
-            Op::Make { ty, elems }
-        }
-        Op::Ternary { op, ty: ty @ Type::Vector(..), a, b, c } => {
-            let elem = ty.element().clone();
-            let (xs, ys, zs) = (out.elements(&a), out.elements(&b), out.elements(&c));
-            let elems = xs
-                .into_iter()
-                .zip(ys)
-                .zip(zs)
-                .map(|((x, y), z)| out.value(elem.clone(), Op::Ternary { op, ty: elem.clone(), a: x, b: y, c: z }))
-                .collect();
-            Op::Make { ty, elems }
-        }
+        Op::Fma { ty: ty @ Type::Vector(..), a, b, c } => out.elementwise3(ty, [a, b, c], |ty, a, b, c| Op::Fma { ty, a, b, c }),
+        Op::Ternary { op, ty: ty @ Type::Vector(..), a, b, c } => out.elementwise3(ty, [a, b, c], |ty, a, b, c| Op::Ternary { op, ty, a, b, c }),
         Op::Ternary { op: TernOp::FshL, ty: Type::I32, a, b, c } => {
             // fshl(a, b, s) = fshr(a >> 1, fshr(a, b, 1), ~s): shifting a:b
             // right by one first turns the left shift by s into a right

@@ -708,6 +708,17 @@ impl<'a> Parser<'a> {
         Ok(Inst { result, op, span })
     }
 
+    /// `T a, b, c`, all three of type T (fma and the integer ternaries).
+    fn three_operands(&mut self, scope: &mut FuncScope) -> Result<(Type, [Operand; 3]), Diagnostic> {
+        let (ty, _) = self.ty()?;
+        let a = self.operand(scope, &ty)?;
+        self.comma("between the operands")?;
+        let b = self.operand(scope, &ty)?;
+        self.comma("between the operands")?;
+        let c = self.operand(scope, &ty)?;
+        Ok((ty, [a, b, c]))
+    }
+
     fn op(
         &mut self,
         opcode: &str,
@@ -725,12 +736,7 @@ impl<'a> Parser<'a> {
             return Ok(Op::Binary { op, ty, lhs, rhs });
         }
         if let Some(op) = TernOp::ALL.into_iter().find(|t| t.mnemonic() == opcode) {
-            let (ty, _) = self.ty()?;
-            let a = self.operand(scope, &ty)?;
-            self.comma("between the operands")?;
-            let b = self.operand(scope, &ty)?;
-            self.comma("between the operands")?;
-            let c = self.operand(scope, &ty)?;
+            let (ty, [a, b, c]) = self.three_operands(scope)?;
             return Ok(Op::Ternary { op, ty, a, b, c });
         }
         if let Some(op) = UnOp::ALL.into_iter().find(|u| u.mnemonic() == opcode) {
@@ -769,12 +775,7 @@ impl<'a> Parser<'a> {
                 }
             }
             "fma" => {
-                let (ty, _) = self.ty()?;
-                let a = self.operand(scope, &ty)?;
-                self.comma("between the operands")?;
-                let b = self.operand(scope, &ty)?;
-                self.comma("between the operands")?;
-                let c = self.operand(scope, &ty)?;
+                let (ty, [a, b, c]) = self.three_operands(scope)?;
                 Ok(Op::Fma { ty, a, b, c })
             }
             "icmp" => {
