@@ -111,10 +111,43 @@ pub fn load_module_text(name: &str, text: &str) -> Result<Module, CliError> {
     Ok(module)
 }
 
-/// Reads, parses and verifies a MIR file.
+/// Reads, parses and verifies a MIR file, or translates a SPIR-V one (the
+/// kind told by its first word, not its name).
 pub fn load_module(path: &Path) -> Result<Module, CliError> {
-    let text = read_text(path)?;
-    load_module_text(&path.display().to_string(), &text)
+    load_input(path).map(|(module, _)| module)
+}
+
+/// [`load_module`], with the source file diagnostics refer to (empty for SPIR-V).
+pub fn load_input(path: &Path) -> Result<(Module, SourceFile), CliError> {
+    let bytes = std::fs::read(path).map_err(|e| CliError::io(path.display(), e))?;
+    let name = path.display().to_string();
+    if crate::spirv::is_spirv(&bytes) {
+        let module = load_spirv(&name, &bytes)?;
+        return Ok((module, SourceFile::new(name, String::new())));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| CliError::input(format!("error: {name}: neither MIR text (it is not UTF-8) nor SPIR-V (no magic number)")))?;
+    let module = load_module_text(&name, &text)?;
+    Ok((module, SourceFile::new(name, text)))
+}
+
+/// Translates a SPIR-V binary into a verified MIR module.
+pub fn load_spirv(name: &str, bytes: &[u8]) -> Result<Module, CliError> {
+    let words = crate::spirv::words(bytes).map_err(|e| CliError::input(format!("{name}: error: {e}\n")))?;
+    let module = crate::spirv::to_mir(&words).map_err(|errors| {
+        let mut out: String = errors.iter().map(|e| format!("{name}: error: {e}\n")).collect();
+        if errors.len() > 1 {
+            out.push_str(&format!("{} errors\n", errors.len()));
+        }
+        CliError::input(out)
+    })?;
+    // The translation's output is MIR like any other: verified before use. A
+    // failure here is the front end's bug, shown with the MIR it made.
+    mir::verify::verify(&module).map_err(|ds| {
+        let text = module.to_string();
+        let file = SourceFile::new(format!("{name} (translated)"), text);
+        CliError::input(format!("error: internal: the MIR translated from {name} does not verify\n{}", render_diagnostics(&file, &ds)))
+    })?;
+    Ok(module)
 }
 
 /// `amdgpu-cg check`: a one-line summary of a well-formed module.
@@ -166,13 +199,10 @@ pub fn compile_file(
     stats: bool,
 ) -> Result<(Vec<u8>, String), CliError> {
     let version = CodeObjectVersion::from_number(code_object_version).map_err(|e| CliError::usage(e.to_string()))?;
-    let text = read_text(path)?;
-    let name = path.display().to_string();
-    let module = load_module_text(&name, &text)?;
+    let (module, file) = load_input(path)?;
     if emit == Emit::Mir {
         return Ok((module.to_string().into_bytes(), String::new()));
     }
-    let file = SourceFile::new(name, text);
     let mut report = codegen::Report::default();
     // What --print-after collected is shown even when a later pass fails: that is
     // when a compiler engineer needs it most.

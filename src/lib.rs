@@ -9,6 +9,7 @@ pub mod codeobj;
 pub mod driver;
 pub mod mir;
 pub mod sim;
+pub mod spirv;
 
 pub use amdgpu_abi as abi;
 pub use amdgpu_isa as isa;

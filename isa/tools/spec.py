@@ -246,6 +246,9 @@ for n, sig, fl in [
     ("v_lshl_add_u64", "v2|c2,c1,c2", ""),
 ]:
     add(n, None, "VOP3", "VOP3", sig, fl)
+# Signed 32-bit add/sub (VOP3 only; llc-22 uses them with clamp for add_sat/sub_sat).
+add("v_add_i32", "v_add_nc_i32", "VOP3", "VOP3", "v1|c1,c1", "")
+add("v_sub_i32", "v_sub_nc_i32", "VOP3", "VOP3", "v1|c1,c1", "")
 add("v_min_f64", "v_min_f64", "VOP3", "VOP3", "v2|c2,c2", "")
 add("v_max_f64", "v_max_f64", "VOP3", "VOP3", "v2|c2,c2", "")
 add("v_div_scale_f32", None, "VOP3B", "VOP3B", "v1,m|c1,c1,c1", "")

@@ -84,7 +84,7 @@ named! {
     v_readlane_b32, v_writelane_b32, v_bcnt_u32_b32, v_mbcnt_lo_u32_b32, v_mbcnt_hi_u32_b32,
     v_lshl_add_u32, v_add_lshl_u32, v_add3_u32, v_lshl_or_b32, v_and_or_b32, v_or3_b32,
     v_xad_u32, v_xor3_b32, v_bfm_b32, v_perm_b32, v_lshl_add_u64, v_min_f64, v_max_f64, v_div_scale_f32,
-    v_div_scale_f64, v_mad_u64_u32, v_mad_i64_i32,
+    v_div_scale_f64, v_mad_u64_u32, v_mad_i64_i32, v_add_i32, v_sub_i32,
     // VOP3P (AGPR moves)
     v_accvgpr_read_b32, v_accvgpr_write_b32, v_pk_fma_f32, v_pk_mul_f32, v_pk_add_f32,
     v_pk_fma_f16, v_pk_add_f16, v_pk_mul_f16, v_pk_min_f16, v_pk_max_f16,

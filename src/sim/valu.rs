@@ -194,6 +194,14 @@ fn exec_n(w: &mut Wave, d: &DInst, n: N, ftz: bool) -> Result<(), String> {
                 }
                 R::I(b)
             }
+            // Signed add/sub; clamp saturates to the i32 range (ISA: "clamp
+            // the result" for the integer forms).
+            N::v_add_i32 | N::v_sub_i32 => {
+                let (a, b) = (u(w, 0, lane) as i32, u(w, 1, lane) as i32);
+                let (r, o) = if n == N::v_add_i32 { a.overflowing_add(b) } else { a.overflowing_sub(b) };
+                let sat = if n == N::v_add_i32 { a.saturating_add(b) } else { a.saturating_sub(b) };
+                R::I(if m.clamp && o { sat } else { r } as u32)
+            }
             N::v_add_u32 => {
                 let (r, o) = u(w, 0, lane).overflowing_add(u(w, 1, lane));
                 R::I(if m.clamp && o { u32::MAX } else { r })

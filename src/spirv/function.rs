@@ -1,0 +1,1133 @@
+//! Function bodies into MIR: every function reachable from an entry point,
+//! blocks in module order (SPIR-V's dominance order, so every value but an
+//! `OpPhi` operand is defined before it is used), `OpPhi`s as block
+//! parameters whose arguments the predecessors' branches pass.
+
+use std::collections::{HashMap, HashSet};
+
+use rspirv::dr::Operand as O;
+use rspirv::spirv::{MemoryAccess, MemorySemantics, Op, Scope, StorageClass};
+
+use super::module::{address_space, Constant, Facts, SpvType};
+use super::read::Inst;
+use super::{builtins, opencl, Error};
+use crate::abi::{AddrSpace, Type};
+use crate::mir::builder::FunctionBuilder;
+use crate::mir::{AtomicOp, BinOp, BlockId, CastOp, Const, FloatPred, FuncKind, IntPred, MemOrder, MemScope, Module, Op as MOp, Operand, Sync, UnOp};
+
+/// What a SPIR-V id stands for inside a function.
+#[derive(Clone, Debug)]
+pub enum Val {
+    Op(Operand),
+    /// The value loaded from a builtin input variable (computed per element
+    /// when extracted).
+    Builtin(rspirv::spirv::BuiltIn, u32),
+}
+
+struct Phi {
+    id: u32,
+    /// (value, predecessor label)
+    incoming: Vec<(u32, u32)>,
+}
+
+pub struct Fx<'a> {
+    pub facts: &'a Facts,
+    pub b: FunctionBuilder,
+    vals: HashMap<u32, Val>,
+    blocks: HashMap<u32, BlockId>,
+    phis: HashMap<u32, Vec<Phi>>,
+    entry: BlockId,
+    current: BlockId,
+    current_label: u32,
+    kernel: bool,
+    names: &'a HashMap<u32, (String, Option<Type>)>,
+    imports: &'a HashMap<u32, String>,
+    /// LDS slots of the kernel's Workgroup variables.
+    lds: HashMap<u32, Operand>,
+    fresh: u32,
+}
+
+/// Translates the functions reachable from the entry points.
+pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
+    // Bodies without blocks are declarations (imports: OpenCL builtins the
+    // producer left as calls, translated at each call).
+    let is_declaration = |b: &super::module::Body| !insts[b.start..b.end].iter().any(|i| i.op() == Op::Label);
+    let imports: HashMap<u32, String> =
+        facts.bodies.iter().filter(|b| is_declaration(b)).map(|b| (b.id, facts.name(b.id).unwrap_or("?").to_string())).collect();
+    let bodies: HashMap<u32, &super::module::Body> = facts.bodies.iter().filter(|b| !is_declaration(b)).map(|b| (b.id, b)).collect();
+    if facts.entry_points.is_empty() {
+        return Err(vec![Error::new("the module has no kernel entry point (OpEntryPoint Kernel)", None)]);
+    }
+    // Reachable functions, by calls from the entry points.
+    let mut reachable = HashSet::new();
+    let mut work: Vec<u32> = facts.entry_points.iter().map(|(f, _)| *f).collect();
+    while let Some(f) = work.pop() {
+        if !reachable.insert(f) {
+            continue;
+        }
+        if let Some(body) = bodies.get(&f) {
+            for inst in &insts[body.start..body.end] {
+                if inst.op() == Op::FunctionCall {
+                    if let Some(O::IdRef(callee)) = inst.inst.operands.first() {
+                        work.push(*callee);
+                    }
+                }
+            }
+        }
+    }
+    // Names: kernels by their entry point, functions by OpName (made unique).
+    let mut names: HashMap<u32, (String, Option<Type>)> = HashMap::new();
+    let mut taken = HashSet::new();
+    let mut errors = Vec::new();
+    for body in &facts.bodies {
+        if !reachable.contains(&body.id) || imports.contains_key(&body.id) {
+            continue;
+        }
+        let kernel = facts.entry_points.iter().find(|(f, _)| *f == body.id).map(|(_, n)| n.clone());
+        let base = kernel.unwrap_or_else(|| sanitize(facts.name(body.id).unwrap_or("func")));
+        let mut name = base.clone();
+        let mut k = 1;
+        while !taken.insert(name.clone()) {
+            name = format!("{base}.{k}");
+            k += 1;
+        }
+        let inst = &insts[body.start];
+        let ret = match inst.inst.result_type.map(|t| (t, facts.ty(t))) {
+            Some((_, Ok(SpvType::Void))) => None,
+            Some((t, _)) => match facts.mir_type(t) {
+                Ok(t) => Some(t),
+                Err(m) => {
+                    errors.push(facts.locate(Error::new(format!("function '{name}': {m}"), Some(inst.word)), inst));
+                    None
+                }
+            },
+            None => None,
+        };
+        names.insert(body.id, (name, ret));
+    }
+    for (f, name) in &facts.entry_points {
+        if !bodies.contains_key(f) {
+            errors.push(Error::new(format!("entry point '{name}' has no body"), None));
+        }
+    }
+    let mut functions = Vec::new();
+    for body in &facts.bodies {
+        if !reachable.contains(&body.id) || imports.contains_key(&body.id) {
+            continue;
+        }
+        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, body.id) {
+            Ok(f) => functions.push(f),
+            Err(e) => errors.push(e),
+        }
+    }
+    // Calls to functions the module only declares (imports).
+    for f in &reachable {
+        if !bodies.contains_key(f) && !imports.contains_key(f) && !facts.entry_points.iter().any(|(e, _)| e == f) {
+            let name = facts.name(*f).unwrap_or("?");
+            errors.push(Error::new(format!("a call to '{name}' (%{f}), which the module declares but does not define"), None));
+        }
+    }
+    if errors.is_empty() {
+        Ok(Module { functions })
+    } else {
+        Err(errors)
+    }
+}
+
+/// `i1`, or `<N x i1>` for an N-element vector type.
+pub fn bool_like(ty: &Type) -> Type {
+    match ty {
+        Type::Vector(_, n) => Type::Vector(Box::new(Type::I1), *n),
+        _ => Type::I1,
+    }
+}
+
+/// A MIR-friendly name: letters, digits, `_` and `.`.
+pub fn sanitize(name: &str) -> String {
+    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
+    if s.is_empty() {
+        "v".into()
+    } else {
+        s
+    }
+}
+
+fn translate_function(
+    facts: &Facts,
+    body: &[Inst],
+    names: &HashMap<u32, (String, Option<Type>)>,
+    imports: &HashMap<u32, String>,
+    id: u32,
+) -> Result<crate::mir::Function, Error> {
+    let (name, ret) = names[&id].clone();
+    let kernel = facts.entry_points.iter().any(|(f, _)| *f == id);
+    let b = if kernel { FunctionBuilder::kernel(&name) } else { FunctionBuilder::device(&name, ret) };
+    let mut fx = Fx {
+        facts,
+        b,
+        vals: HashMap::new(),
+        blocks: HashMap::new(),
+        phis: HashMap::new(),
+        entry: BlockId(0),
+        current: BlockId(0),
+        current_label: 0,
+        kernel,
+        names,
+        imports,
+        lds: HashMap::new(),
+        fresh: 0,
+    };
+    let fail = |e: String, inst: &Inst| facts.locate(Error::new(format!("in '{name}': {e}"), Some(inst.word)), inst);
+    // Parameters, blocks and phis first.
+    let mut byval = Vec::new();
+    let mut current_label = None;
+    for inst in body {
+        match inst.op() {
+            Op::FunctionParameter => {
+                let (pid, ty) = (inst.inst.result_id.unwrap_or(0), inst.inst.result_type.unwrap_or(0));
+                let pname = sanitize(facts.name(pid).unwrap_or(&format!("arg{}", fx.b_params())));
+                let value_ty = if facts.byval.contains(&pid) {
+                    let Ok(SpvType::Pointer { pointee, .. }) = facts.ty(ty) else { return Err(fail("a by-value parameter that is not a pointer".into(), inst)) };
+                    byval.push((pid, *pointee));
+                    facts.mir_type(*pointee)
+                } else {
+                    facts.mir_type(ty)
+                }
+                .map_err(|m| fail(format!("parameter '{pname}': {m}"), inst))?;
+                let v = fx.b.param(&pname, value_ty);
+                fx.vals.insert(pid, Val::Op(Operand::Value(v)));
+            }
+            Op::Label => {
+                let label = inst.inst.result_id.unwrap_or(0);
+                let bname = sanitize(facts.name(label).unwrap_or(&format!("b{label}")));
+                let block = fx.b.create_block(&bname);
+                fx.blocks.insert(label, block);
+                current_label = Some(label);
+            }
+            Op::Phi => {
+                let (pid, ty) = (inst.inst.result_id.unwrap_or(0), inst.inst.result_type.unwrap_or(0));
+                let label = current_label.ok_or_else(|| fail("OpPhi outside a block".into(), inst))?;
+                let mty = facts.mir_type(ty).map_err(|m| fail(m, inst))?;
+                let pname = sanitize(facts.name(pid).unwrap_or(&format!("phi{pid}")));
+                let v = fx.b.block_param(fx.blocks[&label], &pname, mty);
+                fx.vals.insert(pid, Val::Op(Operand::Value(v)));
+                let ids: Vec<u32> = inst.inst.operands.iter().filter_map(|o| if let O::IdRef(x) = o { Some(*x) } else { None }).collect();
+                let incoming = ids.chunks(2).filter(|c| c.len() == 2).map(|c| (c[0], c[1])).collect();
+                fx.phis.entry(label).or_default().push(Phi { id: pid, incoming });
+            }
+            _ => {}
+        }
+    }
+    if fx.blocks.is_empty() {
+        return Err(fail("a function without blocks".into(), &body[0]));
+    }
+    fx.entry = BlockId(0);
+    fx.b.switch_to(fx.entry);
+    // By-value aggregates live in a stack slot, as the body expects a pointer.
+    for (pid, pointee) in byval {
+        let (size, align) = facts.layout(pointee).map_err(|m| fail(m, &body[0]))?;
+        let value = fx.operand(pid).map_err(|m| fail(m, &body[0]))?;
+        let ty = facts.mir_type(pointee).map_err(|m| fail(m, &body[0]))?;
+        let slot = fx.b.stack_slot(size.max(1) as u32, align.max(1) as u32);
+        fx.b.push(MOp::Store { ty, value, ptr: Operand::Value(slot), align: align as u32, volatile: false }, None);
+        fx.vals.insert(pid, Val::Op(Operand::Value(slot)));
+    }
+    for inst in body {
+        match inst.op() {
+            Op::Label => {
+                let label = inst.inst.result_id.unwrap_or(0);
+                fx.current = fx.blocks[&label];
+                fx.current_label = label;
+                fx.b.switch_to(fx.current);
+            }
+            Op::Function | Op::FunctionParameter | Op::FunctionEnd | Op::Phi => {}
+            _ => fx.inst(inst).map_err(|m| fail(m, inst))?,
+        }
+    }
+    let mut f = fx.b.finish().map_err(|d| fail(d.message, &body[0]))?;
+    if kernel {
+        if let Some(m) = facts.modes.get(&id) {
+            f.attrs.reqd_work_group_size = m.local_size;
+            f.attrs.work_group_size_hint = m.local_size_hint;
+        }
+    }
+    debug_assert!(f.kind == if kernel { FuncKind::Kernel } else { FuncKind::Device });
+    Ok(f)
+}
+
+fn id_of(o: Option<&O>) -> Result<u32, String> {
+    match o {
+        Some(O::IdRef(x) | O::IdScope(x) | O::IdMemorySemantics(x)) => Ok(*x),
+        other => Err(format!("expected an id operand, found {other:?}")),
+    }
+}
+
+impl<'a> Fx<'a> {
+    fn b_params(&self) -> usize {
+        self.vals.len()
+    }
+
+    /// The MIR operand for id `id`.
+    pub fn operand(&mut self, id: u32) -> Result<Operand, String> {
+        match self.vals.get(&id).cloned() {
+            Some(Val::Op(o)) => return Ok(o),
+            Some(Val::Builtin(b, ty)) => return builtins::whole(self, b, ty),
+            None => {}
+        }
+        if let Some((ty, c)) = self.facts.constants.get(&id).cloned() {
+            return self.constant(ty, &c);
+        }
+        if let Some(g) = self.facts.globals.get(&id).cloned() {
+            return match g.storage {
+                StorageClass::Workgroup if self.kernel => {
+                    if let Some(o) = self.lds.get(&id) {
+                        return Ok(o.clone());
+                    }
+                    if g.initializer.is_some() {
+                        return Err("a Workgroup variable with an initializer".into());
+                    }
+                    let (size, align) = self.facts.layout(g.pointee)?;
+                    let align = self.facts.alignment.get(&id).map_or(align, |&a| u64::from(a)).max(align);
+                    let here = self.current;
+                    self.b.switch_to(self.entry);
+                    let slot = Operand::Value(self.b.lds_slot(size.max(1) as u32, align.max(1) as u32));
+                    self.b.switch_to(here);
+                    self.lds.insert(id, slot.clone());
+                    Ok(slot)
+                }
+                StorageClass::Workgroup => Err(format!(
+                    "the Workgroup (__local) variable '{}' is used in a device function; MIR allocates LDS only in kernels",
+                    self.facts.name(id).unwrap_or("?")
+                )),
+                StorageClass::Input => Err(format!("the builtin variable '{}' used other than by OpLoad", self.facts.name(id).unwrap_or("?"))),
+                other => Err(format!(
+                    "module-scope variable '{}' in the {other:?} storage class (constant tables and program-scope globals are not supported)",
+                    self.facts.name(id).unwrap_or("?")
+                )),
+            };
+        }
+        Err(format!("%{id} is used but not defined (or not supported)"))
+    }
+
+    /// A constant as an operand; composites are built once, in the entry block.
+    fn constant(&mut self, ty: u32, c: &Constant) -> Result<Operand, String> {
+        let mty = self.facts.mir_type(ty)?;
+        match (c, &mty) {
+            (Constant::Scalar(k), _) => Ok(Operand::Const(k.clone())),
+            (Constant::Zero, t) if t.is_scalar() => Ok(Operand::Const(Const { ty: t.clone(), bits: 0 })),
+            _ => {
+                let elems: Vec<(u32, Constant)> = match (c, self.facts.ty(ty)?.clone()) {
+                    (Constant::Composite(parts), _) => {
+                        parts.iter().map(|p| self.facts.constants.get(p).cloned().ok_or_else(|| format!("constant part %{p}"))).collect::<Result<_, _>>()?
+                    }
+                    (_, SpvType::Vector { elem, n }) => (0..n).map(|_| (elem, Constant::Zero)).collect(),
+                    (_, SpvType::Struct { members, .. }) => members.iter().map(|m| (*m, Constant::Zero)).collect(),
+                    (_, other) => return Err(format!("a constant of type {other:?}")),
+                };
+                let mut ops = Vec::new();
+                for (t, e) in &elems {
+                    ops.push(self.constant(*t, e)?);
+                }
+                let here = self.current;
+                self.b.switch_to(self.entry);
+                let v = self.b.make(mty, ops);
+                self.b.switch_to(here);
+                Ok(Operand::Value(v))
+            }
+        }
+    }
+
+    pub fn def(&mut self, id: Option<u32>, o: Operand) {
+        if let Some(id) = id {
+            if let (Operand::Value(v), Some(name)) = (&o, self.facts.name(id)) {
+                let name = sanitize(name);
+                self.b.set_name(*v, &name);
+            }
+            self.vals.insert(id, Val::Op(o));
+        }
+    }
+
+    /// The SPIR-V type id of an id's value.
+    pub fn type_of(&self, id: u32) -> Result<u32, String> {
+        if let Some(t) = self.facts.result_types.get(&id) {
+            return Ok(*t);
+        }
+        if let Some((t, _)) = self.facts.constants.get(&id) {
+            return Ok(*t);
+        }
+        Err(format!("the type of %{id}"))
+    }
+
+    pub fn mir_type_of(&self, id: u32) -> Result<Type, String> {
+        self.facts.mir_type(self.type_of(id)?)
+    }
+
+    pub fn value(&mut self, op: MOp) -> Operand {
+        Operand::Value(self.b.push(op, None).expect("an operation with a result"))
+    }
+
+    pub fn bin(&mut self, op: BinOp, ty: &Type, a: Operand, b: Operand) -> Operand {
+        self.value(MOp::Binary { op, ty: ty.clone(), lhs: a, rhs: b })
+    }
+
+    pub fn un(&mut self, op: UnOp, ty: &Type, a: Operand) -> Operand {
+        self.value(MOp::Unary { op, ty: ty.clone(), arg: a })
+    }
+
+    pub fn cast(&mut self, op: CastOp, from: &Type, a: Operand, to: &Type) -> Operand {
+        if from == to && !matches!(op, CastOp::AddrSpaceCast) {
+            return a;
+        }
+        self.value(MOp::Cast { op, from: from.clone(), arg: a, to: to.clone() })
+    }
+
+    pub fn select(&mut self, ty: &Type, c: Operand, a: Operand, b: Operand) -> Operand {
+        self.value(MOp::Select { ty: ty.clone(), cond: c, if_true: a, if_false: b })
+    }
+
+    /// A constant of type `ty` (a scalar, or a vector of that value).
+    pub fn splat(&mut self, ty: &Type, bits: u64) -> Operand {
+        match ty {
+            Type::Vector(e, n) => {
+                let k = Operand::Const(Const { ty: (**e).clone(), bits });
+                let elems = vec![k; usize::from(*n)];
+                self.value(MOp::Make { ty: ty.clone(), elems })
+            }
+            t => Operand::Const(Const { ty: t.clone(), bits }),
+        }
+    }
+
+    /// A constant integer id's value.
+    pub fn const_int(&self, id: u32) -> Option<u64> {
+        match self.facts.constants.get(&id) {
+            Some((_, Constant::Scalar(c))) => Some(c.bits),
+            Some((_, Constant::Zero)) => Some(0),
+            _ => None,
+        }
+    }
+
+    fn branch_args(&mut self, from: u32, to: u32) -> Result<Vec<Operand>, String> {
+        let incoming: Vec<u32> = match self.phis.get(&to) {
+            None => return Ok(Vec::new()),
+            Some(phis) => phis
+                .iter()
+                .map(|p| p.incoming.iter().find(|(_, pred)| *pred == from).map(|(v, _)| *v).ok_or_else(|| format!("OpPhi %{} has no value for the edge from %{from}", p.id)))
+                .collect::<Result<_, _>>()?,
+        };
+        incoming.into_iter().map(|v| self.operand(v)).collect()
+    }
+
+    fn target(&self, label: u32) -> Result<BlockId, String> {
+        self.blocks.get(&label).copied().ok_or_else(|| format!("a branch to %{label}, which is not a block of the function"))
+    }
+
+    fn sync(&self, scope: u32, semantics: u32) -> Result<Sync, String> {
+        Ok(Sync { order: self.order(semantics)?, scope: self.scope(scope)? })
+    }
+
+    fn scope(&self, id: u32) -> Result<MemScope, String> {
+        let v = self.const_int(id).ok_or("a scope that is not a constant")?;
+        Ok(match Scope::from_u32(v as u32) {
+            Some(Scope::CrossDevice) => MemScope::System,
+            Some(Scope::Device | Scope::QueueFamily) => MemScope::Agent,
+            Some(Scope::Workgroup) => MemScope::Workgroup,
+            Some(Scope::Subgroup | Scope::Invocation) => MemScope::Wavefront,
+            _ => return Err(format!("memory scope {v}")),
+        })
+    }
+
+    fn order(&self, id: u32) -> Result<MemOrder, String> {
+        let v = self.const_int(id).ok_or("memory semantics that are not a constant")?;
+        let s = MemorySemantics::from_bits_truncate(v as u32);
+        Ok(if s.contains(MemorySemantics::SEQUENTIALLY_CONSISTENT) {
+            MemOrder::SeqCst
+        } else if s.contains(MemorySemantics::ACQUIRE_RELEASE) || s.contains(MemorySemantics::ACQUIRE | MemorySemantics::RELEASE) {
+            MemOrder::AcqRel
+        } else if s.contains(MemorySemantics::ACQUIRE) {
+            MemOrder::Acquire
+        } else if s.contains(MemorySemantics::RELEASE) {
+            MemOrder::Release
+        } else {
+            MemOrder::Relaxed
+        })
+    }
+
+    /// (alignment, volatile) of a load or store: its memory operands, else
+    /// the pointer's decoration, else the type's natural alignment.
+    fn access(&self, ptr: u32, ty: u32, operands: &[O]) -> Result<(u32, bool), String> {
+        let (mut align, mut volatile) = (None, self.facts.volatile.contains(&ptr));
+        if let Some(O::MemoryAccess(m)) = operands.first() {
+            volatile |= m.contains(MemoryAccess::VOLATILE);
+            if m.contains(MemoryAccess::ALIGNED) {
+                if let Some(O::LiteralBit32(a)) = operands.get(1) {
+                    align = Some(*a);
+                }
+            }
+        }
+        let natural = self.facts.layout(ty)?.1 as u32;
+        Ok((align.or_else(|| self.facts.alignment.get(&ptr).copied()).unwrap_or(natural).max(1), volatile))
+    }
+
+    fn pointee(&self, ptr: u32) -> Result<(StorageClass, u32), String> {
+        match self.facts.ty(self.type_of(ptr)?)? {
+            SpvType::Pointer { storage, pointee } => Ok((*storage, *pointee)),
+            other => Err(format!("%{ptr} is not a pointer but {other:?}")),
+        }
+    }
+
+    /// `base` plus the byte offset of an access chain's indexes (`element`
+    /// first for the Ptr forms, in units of the pointee).
+    fn access_chain(&mut self, base: u32, element: Option<u32>, indexes: &[u32]) -> Result<Operand, String> {
+        let (storage, mut cur) = self.pointee(base)?;
+        let space = address_space(storage)?;
+        let index_ty = if Type::Ptr(space).size() == 8 { Type::I64 } else { Type::I32 };
+        let mut acc: (i64, Option<Operand>) = (0, None);
+        if let Some(e) = element {
+            let stride = self.facts.stride(cur)?;
+            self.add_index(&mut acc, e, stride, &index_ty)?;
+        }
+        for &idx in indexes {
+            match self.facts.ty(cur)?.clone() {
+                SpvType::Struct { members, .. } => {
+                    let k = self.const_int(idx).ok_or("a struct index that is not a constant")? as usize;
+                    let m = *members.get(k).ok_or("a struct index out of range")?;
+                    acc.0 += self.facts.member_offset(cur, k)? as i64;
+                    cur = m;
+                }
+                SpvType::Array { elem, .. } | SpvType::RuntimeArray { elem } => {
+                    let stride = self.facts.stride(elem)?;
+                    self.add_index(&mut acc, idx, stride, &index_ty)?;
+                    cur = elem;
+                }
+                SpvType::Vector { elem, .. } => {
+                    let size = self.facts.layout(elem)?.0;
+                    self.add_index(&mut acc, idx, size, &index_ty)?;
+                    cur = elem;
+                }
+                other => return Err(format!("an access chain into {other:?}")),
+            }
+        }
+        let (constant, dynamic) = acc;
+        let mut ptr = self.operand(base)?;
+        let offset = match (dynamic, constant) {
+            (None, 0) => None,
+            (None, c) => Some(Operand::Const(Const::int(index_ty.clone(), c))),
+            (Some(d), 0) => Some(d),
+            (Some(d), c) => Some(self.bin(BinOp::Add, &index_ty, d, Operand::Const(Const::int(index_ty.clone(), c)))),
+        };
+        if let Some(offset) = offset {
+            ptr = self.value(MOp::PtrAdd { ptr, offset });
+        }
+        Ok(ptr)
+    }
+
+    /// Adds `idx * stride` to an access chain's (constant, dynamic) offset.
+    fn add_index(&mut self, acc: &mut (i64, Option<Operand>), idx: u32, stride: u64, index_ty: &Type) -> Result<(), String> {
+        let ity = self.mir_type_of(idx)?;
+        if let Some(c) = self.const_int(idx) {
+            let signed = crate::mir::interp::ops::sext(c, ity.bits());
+            acc.0 = acc.0.wrapping_add(signed.wrapping_mul(stride as i64));
+            return Ok(());
+        }
+        let i = self.operand(idx)?;
+        let i = match ity.bits().cmp(&index_ty.bits()) {
+            std::cmp::Ordering::Less => self.cast(CastOp::SExt, &ity, i, index_ty),
+            std::cmp::Ordering::Greater => self.cast(CastOp::Trunc, &ity, i, index_ty),
+            std::cmp::Ordering::Equal => i,
+        };
+        let scaled = if stride == 1 { i } else { self.bin(BinOp::Mul, index_ty, i, Operand::Const(Const::int(index_ty.clone(), stride as i64))) };
+        acc.1 = Some(match acc.1.take() {
+            None => scaled,
+            Some(d) => self.bin(BinOp::Add, index_ty, d, scaled),
+        });
+        Ok(())
+    }
+
+    fn inst(&mut self, inst: &Inst) -> Result<(), String> {
+        let i = &inst.inst;
+        let (rid, rty) = (i.result_id, i.result_type);
+        let ops = &i.operands;
+        let id = |k: usize| id_of(ops.get(k));
+        let rt = || rty.ok_or_else(|| "an instruction without a result type".to_string());
+        match inst.op() {
+            Op::Nop | Op::Line | Op::NoLine | Op::Undef | Op::SelectionMerge | Op::LoopMerge | Op::LifetimeStart | Op::LifetimeStop | Op::Name | Op::Decorate | Op::AssumeTrueKHR => {}
+            Op::ExpectKHR | Op::CopyObject => {
+                let v = self.operand(id(0)?)?;
+                self.def(rid, v);
+            }
+            // Control flow.
+            Op::Branch => {
+                let to = id(0)?;
+                let args = self.branch_args(self.current_label, to)?;
+                let target = self.target(to)?;
+                self.b.br(target, args);
+            }
+            Op::BranchConditional => {
+                let (c, t, f) = (self.operand(id(0)?)?, id(1)?, id(2)?);
+                let (ta, fa) = (self.branch_args(self.current_label, t)?, self.branch_args(self.current_label, f)?);
+                let (tb, fb) = (self.target(t)?, self.target(f)?);
+                self.b.brif(c, tb, ta, fb, fa);
+            }
+            Op::Switch => self.switch(ops)?,
+            Op::Return => self.b.ret(None),
+            Op::ReturnValue => {
+                let v = self.operand(id(0)?)?;
+                self.b.ret(Some(v));
+            }
+            Op::Unreachable => self.b.unreachable(),
+            Op::FunctionCall if self.imports.contains_key(&id(0)?) => {
+                let name = self.imports[&id(0)?].clone();
+                let args: Vec<u32> = (1..ops.len()).map(id).collect::<Result<_, _>>()?;
+                if let Some(r) = opencl::imported(self, &name, rt()?, &args)? {
+                    self.def(rid, r);
+                }
+            }
+            Op::FunctionCall => {
+                let callee = id(0)?;
+                let (name, ret) = self.names.get(&callee).cloned().ok_or_else(|| format!("a call to %{callee}, which is not a function of the module"))?;
+                let mut args = Vec::new();
+                for k in 1..ops.len() {
+                    let a = self.operand(id(k)?)?;
+                    args.push(a);
+                }
+                if let Some(v) = self.b.call(&name, args, ret) {
+                    self.def(rid, Operand::Value(v));
+                }
+            }
+            // Memory.
+            Op::Variable => {
+                let (_, pointee) = match self.facts.ty(rt()?)? {
+                    SpvType::Pointer { storage, pointee } => (*storage, *pointee),
+                    _ => return Err("a variable whose type is not a pointer".into()),
+                };
+                let (size, align) = self.facts.layout(pointee)?;
+                let align = rid.and_then(|r| self.facts.alignment.get(&r)).map_or(align, |&a| u64::from(a)).max(align);
+                let slot = Operand::Value(self.b.stack_slot(size.max(1) as u32, align.max(1) as u32));
+                if let Some(init) = ops.get(1).map(|o| id_of(Some(o))).transpose()? {
+                    let value = self.operand(init)?;
+                    let ty = self.facts.mir_type(pointee)?;
+                    self.b.push(MOp::Store { ty, value, ptr: slot.clone(), align: align as u32, volatile: false }, None);
+                }
+                self.def(rid, slot);
+            }
+            Op::Load => {
+                let ptr = id(0)?;
+                if let (Some(g), Some(&b)) = (self.facts.globals.get(&ptr), self.facts.builtins.get(&ptr)) {
+                    debug_assert_eq!(g.storage, StorageClass::Input);
+                    if let Some(r) = rid {
+                        self.vals.insert(r, Val::Builtin(b, rt()?));
+                    }
+                    return Ok(());
+                }
+                let ty = rt()?;
+                let (align, volatile) = self.access(ptr, ty, &ops[1..])?;
+                let p = self.operand(ptr)?;
+                let v = self.value(MOp::Load { ty: self.facts.mir_type(ty)?, ptr: p, align, volatile });
+                self.def(rid, v);
+            }
+            Op::Store => {
+                let (ptr, val) = (id(0)?, id(1)?);
+                let ty = self.type_of(val)?;
+                let (align, volatile) = self.access(ptr, ty, &ops[2..])?;
+                let (p, v) = (self.operand(ptr)?, self.operand(val)?);
+                self.b.push(MOp::Store { ty: self.facts.mir_type(ty)?, value: v, ptr: p, align, volatile }, None);
+            }
+            Op::AccessChain | Op::InBoundsAccessChain => {
+                let idx: Vec<u32> = (1..ops.len()).map(id).collect::<Result<_, _>>()?;
+                let p = self.access_chain(id(0)?, None, &idx)?;
+                self.def(rid, p);
+            }
+            Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
+                let idx: Vec<u32> = (2..ops.len()).map(id).collect::<Result<_, _>>()?;
+                let p = self.access_chain(id(0)?, Some(id(1)?), &idx)?;
+                self.def(rid, p);
+            }
+            Op::CopyMemory | Op::CopyMemorySized => self.copy_memory(inst.op(), ops)?,
+            // Atomics, barriers.
+            Op::AtomicLoad => {
+                let (ptr, ty) = (id(0)?, rt()?);
+                let sync = self.sync(id(1)?, id(2)?)?;
+                let mty = self.facts.mir_type(ty)?;
+                let p = self.operand(ptr)?;
+                let v = if mty.is_int() {
+                    self.value(MOp::AtomicRmw { op: AtomicOp::Or, ty: mty, ptr: p, value: Operand::Const(Const::int(self.facts.mir_type(ty)?, 0)), sync })
+                } else {
+                    // A float: an integer `or 0` of its bits.
+                    let ity = if mty.bits() == 64 { Type::I64 } else { Type::I32 };
+                    let bits = self.value(MOp::AtomicRmw { op: AtomicOp::Or, ty: ity.clone(), ptr: p, value: Operand::Const(Const::int(ity.clone(), 0)), sync });
+                    self.cast(CastOp::Bitcast, &ity, bits, &mty)
+                };
+                self.def(rid, v);
+            }
+            Op::AtomicStore => {
+                let (ptr, val) = (id(0)?, id(3)?);
+                let sync = self.sync(id(1)?, id(2)?)?;
+                let mty = self.mir_type_of(val)?;
+                let (p, v) = (self.operand(ptr)?, self.operand(val)?);
+                let (ity, v) = if mty.is_int() { (mty.clone(), v) } else {
+                    let ity = if mty.bits() == 64 { Type::I64 } else { Type::I32 };
+                    let bits = self.cast(CastOp::Bitcast, &mty, v, &ity);
+                    (ity, bits)
+                };
+                self.value(MOp::AtomicRmw { op: AtomicOp::Xchg, ty: ity, ptr: p, value: v, sync });
+            }
+            Op::AtomicExchange | Op::AtomicIAdd | Op::AtomicISub | Op::AtomicSMin | Op::AtomicUMin | Op::AtomicSMax | Op::AtomicUMax | Op::AtomicAnd | Op::AtomicOr | Op::AtomicXor | Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT => {
+                let op = match inst.op() {
+                    Op::AtomicExchange => AtomicOp::Xchg,
+                    Op::AtomicIAdd => AtomicOp::Add,
+                    Op::AtomicISub => AtomicOp::Sub,
+                    Op::AtomicSMin => AtomicOp::SMin,
+                    Op::AtomicUMin => AtomicOp::UMin,
+                    Op::AtomicSMax => AtomicOp::SMax,
+                    Op::AtomicUMax => AtomicOp::UMax,
+                    Op::AtomicAnd => AtomicOp::And,
+                    Op::AtomicOr => AtomicOp::Or,
+                    Op::AtomicXor => AtomicOp::Xor,
+                    Op::AtomicFAddEXT => AtomicOp::FAdd,
+                    Op::AtomicFMinEXT => AtomicOp::FMin,
+                    _ => AtomicOp::FMax,
+                };
+                let sync = self.sync(id(1)?, id(2)?)?;
+                let (p, v) = (self.operand(id(0)?)?, self.operand(id(3)?)?);
+                let r = self.value(MOp::AtomicRmw { op, ty: self.facts.mir_type(rt()?)?, ptr: p, value: v, sync });
+                self.def(rid, r);
+            }
+            Op::AtomicIIncrement | Op::AtomicIDecrement => {
+                let op = if inst.op() == Op::AtomicIIncrement { AtomicOp::Add } else { AtomicOp::Sub };
+                let sync = self.sync(id(1)?, id(2)?)?;
+                let ty = self.facts.mir_type(rt()?)?;
+                let p = self.operand(id(0)?)?;
+                let r = self.value(MOp::AtomicRmw { op, ty: ty.clone(), ptr: p, value: Operand::Const(Const::int(ty, 1)), sync });
+                self.def(rid, r);
+            }
+            Op::AtomicCompareExchange => {
+                // (pointer, scope, equal semantics, unequal semantics, value, comparator)
+                let sync = self.sync(id(1)?, id(2)?)?;
+                let (p, new, expected) = (self.operand(id(0)?)?, self.operand(id(4)?)?, self.operand(id(5)?)?);
+                let r = self.value(MOp::CmpXchg { ty: self.facts.mir_type(rt()?)?, ptr: p, expected, new, sync });
+                self.def(rid, r);
+            }
+            Op::ControlBarrier => {
+                let exec = self.scope(id(0)?)?;
+                match exec {
+                    MemScope::Workgroup | MemScope::Agent | MemScope::System => self.b.barrier(),
+                    // A wave runs in lockstep: only its memory ordering remains.
+                    MemScope::Wavefront => {
+                        let (scope, order) = (self.scope(id(1)?)?, self.order(id(2)?)?);
+                        if order != MemOrder::Relaxed {
+                            self.b.push(MOp::Fence { order, scope }, None);
+                        }
+                    }
+                }
+            }
+            Op::MemoryBarrier => {
+                let (scope, order) = (self.scope(id(0)?)?, self.order(id(1)?)?);
+                if order != MemOrder::Relaxed {
+                    self.b.push(MOp::Fence { order, scope }, None);
+                }
+            }
+            // Composites.
+            Op::CompositeExtract => {
+                let (comp, idx): (u32, Vec<u32>) = (id(0)?, ops[1..].iter().filter_map(|o| if let O::LiteralBit32(x) = o { Some(*x) } else { None }).collect());
+                if let (Some(Val::Builtin(b, _)), [k]) = (self.vals.get(&comp).cloned(), &idx[..]) {
+                    let v = builtins::element(self, b, *k, rt()?)?;
+                    self.def(rid, v);
+                    return Ok(());
+                }
+                let mut v = self.operand(comp)?;
+                for k in idx {
+                    v = self.value(MOp::Extract { agg: v, index: k });
+                }
+                self.def(rid, v);
+            }
+            Op::CompositeInsert => {
+                let (obj, comp) = (self.operand(id(0)?)?, self.operand(id(1)?)?);
+                let idx: Vec<u32> = ops[2..].iter().filter_map(|o| if let O::LiteralBit32(x) = o { Some(*x) } else { None }).collect();
+                let v = self.insert(comp, obj, &idx);
+                self.def(rid, v);
+            }
+            Op::CompositeConstruct => {
+                let ty = self.facts.mir_type(rt()?)?;
+                let mut elems = Vec::new();
+                for k in 0..ops.len() {
+                    let part = id(k)?;
+                    let pty = self.mir_type_of(part)?;
+                    let p = self.operand(part)?;
+                    match (&ty, &pty) {
+                        (Type::Vector(..), Type::Vector(_, n)) => {
+                            for e in 0..u32::from(*n) {
+                                elems.push(self.value(MOp::Extract { agg: p.clone(), index: e }));
+                            }
+                        }
+                        _ => elems.push(p),
+                    }
+                }
+                let v = self.value(MOp::Make { ty, elems });
+                self.def(rid, v);
+            }
+            Op::VectorShuffle => {
+                let (a, b) = (id(0)?, id(1)?);
+                let na = self.mir_type_of(a)?.lanes();
+                let (va, vb) = (self.operand(a)?, self.operand(b)?);
+                let ty = self.facts.mir_type(rt()?)?;
+                let elem = ty.element().clone();
+                let mut elems = Vec::new();
+                for o in &ops[2..] {
+                    let O::LiteralBit32(k) = o else { return Err("a shuffle component that is not a literal".into()) };
+                    elems.push(match *k {
+                        u32::MAX => Operand::Const(Const { ty: elem.clone(), bits: 0 }),
+                        k if k < na => self.value(MOp::Extract { agg: va.clone(), index: k }),
+                        k => self.value(MOp::Extract { agg: vb.clone(), index: k - na }),
+                    });
+                }
+                let v = self.value(MOp::Make { ty, elems });
+                self.def(rid, v);
+            }
+            Op::VectorExtractDynamic => {
+                let (vec, idx) = (id(0)?, id(1)?);
+                let (vty, ity) = (self.mir_type_of(vec)?, self.mir_type_of(idx)?);
+                let (v, i) = (self.operand(vec)?, self.operand(idx)?);
+                let elem = vty.element().clone();
+                let mut r = self.value(MOp::Extract { agg: v.clone(), index: 0 });
+                for k in 1..vty.lanes() {
+                    let e = self.value(MOp::Extract { agg: v.clone(), index: k });
+                    let c = self.value(MOp::Icmp { pred: IntPred::Eq, ty: ity.clone(), lhs: i.clone(), rhs: Operand::Const(Const::int(ity.clone(), i64::from(k))) });
+                    r = self.select(&elem, c, e, r);
+                }
+                self.def(rid, r);
+            }
+            Op::VectorInsertDynamic => {
+                let (vec, comp, idx) = (id(0)?, id(1)?, id(2)?);
+                let (vty, ity) = (self.mir_type_of(vec)?, self.mir_type_of(idx)?);
+                let (v, c, i) = (self.operand(vec)?, self.operand(comp)?, self.operand(idx)?);
+                let elem = vty.element().clone();
+                let mut elems = Vec::new();
+                for k in 0..vty.lanes() {
+                    let e = self.value(MOp::Extract { agg: v.clone(), index: k });
+                    let is = self.value(MOp::Icmp { pred: IntPred::Eq, ty: ity.clone(), lhs: i.clone(), rhs: Operand::Const(Const::int(ity.clone(), i64::from(k))) });
+                    elems.push(self.select(&elem, is, c.clone(), e));
+                }
+                let r = self.value(MOp::Make { ty: vty, elems });
+                self.def(rid, r);
+            }
+            Op::Select => {
+                let ty = self.facts.mir_type(rt()?)?;
+                let (c, a, b) = (self.operand(id(0)?)?, self.operand(id(1)?)?, self.operand(id(2)?)?);
+                let r = self.select(&ty, c, a, b);
+                self.def(rid, r);
+            }
+            Op::ExtInst => {
+                let set = id(0)?;
+                if Some(set) != self.facts.opencl_std {
+                    return Err("an extended instruction from a set other than OpenCL.std".into());
+                }
+                let Some(O::LiteralExtInstInteger(n)) = ops.get(1) else { return Err("an OpExtInst without its instruction number".into()) };
+                let args: Vec<u32> = (2..ops.len()).map(id).collect::<Result<_, _>>()?;
+                let r = opencl::translate(self, *n, rt()?, &args)?;
+                if let Some(r) = r {
+                    self.def(rid, r);
+                }
+            }
+            op => {
+                let r = self.arith(op, rty, ops)?;
+                self.def(rid, r);
+            }
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, agg: Operand, value: Operand, path: &[u32]) -> Operand {
+        match path {
+            [] => value,
+            [k] => self.value(MOp::Insert { agg, value, index: *k }),
+            [k, rest @ ..] => {
+                let inner = self.value(MOp::Extract { agg: agg.clone(), index: *k });
+                let inner = self.insert(inner, value, rest);
+                self.value(MOp::Insert { agg, value: inner, index: *k })
+            }
+        }
+    }
+
+    fn switch(&mut self, ops: &[O]) -> Result<(), String> {
+        let sel = id_of(ops.first())?;
+        let default = id_of(ops.get(1))?;
+        let sty = self.mir_type_of(sel)?;
+        let s = self.operand(sel)?;
+        let mut cases = Vec::new();
+        let mut k = 2;
+        while k < ops.len() {
+            let lit = match ops.get(k) {
+                Some(O::LiteralBit32(v)) => u64::from(*v),
+                Some(O::LiteralBit64(v)) => *v,
+                other => return Err(format!("a switch case literal {other:?}")),
+            };
+            cases.push((lit, id_of(ops.get(k + 1))?));
+            k += 2;
+        }
+        let from = self.current_label;
+        for (lit, to) in cases {
+            let args = self.branch_args(from, to)?;
+            let target = self.target(to)?;
+            let c = self.value(MOp::Icmp { pred: IntPred::Eq, ty: sty.clone(), lhs: s.clone(), rhs: Operand::Const(Const::int(sty.clone(), lit as i64)) });
+            self.fresh += 1;
+            let next = self.b.create_block(&format!("switch{}", self.fresh));
+            self.b.brif(c, target, args, next, Vec::new());
+            self.current = next;
+            self.b.switch_to(next);
+        }
+        let args = self.branch_args(from, default)?;
+        let target = self.target(default)?;
+        self.b.br(target, args);
+        Ok(())
+    }
+
+    fn copy_memory(&mut self, op: Op, ops: &[O]) -> Result<(), String> {
+        let (dst, src) = (id_of(ops.first())?, id_of(ops.get(1))?);
+        let (_, pointee) = self.pointee(dst)?;
+        let (size, align) = match op {
+            Op::CopyMemory => self.facts.layout(pointee)?,
+            _ => {
+                let n = self.const_int(id_of(ops.get(2))?).ok_or("OpCopyMemorySized with a size that is not a constant")?;
+                (n, 1)
+            }
+        };
+        // Memory operands: the destination's alignment first.
+        let align = match ops.iter().skip(if op == Op::CopyMemory { 2 } else { 3 }).collect::<Vec<_>>()[..] {
+            [O::MemoryAccess(m), O::LiteralBit32(a), ..] if m.contains(MemoryAccess::ALIGNED) => u64::from(*a),
+            _ => align,
+        };
+        let (d, s) = (self.operand(dst)?, self.operand(src)?);
+        let (dspace, sspace) = (address_space(self.pointee(dst)?.0)?, address_space(self.pointee(src)?.0)?);
+        let mut offset = 0u64;
+        while offset < size {
+            let chunk = [8u64, 4, 2, 1].into_iter().find(|&c| c <= align.max(1) && offset + c <= size && offset % c == 0).unwrap_or(1);
+            let ty = match chunk {
+                8 => Type::I64,
+                4 => Type::I32,
+                2 => Type::I16,
+                _ => Type::I8,
+            };
+            let at = |fx: &mut Self, p: Operand, space: AddrSpace| -> Operand {
+                if offset == 0 {
+                    return p;
+                }
+                let ity = if Type::Ptr(space).size() == 8 { Type::I64 } else { Type::I32 };
+                fx.value(MOp::PtrAdd { ptr: p, offset: Operand::Const(Const::int(ity, offset as i64)) })
+            };
+            let sp = at(self, s.clone(), sspace);
+            let v = self.value(MOp::Load { ty: ty.clone(), ptr: sp, align: chunk as u32, volatile: false });
+            let dp = at(self, d.clone(), dspace);
+            self.b.push(MOp::Store { ty, value: v, ptr: dp, align: chunk as u32, volatile: false }, None);
+            offset += chunk;
+        }
+        Ok(())
+    }
+
+    /// Arithmetic, logic, compares and conversions.
+    fn arith(&mut self, op: Op, rty: Option<u32>, ops: &[O]) -> Result<Operand, String> {
+        let ty = self.facts.mir_type(rty.ok_or("an instruction without a result type")?)?;
+        let a = |fx: &mut Self, k: usize| -> Result<Operand, String> { fx.operand(id_of(ops.get(k))?) };
+        let ta = |fx: &Self, k: usize| -> Result<Type, String> { fx.mir_type_of(id_of(ops.get(k))?) };
+        let binop = |op: Op| -> Option<BinOp> {
+            Some(match op {
+                Op::IAdd => BinOp::Add,
+                Op::ISub => BinOp::Sub,
+                Op::IMul => BinOp::Mul,
+                Op::UDiv => BinOp::UDiv,
+                Op::SDiv => BinOp::SDiv,
+                Op::UMod => BinOp::URem,
+                Op::SRem => BinOp::SRem,
+                Op::FAdd => BinOp::FAdd,
+                Op::FSub => BinOp::FSub,
+                Op::FMul => BinOp::FMul,
+                Op::FDiv => BinOp::FDiv,
+                Op::BitwiseAnd | Op::LogicalAnd => BinOp::And,
+                Op::BitwiseOr | Op::LogicalOr => BinOp::Or,
+                Op::BitwiseXor | Op::LogicalNotEqual => BinOp::Xor,
+                Op::ShiftLeftLogical => BinOp::Shl,
+                Op::ShiftRightLogical => BinOp::LShr,
+                Op::ShiftRightArithmetic => BinOp::AShr,
+                _ => return None,
+            })
+        };
+        if let Some(b) = binop(op) {
+            let x = a(self, 0)?;
+            let mut y = a(self, 1)?;
+            if matches!(op, Op::ShiftLeftLogical | Op::ShiftRightLogical | Op::ShiftRightArithmetic) {
+                // The amount may be of another width.
+                let yt = ta(self, 1)?;
+                y = self.resize(&yt, y, &ty, false);
+            }
+            return Ok(self.bin(b, &ty, x, y));
+        }
+        let int_pred = |op: Op| -> Option<IntPred> {
+            Some(match op {
+                Op::IEqual | Op::LogicalEqual => IntPred::Eq,
+                Op::INotEqual => IntPred::Ne,
+                Op::UGreaterThan => IntPred::Ugt,
+                Op::UGreaterThanEqual => IntPred::Uge,
+                Op::ULessThan => IntPred::Ult,
+                Op::ULessThanEqual => IntPred::Ule,
+                Op::SGreaterThan => IntPred::Sgt,
+                Op::SGreaterThanEqual => IntPred::Sge,
+                Op::SLessThan => IntPred::Slt,
+                Op::SLessThanEqual => IntPred::Sle,
+                _ => return None,
+            })
+        };
+        if let Some(p) = int_pred(op) {
+            let t = ta(self, 0)?;
+            let (x, y) = (a(self, 0)?, a(self, 1)?);
+            if op == Op::LogicalEqual {
+                let ne = self.bin(BinOp::Xor, &t, x, y);
+                let ones = self.splat(&t, 1);
+                return Ok(self.bin(BinOp::Xor, &t, ne, ones));
+            }
+            return Ok(self.value(MOp::Icmp { pred: p, ty: t, lhs: x, rhs: y }));
+        }
+        let float_pred = |op: Op| -> Option<FloatPred> {
+            Some(match op {
+                Op::FOrdEqual => FloatPred::Oeq,
+                Op::FOrdNotEqual => FloatPred::One,
+                Op::FOrdLessThan => FloatPred::Olt,
+                Op::FOrdLessThanEqual => FloatPred::Ole,
+                Op::FOrdGreaterThan => FloatPred::Ogt,
+                Op::FOrdGreaterThanEqual => FloatPred::Oge,
+                Op::FUnordEqual => FloatPred::Ueq,
+                Op::FUnordNotEqual => FloatPred::Une,
+                Op::FUnordLessThan => FloatPred::Ult,
+                Op::FUnordLessThanEqual => FloatPred::Ule,
+                Op::FUnordGreaterThan => FloatPred::Ugt,
+                Op::FUnordGreaterThanEqual => FloatPred::Uge,
+                Op::Ordered => FloatPred::Ord,
+                Op::Unordered => FloatPred::Uno,
+                _ => return None,
+            })
+        };
+        if let Some(p) = float_pred(op) {
+            let t = ta(self, 0)?;
+            let (x, y) = (a(self, 0)?, a(self, 1)?);
+            return Ok(self.value(MOp::Fcmp { pred: p, ty: t, lhs: x, rhs: y }));
+        }
+        Ok(match op {
+            Op::SNegate => {
+                let x = a(self, 0)?;
+                let zero = self.splat(&ty, 0);
+                self.bin(BinOp::Sub, &ty, zero, x)
+            }
+            Op::FNegate => {
+                let x = a(self, 0)?;
+                self.un(UnOp::FNeg, &ty, x)
+            }
+            Op::Not => {
+                let x = a(self, 0)?;
+                self.un(UnOp::Not, &ty, x)
+            }
+            Op::LogicalNot => {
+                let x = a(self, 0)?;
+                let ones = self.splat(&ty, 1);
+                self.bin(BinOp::Xor, &ty, x, ones)
+            }
+            Op::SMod => {
+                // The remainder with the divisor's sign.
+                let (x, y) = (a(self, 0)?, a(self, 1)?);
+                let r = self.bin(BinOp::SRem, &ty, x, y.clone());
+                let zero = self.splat(&ty, 0);
+                let nonzero = self.value(MOp::Icmp { pred: IntPred::Ne, ty: ty.clone(), lhs: r.clone(), rhs: zero.clone() });
+                let signs = self.bin(BinOp::Xor, &ty, r.clone(), y.clone());
+                let differ = self.value(MOp::Icmp { pred: IntPred::Slt, ty: ty.clone(), lhs: signs, rhs: zero });
+                let cty = bool_like(&ty);
+                let fix = self.bin(BinOp::And, &cty, nonzero, differ);
+                let adjusted = self.bin(BinOp::Add, &ty, r.clone(), y);
+                self.select(&ty, fix, adjusted, r)
+            }
+            Op::FRem | Op::FMod => return Err("floating-point remainder (OpFRem/OpFMod) is not supported".into()),
+            Op::UConvert | Op::SConvert => {
+                let from = ta(self, 0)?;
+                let x = a(self, 0)?;
+                self.resize(&from, x, &ty, op == Op::SConvert)
+            }
+            Op::FConvert => {
+                let from = ta(self, 0)?;
+                let x = a(self, 0)?;
+                let cop = if from.element().bits() < ty.element().bits() { CastOp::FpExt } else { CastOp::FpTrunc };
+                self.cast(cop, &from, x, &ty)
+            }
+            Op::ConvertFToU | Op::ConvertFToS | Op::ConvertSToF | Op::ConvertUToF | Op::ConvertPtrToU | Op::ConvertUToPtr => {
+                let from = ta(self, 0)?;
+                let x = a(self, 0)?;
+                let cop = match op {
+                    Op::ConvertFToU => CastOp::FpToUi,
+                    Op::ConvertFToS => CastOp::FpToSi,
+                    Op::ConvertSToF => CastOp::SiToFp,
+                    Op::ConvertUToF => CastOp::UiToFp,
+                    Op::ConvertPtrToU => CastOp::PtrToInt,
+                    _ => CastOp::IntToPtr,
+                };
+                self.value(MOp::Cast { op: cop, from, arg: x, to: ty })
+            }
+            Op::PtrCastToGeneric | Op::GenericCastToPtr | Op::GenericCastToPtrExplicit => {
+                let from = ta(self, 0)?;
+                let x = a(self, 0)?;
+                self.cast(CastOp::AddrSpaceCast, &from, x, &ty)
+            }
+            Op::Bitcast => {
+                let from = ta(self, 0)?;
+                let x = a(self, 0)?;
+                match (&from, &ty) {
+                    (Type::Ptr(f), Type::Ptr(t)) if f == t => x,
+                    (Type::Ptr(_), Type::Ptr(_)) => self.cast(CastOp::AddrSpaceCast, &from, x, &ty),
+                    (Type::Ptr(_), _) => self.cast(CastOp::PtrToInt, &from, x, &ty),
+                    (_, Type::Ptr(_)) => self.cast(CastOp::IntToPtr, &from, x, &ty),
+                    _ => self.cast(CastOp::Bitcast, &from, x, &ty),
+                }
+            }
+            Op::IsNan | Op::IsInf | Op::IsFinite | Op::IsNormal | Op::SignBitSet => {
+                let t = ta(self, 0)?;
+                let x = a(self, 0)?;
+                builtins::classify(self, op, &t, x)
+            }
+            Op::Dot => {
+                // Products summed in lane order.
+                let t = ta(self, 0)?;
+                let (x, y) = (a(self, 0)?, a(self, 1)?);
+                let mut sum: Option<Operand> = None;
+                for k in 0..t.lanes() {
+                    let xi = self.value(MOp::Extract { agg: x.clone(), index: k });
+                    let yi = self.value(MOp::Extract { agg: y.clone(), index: k });
+                    let p = self.bin(BinOp::FMul, &ty, xi, yi);
+                    sum = Some(match sum {
+                        None => p,
+                        Some(s) => self.bin(BinOp::FAdd, &ty, s, p),
+                    });
+                }
+                sum.ok_or("OpDot of an empty vector")?
+            }
+            Op::Any | Op::All => {
+                let t = ta(self, 0)?;
+                let x = a(self, 0)?;
+                let mut r = self.value(MOp::Extract { agg: x.clone(), index: 0 });
+                for k in 1..t.lanes() {
+                    let e = self.value(MOp::Extract { agg: x.clone(), index: k });
+                    r = self.bin(if op == Op::Any { BinOp::Or } else { BinOp::And }, &Type::I1, r, e);
+                }
+                r
+            }
+            other => return Err(format!("Op{other:?} is not supported")),
+        })
+    }
+
+    /// An integer of type `from` to the width of `to` (lane for lane).
+    pub fn resize(&mut self, from: &Type, x: Operand, to: &Type, signed: bool) -> Operand {
+        let (fw, tw) = (from.element().bits(), to.element().bits());
+        let target = match from {
+            Type::Vector(_, n) => Type::Vector(Box::new(to.element().clone()), *n),
+            _ => to.element().clone(),
+        };
+        match fw.cmp(&tw) {
+            std::cmp::Ordering::Equal => x,
+            std::cmp::Ordering::Less => self.cast(if signed { CastOp::SExt } else { CastOp::ZExt }, from, x, &target),
+            std::cmp::Ordering::Greater => self.cast(CastOp::Trunc, from, x, &target),
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! The `OpenCL.std` extended instructions: one MIR operation where MIR has
+//! it, a short expansion where OpenCL's definition allows one (docs/spirv.md
+//! lists which and their precision), an error naming the instruction otherwise.
+
+use rspirv::spirv::CLOp;
+
+use super::function::{bool_like, Fx};
+use crate::abi::Type;
+use crate::mir::{AtomicOp, BinOp, CastOp, Const, FloatPred, IntPred, Op as MOp, Operand, Sync, TernOp, UnOp};
+
+fn float_bits(ty: &Type, v: f64) -> u64 {
+    match ty.element() {
+        Type::F16 => u64::from(crate::mir::float::f64_to_f16(v)),
+        Type::F32 => u64::from((v as f32).to_bits()),
+        _ => v.to_bits(),
+    }
+}
+
+/// Translates `OpExtInst OpenCL.std n` with result type `rty`; `None` for
+/// instructions without a result (stores).
+pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<Operand>, String> {
+    let op = CLOp::from_u32(n).ok_or_else(|| format!("OpenCL.std instruction {n} does not exist"))?;
+    let void = matches!(fx.facts.ty(rty)?, super::module::SpvType::Void);
+    let ty = if void { Type::I32 } else { fx.facts.mir_type(rty)? };
+    let mut a = Vec::new();
+    for &id in args {
+        a.push(fx.operand(id)?);
+    }
+    let arg = |k: usize| -> Result<Operand, String> { a.get(k).cloned().ok_or_else(|| format!("OpenCL.std {op:?} with {} operands", a.len())) };
+    let un = |fx: &mut Fx, u: UnOp| -> Result<Operand, String> { Ok(fx.un(u, &ty, arg(0)?)) };
+    let bin = |fx: &mut Fx, b: BinOp| -> Result<Operand, String> { Ok(fx.bin(b, &ty, arg(0)?, arg(1)?)) };
+    let k = |fx: &mut Fx, v: f64| fx.splat(&ty, float_bits(&ty, v));
+    let fcmp = |fx: &mut Fx, pred: FloatPred, x: Operand, y: Operand| fx.value(MOp::Fcmp { pred, ty: ty.clone(), lhs: x, rhs: y });
+    let icmp = |fx: &mut Fx, pred: IntPred, x: Operand, y: Operand| fx.value(MOp::Icmp { pred, ty: ty.clone(), lhs: x, rhs: y });
+    let f64_transcendental = || -> Result<(), String> {
+        if ty.element() == &Type::F64 {
+            Err(format!("OpenCL.std {op:?} on double is not supported (MIR's transcendentals are f16/f32)"))
+        } else {
+            Ok(())
+        }
+    };
+    let r = match op {
+        CLOp::fabs => un(fx, UnOp::FAbs)?,
+        CLOp::sqrt | CLOp::native_sqrt | CLOp::half_sqrt => un(fx, UnOp::Sqrt)?,
+        CLOp::floor => un(fx, UnOp::Floor)?,
+        CLOp::ceil => un(fx, UnOp::Ceil)?,
+        CLOp::trunc => un(fx, UnOp::Trunc)?,
+        CLOp::rint => un(fx, UnOp::RoundEven)?,
+        CLOp::round => {
+            // Half-way cases away from zero: trunc(x) plus one unit toward x's
+            // sign when the exact remainder is at least a half.
+            let x = arg(0)?;
+            let t = fx.un(UnOp::Trunc, &ty, x.clone());
+            let d = fx.bin(BinOp::FSub, &ty, x.clone(), t.clone());
+            let d = fx.un(UnOp::FAbs, &ty, d);
+            let half = k(fx, 0.5);
+            let up = fcmp(fx, FloatPred::Oge, d, half);
+            let one = k(fx, 1.0);
+            let unit = fx.bin(BinOp::CopySign, &ty, one, x);
+            let stepped = fx.bin(BinOp::FAdd, &ty, t.clone(), unit);
+            fx.select(&ty, up, stepped, t)
+        }
+        CLOp::fmin | CLOp::fmin_common => bin(fx, BinOp::FMin)?,
+        CLOp::fmax | CLOp::fmax_common => bin(fx, BinOp::FMax)?,
+        CLOp::copysign => bin(fx, BinOp::CopySign)?,
+        CLOp::ldexp => {
+            let e = arg(1)?;
+            let et = fx.mir_type_of(args[1])?;
+            let want = BinOp::Ldexp.rhs_type(&ty);
+            let e = if et.lanes() != want.lanes() {
+                // A scalar exponent for a vector.
+                let elems = vec![e; ty.lanes() as usize];
+                fx.value(MOp::Make { ty: want.clone(), elems })
+            } else {
+                e
+            };
+            fx.bin(BinOp::Ldexp, &ty, arg(0)?, e)
+        }
+        CLOp::fma | CLOp::mad => fx.value(MOp::Fma { ty: ty.clone(), a: arg(0)?, b: arg(1)?, c: arg(2)? }),
+        CLOp::exp | CLOp::exp2 | CLOp::log | CLOp::log2 | CLOp::sin | CLOp::cos | CLOp::tan => {
+            f64_transcendental()?;
+            let u = match op {
+                CLOp::exp => UnOp::Exp,
+                CLOp::exp2 => UnOp::Exp2,
+                CLOp::log => UnOp::Log,
+                CLOp::log2 => UnOp::Log2,
+                CLOp::sin => UnOp::Sin,
+                CLOp::cos | CLOp::tan => UnOp::Cos,
+                _ => unreachable!(),
+            };
+            if op == CLOp::tan {
+                let (s, c) = (fx.un(UnOp::Sin, &ty, arg(0)?), fx.un(UnOp::Cos, &ty, arg(0)?));
+                fx.bin(BinOp::FDiv, &ty, s, c)
+            } else {
+                un(fx, u)?
+            }
+        }
+        CLOp::native_exp | CLOp::half_exp | CLOp::native_exp2 | CLOp::half_exp2 | CLOp::native_log | CLOp::half_log | CLOp::native_log2 | CLOp::half_log2 | CLOp::native_sin | CLOp::half_sin | CLOp::native_cos | CLOp::half_cos | CLOp::native_recip | CLOp::half_recip | CLOp::native_rsqrt | CLOp::half_rsqrt => {
+            f64_transcendental()?;
+            let u = match op {
+                CLOp::native_exp | CLOp::half_exp => UnOp::ExpApprox,
+                CLOp::native_exp2 | CLOp::half_exp2 => UnOp::Exp2Approx,
+                CLOp::native_log | CLOp::half_log => UnOp::LogApprox,
+                CLOp::native_log2 | CLOp::half_log2 => UnOp::Log2Approx,
+                CLOp::native_sin | CLOp::half_sin => UnOp::SinApprox,
+                CLOp::native_cos | CLOp::half_cos => UnOp::CosApprox,
+                CLOp::native_recip | CLOp::half_recip => UnOp::RcpApprox,
+                _ => UnOp::RsqrtApprox,
+            };
+            un(fx, u)?
+        }
+        CLOp::rsqrt => un(fx, UnOp::Rsqrt)?,
+        CLOp::native_divide | CLOp::half_divide => bin(fx, BinOp::FDiv)?,
+        CLOp::native_powr | CLOp::half_powr => {
+            f64_transcendental()?;
+            let l = fx.un(UnOp::Log2Approx, &ty, arg(0)?);
+            let p = fx.bin(BinOp::FMul, &ty, arg(1)?, l);
+            fx.un(UnOp::Exp2Approx, &ty, p)
+        }
+        CLOp::sincos => {
+            // sin returned, cos stored through the pointer.
+            f64_transcendental()?;
+            let (s, c) = (fx.un(UnOp::Sin, &ty, arg(0)?), fx.un(UnOp::Cos, &ty, arg(0)?));
+            let align = fx.facts.layout(rty)?.1 as u32;
+            fx.b.push(MOp::Store { ty: ty.clone(), value: c, ptr: arg(1)?, align, volatile: false }, None);
+            s
+        }
+        CLOp::fdim => {
+            let (x, y) = (arg(0)?, arg(1)?);
+            let d = fx.bin(BinOp::FSub, &ty, x.clone(), y.clone());
+            let gt = fcmp(fx, FloatPred::Ogt, x.clone(), y.clone());
+            let zero = k(fx, 0.0);
+            let r = fx.select(&ty, gt, d.clone(), zero);
+            let nan = fcmp(fx, FloatPred::Uno, x, y);
+            fx.select(&ty, nan, d, r)
+        }
+        CLOp::fclamp => {
+            let m = fx.bin(BinOp::FMax, &ty, arg(0)?, arg(1)?);
+            fx.bin(BinOp::FMin, &ty, m, arg(2)?)
+        }
+        CLOp::mix => {
+            let d = fx.bin(BinOp::FSub, &ty, arg(1)?, arg(0)?);
+            let p = fx.bin(BinOp::FMul, &ty, d, arg(2)?);
+            fx.bin(BinOp::FAdd, &ty, arg(0)?, p)
+        }
+        CLOp::step => {
+            let lt = fcmp(fx, FloatPred::Olt, arg(1)?, arg(0)?);
+            let (zero, one) = (k(fx, 0.0), k(fx, 1.0));
+            fx.select(&ty, lt, zero, one)
+        }
+        CLOp::smoothstep => {
+            let (e0, e1, x) = (arg(0)?, arg(1)?, arg(2)?);
+            let num = fx.bin(BinOp::FSub, &ty, x, e0.clone());
+            let den = fx.bin(BinOp::FSub, &ty, e1, e0);
+            let t = fx.bin(BinOp::FDiv, &ty, num, den);
+            let (zero, one) = (k(fx, 0.0), k(fx, 1.0));
+            let t = fx.bin(BinOp::FMax, &ty, t, zero);
+            let t = fx.bin(BinOp::FMin, &ty, t, one);
+            let (two, three) = (k(fx, 2.0), k(fx, 3.0));
+            let tt = fx.bin(BinOp::FMul, &ty, two, t.clone());
+            let s = fx.bin(BinOp::FSub, &ty, three, tt);
+            let t2 = fx.bin(BinOp::FMul, &ty, t.clone(), t);
+            fx.bin(BinOp::FMul, &ty, t2, s)
+        }
+        CLOp::degrees | CLOp::radians => {
+            let f = if op == CLOp::degrees { 180.0 / std::f64::consts::PI } else { std::f64::consts::PI / 180.0 };
+            let c = k(fx, f);
+            fx.bin(BinOp::FMul, &ty, arg(0)?, c)
+        }
+        CLOp::sign => {
+            let x = arg(0)?;
+            let (zero, one) = (k(fx, 0.0), k(fx, 1.0));
+            let unit = fx.bin(BinOp::CopySign, &ty, one, x.clone());
+            let nonzero = fcmp(fx, FloatPred::One, x.clone(), zero.clone());
+            let r = fx.select(&ty, nonzero, unit, x.clone());
+            let nan = fcmp(fx, FloatPred::Uno, x.clone(), x);
+            fx.select(&ty, nan, zero, r)
+        }
+        CLOp::length | CLOp::fast_length | CLOp::distance | CLOp::fast_distance | CLOp::normalize | CLOp::fast_normalize => geometric(fx, op, rty, args, &a)?,
+        CLOp::cross => {
+            let (x, y) = (arg(0)?, arg(1)?);
+            let elem = ty.element().clone();
+            let e = |fx: &mut Fx, v: &Operand, i: u32| fx.value(MOp::Extract { agg: v.clone(), index: i });
+            let mut out = Vec::new();
+            for (i, j) in [(1, 2), (2, 0), (0, 1)] {
+                let (xi, yj, xj, yi) = (e(fx, &x, i), e(fx, &y, j), e(fx, &x, j), e(fx, &y, i));
+                let p = fx.bin(BinOp::FMul, &elem, xi, yj);
+                let q = fx.bin(BinOp::FMul, &elem, xj, yi);
+                out.push(fx.bin(BinOp::FSub, &elem, p, q));
+            }
+            if ty.lanes() == 4 {
+                out.push(Operand::Const(Const { ty: elem, bits: 0 }));
+            }
+            fx.value(MOp::Make { ty: ty.clone(), elems: out })
+        }
+        // Integers.
+        CLOp::s_abs => un(fx, UnOp::Abs)?,
+        CLOp::u_abs => arg(0)?,
+        CLOp::s_abs_diff | CLOp::u_abs_diff => {
+            let (x, y) = (arg(0)?, arg(1)?);
+            let gt = icmp(fx, if op == CLOp::s_abs_diff { IntPred::Sgt } else { IntPred::Ugt }, x.clone(), y.clone());
+            let d1 = fx.bin(BinOp::Sub, &ty, x.clone(), y.clone());
+            let d2 = fx.bin(BinOp::Sub, &ty, y, x);
+            fx.select(&ty, gt, d1, d2)
+        }
+        CLOp::s_add_sat => bin(fx, BinOp::AddSatS)?,
+        CLOp::u_add_sat => bin(fx, BinOp::AddSatU)?,
+        CLOp::s_sub_sat => bin(fx, BinOp::SubSatS)?,
+        CLOp::u_sub_sat => bin(fx, BinOp::SubSatU)?,
+        CLOp::s_hadd | CLOp::u_hadd | CLOp::s_rhadd | CLOp::u_rhadd => {
+            // (x >> 1) + (y >> 1) + the carry of the low bits, without overflow.
+            let (x, y) = (arg(0)?, arg(1)?);
+            let shift = if matches!(op, CLOp::s_hadd | CLOp::s_rhadd) { BinOp::AShr } else { BinOp::LShr };
+            let one = fx.splat(&ty, 1);
+            let hx = fx.bin(shift, &ty, x.clone(), one.clone());
+            let hy = fx.bin(shift, &ty, y.clone(), one.clone());
+            let low = fx.bin(if matches!(op, CLOp::s_hadd | CLOp::u_hadd) { BinOp::And } else { BinOp::Or }, &ty, x, y);
+            let carry = fx.bin(BinOp::And, &ty, low, one);
+            let s = fx.bin(BinOp::Add, &ty, hx, hy);
+            fx.bin(BinOp::Add, &ty, s, carry)
+        }
+        CLOp::s_max => bin(fx, BinOp::SMax)?,
+        CLOp::u_max => bin(fx, BinOp::UMax)?,
+        CLOp::s_min => bin(fx, BinOp::SMin)?,
+        CLOp::u_min => bin(fx, BinOp::UMin)?,
+        CLOp::s_clamp | CLOp::u_clamp => {
+            let (max, min) = if op == CLOp::s_clamp { (BinOp::SMax, BinOp::SMin) } else { (BinOp::UMax, BinOp::UMin) };
+            let m = fx.bin(max, &ty, arg(0)?, arg(1)?);
+            fx.bin(min, &ty, m, arg(2)?)
+        }
+        CLOp::clz => un(fx, UnOp::Clz)?,
+        CLOp::ctz => un(fx, UnOp::Ctz)?,
+        CLOp::popcount => un(fx, UnOp::Popcount)?,
+        CLOp::rotate => bin(fx, BinOp::RotL)?,
+        CLOp::s_mul_hi => bin(fx, BinOp::MulHiS)?,
+        CLOp::u_mul_hi => bin(fx, BinOp::MulHiU)?,
+        CLOp::s_mad_hi | CLOp::u_mad_hi => {
+            let h = fx.bin(if op == CLOp::s_mad_hi { BinOp::MulHiS } else { BinOp::MulHiU }, &ty, arg(0)?, arg(1)?);
+            fx.bin(BinOp::Add, &ty, h, arg(2)?)
+        }
+        CLOp::s_mul24 => bin(fx, BinOp::Mul24S)?,
+        CLOp::u_mul24 => bin(fx, BinOp::Mul24U)?,
+        CLOp::s_mad24 | CLOp::u_mad24 => {
+            let t = if op == CLOp::s_mad24 { TernOp::Mad24S } else { TernOp::Mad24U };
+            fx.value(MOp::Ternary { op: t, ty: ty.clone(), a: arg(0)?, b: arg(1)?, c: arg(2)? })
+        }
+        CLOp::s_upsample | CLOp::u_upsample => {
+            let (hi, lo) = (arg(0)?, arg(1)?);
+            let from = fx.mir_type_of(args[0])?;
+            let w = from.element().bits();
+            let h = fx.resize(&from, hi, &ty, op == CLOp::s_upsample);
+            let l = fx.resize(&from, lo, &ty, false);
+            let sh = fx.splat(&ty, u64::from(w));
+            let h = fx.bin(BinOp::Shl, &ty, h, sh);
+            fx.bin(BinOp::Or, &ty, h, l)
+        }
+        CLOp::bitselect => {
+            // (a & ~c) | (b & c), on the bits of floats.
+            let (x, y, c) = (arg(0)?, arg(1)?, arg(2)?);
+            let it = int_like(&ty);
+            let bits = |fx: &mut Fx, v: Operand| fx.cast(CastOp::Bitcast, &ty, v, &it);
+            let (x, y, c) = if ty.element().is_float() { (bits(fx, x), bits(fx, y), bits(fx, c)) } else { (x, y, c) };
+            let nc = fx.un(UnOp::Not, &it, c.clone());
+            let l = fx.bin(BinOp::And, &it, x, nc);
+            let r = fx.bin(BinOp::And, &it, y, c);
+            let v = fx.bin(BinOp::Or, &it, l, r);
+            fx.cast(CastOp::Bitcast, &it, v, &ty)
+        }
+        CLOp::select => {
+            // c's most significant bit (vectors) or c != 0 (scalars) picks b.
+            let (x, y, c) = (arg(0)?, arg(1)?, arg(2)?);
+            let ct = fx.mir_type_of(args[2])?;
+            let zero = fx.splat(&ct, 0);
+            let pred = if ct.lanes() > 1 { IntPred::Slt } else { IntPred::Ne };
+            let cond = fx.value(MOp::Icmp { pred, ty: ct, lhs: c, rhs: zero });
+            fx.select(&ty, cond, y, x)
+        }
+        CLOp::vloadn | CLOp::vload_half | CLOp::vload_halfn | CLOp::vloada_halfn => {
+            // (offset, pointer): element `offset` of an array of such values.
+            let (offset, ptr) = (arg(0)?, arg(1)?);
+            let half = op != CLOp::vloadn;
+            let stored = if half { half_like(&ty) } else { ty.clone() };
+            let elem = stored.element().size() as u64;
+            let n = if op == CLOp::vloada_halfn && ty.lanes() == 3 { 4 } else { u64::from(ty.lanes()) };
+            let p = element_ptr(fx, ptr, args[1], offset, args[0], elem * n)?;
+            let v = fx.value(MOp::Load { ty: stored.clone(), ptr: p, align: if op == CLOp::vloada_halfn { (elem * n) as u32 } else { elem as u32 }, volatile: false });
+            if half {
+                fx.cast(CastOp::FpExt, &stored, v, &ty)
+            } else {
+                v
+            }
+        }
+        CLOp::vstoren | CLOp::vstore_half | CLOp::vstore_halfn | CLOp::vstorea_halfn => {
+            // (data, offset, pointer); the half forms round to nearest even.
+            let (data, offset, ptr) = (arg(0)?, arg(1)?, arg(2)?);
+            let dt = fx.mir_type_of(args[0])?;
+            let half = op != CLOp::vstoren;
+            let stored = if half { half_like(&dt) } else { dt.clone() };
+            let elem = stored.element().size() as u64;
+            let n = if op == CLOp::vstorea_halfn && dt.lanes() == 3 { 4 } else { u64::from(dt.lanes()) };
+            let p = element_ptr(fx, ptr, args[2], offset, args[1], elem * n)?;
+            let v = if half { fx.cast(CastOp::FpTrunc, &dt, data, &stored) } else { data };
+            fx.b.push(MOp::Store { ty: stored, value: v, ptr: p, align: if op == CLOp::vstorea_halfn { (elem * n) as u32 } else { elem as u32 }, volatile: false }, None);
+            return Ok(None);
+        }
+        CLOp::prefetch => return Ok(None),
+        other => return Err(format!("OpenCL.std {other:?} is not supported")),
+    };
+    Ok(Some(r))
+}
+
+fn int_like(ty: &Type) -> Type {
+    let e = match ty.element().bits() {
+        16 => Type::I16,
+        32 => Type::I32,
+        64 => Type::I64,
+        8 => Type::I8,
+        _ => Type::I1,
+    };
+    match ty {
+        Type::Vector(_, n) => Type::Vector(Box::new(e), *n),
+        _ => e,
+    }
+}
+
+fn half_like(ty: &Type) -> Type {
+    match ty {
+        Type::Vector(_, n) => Type::Vector(Box::new(Type::F16), *n),
+        _ => Type::F16,
+    }
+}
+
+/// `ptr + offset * bytes` with the pointer's index width.
+fn element_ptr(fx: &mut Fx, ptr: Operand, ptr_id: u32, offset: Operand, offset_id: u32, bytes: u64) -> Result<Operand, String> {
+    let pt = fx.mir_type_of(ptr_id)?;
+    let it = if pt.size() == 8 { Type::I64 } else { Type::I32 };
+    let ot = fx.mir_type_of(offset_id)?;
+    let o = fx.resize(&ot, offset, &it, false);
+    let o = fx.bin(BinOp::Mul, &it, o, Operand::Const(Const::int(it.clone(), bytes as i64)));
+    Ok(fx.value(MOp::PtrAdd { ptr, offset: o }))
+}
+
+/// dot, length, distance, normalize (and their fast forms) on f32 vectors
+/// and scalars: products summed in lane order, a correctly rounded square
+/// root; within OpenCL's bounds for these, not overflow-safe (docs/spirv.md).
+fn geometric(fx: &mut Fx, op: CLOp, rty: u32, args: &[u32], a: &[Operand]) -> Result<Operand, String> {
+    let vt = fx.mir_type_of(args[0])?;
+    let et = vt.element().clone();
+    let lanes = vt.lanes();
+    let dot = |fx: &mut Fx, x: &Operand, y: &Operand| -> Operand {
+        if lanes == 1 {
+            return fx.bin(BinOp::FMul, &et, x.clone(), y.clone());
+        }
+        let mut s: Option<Operand> = None;
+        for i in 0..lanes {
+            let xi = fx.value(MOp::Extract { agg: x.clone(), index: i });
+            let yi = fx.value(MOp::Extract { agg: y.clone(), index: i });
+            let p = fx.bin(BinOp::FMul, &et, xi, yi);
+            s = Some(match s {
+                None => p,
+                Some(s) => fx.bin(BinOp::FAdd, &et, s, p),
+            });
+        }
+        s.expect("a vector has lanes")
+    };
+    let _ = rty;
+    Ok(match op {
+        CLOp::length | CLOp::fast_length => {
+            let d = dot(fx, &a[0], &a[0]);
+            fx.un(UnOp::Sqrt, &et, d)
+        }
+        CLOp::distance | CLOp::fast_distance => {
+            let d = fx.bin(BinOp::FSub, &vt, a[0].clone(), a[1].clone());
+            let s = dot(fx, &d, &d);
+            fx.un(UnOp::Sqrt, &et, s)
+        }
+        _ => {
+            let s = dot(fx, &a[0], &a[0]);
+            let l = fx.un(UnOp::Sqrt, &et, s);
+            let l = if lanes == 1 {
+                l
+            } else {
+                let elems = vec![l; lanes as usize];
+                fx.value(MOp::Make { ty: vt.clone(), elems })
+            };
+            let _ = bool_like(&vt);
+            fx.bin(BinOp::FDiv, &vt, a[0].clone(), l)
+        }
+    })
+}
+
+/// The name and the parameter codes of an Itanium-mangled function name
+/// (`_Z10atomic_maxPU3AS1Vii` -> `atomic_max`, `PU3AS1Vii`).
+fn demangle(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("_Z")?;
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    let len: usize = rest[..digits].parse().ok()?;
+    let body = &rest[digits..];
+    (body.len() >= len).then(|| (&body[..len], &body[len..]))
+}
+
+/// A call to a function the module declares but does not define: an
+/// OpenCL C builtin the producer left as a call (clang-22 leaves the
+/// OpenCL 1.x `atomic_min`/`max`/`inc`/`dec` so). Those atomics are relaxed
+/// and device-wide (OpenCL 1.2 section 6.12.11).
+pub fn imported(fx: &mut Fx, name: &str, rty: u32, args: &[u32]) -> Result<Option<Operand>, String> {
+    let unsupported = || format!("a call to '{name}', a function the module declares but does not define");
+    let (base, params) = demangle(name).ok_or_else(unsupported)?;
+    let base = base.strip_prefix("atom_").map(|b| format!("atomic_{b}")).unwrap_or_else(|| base.to_string());
+    // The last parameter code tells signedness: i/l signed, j/m unsigned.
+    let signed = matches!(params.chars().last(), Some('i' | 'l' | 'a' | 's'));
+    let op = match base.as_str() {
+        "atomic_add" => AtomicOp::Add,
+        "atomic_sub" => AtomicOp::Sub,
+        "atomic_xchg" => AtomicOp::Xchg,
+        "atomic_and" => AtomicOp::And,
+        "atomic_or" => AtomicOp::Or,
+        "atomic_xor" => AtomicOp::Xor,
+        "atomic_min" => if signed { AtomicOp::SMin } else { AtomicOp::UMin },
+        "atomic_max" => if signed { AtomicOp::SMax } else { AtomicOp::UMax },
+        "atomic_inc" | "atomic_dec" => {
+            let ty = fx.facts.mir_type(rty)?;
+            let p = fx.operand(*args.first().ok_or_else(unsupported)?)?;
+            let op = if base == "atomic_inc" { AtomicOp::Add } else { AtomicOp::Sub };
+            let one = Operand::Const(Const::int(ty.clone(), 1));
+            return Ok(Some(fx.value(MOp::AtomicRmw { op, ty, ptr: p, value: one, sync: Sync::default() })));
+        }
+        _ => return Err(unsupported()),
+    };
+    let [ptr, value] = args else { return Err(unsupported()) };
+    let ty = fx.facts.mir_type(rty)?;
+    let (p, v) = (fx.operand(*ptr)?, fx.operand(*value)?);
+    Ok(Some(fx.value(MOp::AtomicRmw { op, ty, ptr: p, value: v, sync: Sync::default() })))
+}
