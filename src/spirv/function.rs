@@ -45,6 +45,8 @@ pub struct Fx<'a> {
     /// LDS slots of the kernel's Workgroup variables.
     lds: HashMap<u32, Operand>,
     fresh: u32,
+    /// The first operation MIR could not type (see [`Fx::value`]).
+    poisoned: Option<String>,
 }
 
 /// Translates the functions reachable from the entry points.
@@ -176,6 +178,7 @@ fn translate_function(
         imports,
         lds: HashMap::new(),
         fresh: 0,
+        poisoned: None,
     };
     let fail = |e: String, inst: &Inst| facts.locate(Error::new(format!("in '{name}': {e}"), Some(inst.word)), inst);
     // Parameters, blocks and phis first.
@@ -242,6 +245,9 @@ fn translate_function(
             }
             Op::Function | Op::FunctionParameter | Op::FunctionEnd | Op::Phi => {}
             _ => fx.inst(inst).map_err(|m| fail(m, inst))?,
+        }
+        if let Some(m) = fx.poisoned.take() {
+            return Err(fail(m, inst));
         }
     }
     let mut f = fx.b.finish().map_err(|d| fail(d.message, &body[0]))?;
@@ -362,8 +368,19 @@ impl<'a> Fx<'a> {
         self.facts.mir_type(self.type_of(id)?)
     }
 
+    /// Appends an operation with a result. One MIR cannot type (operands of
+    /// the wrong kind, from a malformed module) marks the function as failed
+    /// and gives a placeholder, so that the translation goes on to its end
+    /// and reports this instead.
     pub fn value(&mut self, op: MOp) -> Operand {
-        Operand::Value(self.b.push(op, None).expect("an operation with a result"))
+        let text = format!("{op:?}");
+        match self.b.push(op, None) {
+            Some(v) => Operand::Value(v),
+            None => {
+                self.poisoned.get_or_insert_with(|| format!("operands of the wrong type for {}", text.chars().take(120).collect::<String>()));
+                Operand::Const(Const::int(Type::I32, 0))
+            }
+        }
     }
 
     pub fn bin(&mut self, op: BinOp, ty: &Type, a: Operand, b: Operand) -> Operand {
