@@ -20,6 +20,13 @@ use amdgpu_cg::mir::{self, launch::LaunchSpec};
 /// operation), value names kept (kernel argument names).
 const CL_FLAGS: [&str; 5] = ["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-cl-fp32-correctly-rounded-divide-sqrt", "-fno-discard-value-names"];
 
+/// Kernels whose clang-22 amdgcn code uses 16-bit VALU instructions (true16
+/// operands on gfx11) that the ISA table and the simulator do not have yet
+/// (docs/isa.md "Not covered yet"): comparison (b) is expected to stop at an
+/// instruction the simulator cannot decode, and the test checks that it does,
+/// so the entry goes once the simulator learns them. Comparison (a) runs.
+const SIMULATOR_GAPS: [&str; 2] = ["half_math.cl", "small_ints.cl"];
+
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/spirv")
 }
@@ -102,7 +109,7 @@ fn opencl_kernels_through_spirv_match_the_interpreter_and_clang() {
     let include = format!("-I{}", dir().display());
     let mut failures = Vec::new();
     let sources = sources();
-    assert!(sources.len() >= 12, "tests/spirv has {} kernels", sources.len());
+    assert!(sources.len() >= 38, "tests/spirv has {} kernels", sources.len());
     for cl in &sources {
         let name = cl.file_name().unwrap().to_string_lossy().to_string();
         let stem = cl.file_stem().unwrap().to_string_lossy().to_string();
@@ -174,6 +181,16 @@ fn opencl_kernels_through_spirv_match_the_interpreter_and_clang() {
             let code = std::fs::read(&hsaco).unwrap();
             for ((line, spec), want) in specs.iter().zip(&wants) {
                 let Some(want) = want else { continue };
+                if SIMULATOR_GAPS.contains(&name.as_str()) {
+                    match amdgpu_cg::sim::run_launch(&code, spec) {
+                        Err(e) if e.contains("cannot decode") => {}
+                        other => failures.push(format!(
+                            "{name}:{line}, clang-22 for {gpu}: listed in SIMULATOR_GAPS but the simulator ran it ({}); compare it and remove the entry",
+                            if other.is_ok() { "ok".to_string() } else { other.err().unwrap_or_default() }
+                        )),
+                    }
+                    continue;
+                }
                 match amdgpu_cg::sim::run_launch(&code, spec) {
                     Err(e) => failures.push(format!("{name}:{line}, clang-22 for {gpu}: simulator: {}", e.lines().next().unwrap_or(""))),
                     Ok((got, _)) => failures.extend(differences(&got, want).into_iter().map(|d| format!("{name}:{line}, clang-22 for {gpu}: {d}"))),

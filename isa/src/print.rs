@@ -144,7 +144,7 @@ pub fn print(inst: &Inst, target: Target) -> String {
                 let _ = write!(s, " {}", Waitcnt::print(inst.imm, gpu.generation()));
             } else if inst.op == Opcode::s_delay_alu {
                 let _ = write!(s, " {}", delay_alu_text(inst.imm));
-            } else if inst.op == Opcode::s_waitcnt_depctr || inst.op == Opcode::s_clause {
+            } else if matches!(inst.op, Opcode::s_waitcnt_depctr | Opcode::s_clause | Opcode::s_set_inst_prefetch_distance) {
                 // LLVM prints the counter fields by name only for values that
                 // encode exactly; hex is what it prints (and reads) for the rest.
                 let _ = write!(s, " 0x{:x}", inst.imm);

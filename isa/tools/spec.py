@@ -126,6 +126,8 @@ add("s_waitcnt_depctr", None, "SOPP", "SOPP", "|", "imm")
 # instructions wait for (printed symbolically, see print.rs).
 add("s_clause", None, "SOPP", "SOPP", "|", "imm")
 add("s_delay_alu", None, "SOPP", "SOPP", "|", "imm")
+# gfx10+ instruction-prefetch hint (llc-22 puts it before loops on gfx1100).
+add("s_set_inst_prefetch_distance", None, "SOPP", "SOPP", "|", "imm")
 
 # ---------------- SMEM ----------------
 SMEM_SZ = [("dword", "b32", 1), ("dwordx2", "b64", 2), ("dwordx4", "b128", 4),
@@ -261,7 +263,7 @@ for n, sig in [
     ("v_pk_fma_f16", "v1|c1,c1,c1"), ("v_pk_add_f16", "v1|c1,c1"), ("v_pk_mul_f16", "v1|c1,c1"),
     ("v_pk_min_f16", "v1|c1,c1"), ("v_pk_max_f16", "v1|c1,c1"), ("v_pk_add_u16", "v1|c1,c1"),
     ("v_pk_sub_u16", "v1|c1,c1"), ("v_pk_mul_lo_u16", "v1|c1,c1"), ("v_pk_mad_u16", "v1|c1,c1,c1"),
-    ("v_pk_fma_f32", "v2|c2,c2,c2"), ("v_pk_mul_f32", "v2|c2,c2"), ("v_pk_add_f32", "v2|c2,c2"),
+    ("v_pk_fma_f32", "v2|c2,c2,c2"), ("v_pk_mul_f32", "v2|c2,c2"), ("v_pk_add_f32", "v2|c2,c2"), ("v_pk_mov_b32", "v2|c2,c2"),
 ]:
     add(n, None, "VOP3P", "VOP3P", sig, "")
 add("v_accvgpr_read_b32", None, "VOP3P", "VOP3P", "v1|a1", "")

@@ -408,9 +408,17 @@ fn flag_dims(text: &str, what: &str) -> Result<[u32; 3], String> {
     Ok(out)
 }
 
-/// The bit pattern of a literal read as a scalar of type `ty`.
+/// The bit pattern of a literal read as a scalar of type `ty`. A `TYPE:`
+/// prefix (`i32:7`, the simulator's form for struct fields) must name `ty`.
 pub fn literal_bits(text: &str, ty: &Type) -> Result<u64, String> {
-    let text = text.trim();
+    let mut text = text.trim();
+    if let Some((prefix, rest)) = text.split_once(':') {
+        if prefix == ty.to_string() {
+            text = rest.trim();
+        } else if prefix.parse::<Type>().is_ok() {
+            return Err(format!("'{text}' is a {prefix}, but a {ty} goes here"));
+        }
+    }
     if ty.is_float() {
         let lower = text.to_ascii_lowercase();
         if let Some(hex) = lower.strip_prefix("0x") {

@@ -87,7 +87,7 @@ named! {
     v_div_scale_f64, v_mad_u64_u32, v_mad_i64_i32, v_add_i32, v_sub_i32,
     // VOP3P (AGPR moves)
     v_accvgpr_read_b32, v_accvgpr_write_b32, v_pk_fma_f32, v_pk_mul_f32, v_pk_add_f32,
-    v_pk_fma_f16, v_pk_add_f16, v_pk_mul_f16, v_pk_min_f16, v_pk_max_f16,
+    v_pk_fma_f16, v_pk_add_f16, v_pk_mul_f16, v_pk_min_f16, v_pk_max_f16, v_pk_mov_b32,
 }
 
 /// Comparison operand type.
@@ -407,7 +407,7 @@ pub fn sem_of(op: Opcode) -> Option<Sem> {
     }
     if matches!(
         name,
-        "buffer_wbl2" | "buffer_invl2" | "buffer_wbinvl1_vol" | "buffer_wbinvl1" | "buffer_inv" | "buffer_gl0_inv" | "buffer_gl1_inv" | "s_clause" | "s_delay_alu" | "s_waitcnt_depctr"
+        "buffer_wbl2" | "buffer_invl2" | "buffer_wbinvl1_vol" | "buffer_wbinvl1" | "buffer_inv" | "buffer_gl0_inv" | "buffer_gl1_inv" | "s_clause" | "s_delay_alu" | "s_waitcnt_depctr" | "s_set_inst_prefetch_distance"
     ) {
         return Some(Sem::Hint);
     }

@@ -310,7 +310,13 @@ fn exec_n(w: &mut Wave, d: &DInst, n: N, ftz: bool) -> Result<(), String> {
                 // and op_sel_hi (high result); neg_lo/neg_hi negate.
                 let half = |w: &Wave, k: usize, hi: bool| -> f32 {
                     let sel = if hi { m.op_sel_hi >> k & 1 == 1 } else { m.op_sel >> k & 1 == 1 };
-                    let v = v64(w, &i.uses[k], lane, false);
+                    // An inline constant is its 32-bit value in the low dword
+                    // (the high one zero): llc-22 selects the low dword for
+                    // both halves with op_sel_hi:[..,0] to splat it.
+                    let v = match &i.uses[k] {
+                        Operand::Const(_) => u64::from(u(w, k, lane)),
+                        other => v64(w, other, lane, false),
+                    };
                     let mut b = if sel { (v >> 32) as u32 } else { v as u32 };
                     let neg = if hi { m.neg_hi >> k & 1 == 1 } else { m.neg >> k & 1 == 1 };
                     if neg {
@@ -327,6 +333,14 @@ fn exec_n(w: &mut Wave, d: &DInst, n: N, ftz: bool) -> Result<(), String> {
                 };
                 let (lo, hi) = (one(false), one(true));
                 R::L(ftz32(lo, ftz).to_bits() as u64 | (ftz32(hi, ftz).to_bits() as u64) << 32)
+            }
+            // ISA (MI200): D[31:0] = S0's dword op_sel[0] picks, D[63:32] = S1's
+            // dword op_sel[1] picks.
+            N::v_pk_mov_b32 => {
+                let (a, b) = (v64(w, &i.uses[0], lane, false), v64(w, &i.uses[1], lane, false));
+                let lo = if m.op_sel & 1 == 1 { a >> 32 } else { a & 0xffff_ffff };
+                let hi = if m.op_sel >> 1 & 1 == 1 { b >> 32 } else { b & 0xffff_ffff };
+                R::L(lo | hi << 32)
             }
             N::v_pk_fma_f16 | N::v_pk_add_f16 | N::v_pk_mul_f16 | N::v_pk_min_f16 | N::v_pk_max_f16 => {
                 // Packed f16, per the ISA: each 16-bit result from the halves

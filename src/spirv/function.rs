@@ -42,6 +42,7 @@ pub struct Fx<'a> {
     kernel: bool,
     names: &'a HashMap<u32, (String, Option<Type>)>,
     imports: &'a HashMap<u32, String>,
+    byval_params: &'a HashMap<u32, Vec<Option<u32>>>,
     /// LDS slots of the kernel's Workgroup variables.
     lds: HashMap<u32, Operand>,
     fresh: u32,
@@ -112,12 +113,31 @@ pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
             errors.push(Error::new(format!("entry point '{name}' has no body"), None));
         }
     }
+    // Which parameters of each function are aggregates passed by value (a
+    // pointer in SPIR-V, a struct in MIR): the pointee type for those.
+    let byval: HashMap<u32, Vec<Option<u32>>> = bodies
+        .values()
+        .map(|b| {
+            let params = insts[b.start..b.end]
+                .iter()
+                .filter(|i| i.op() == Op::FunctionParameter)
+                .map(|i| {
+                    let (pid, ty) = (i.inst.result_id.unwrap_or(0), i.inst.result_type.unwrap_or(0));
+                    match facts.ty(ty) {
+                        Ok(SpvType::Pointer { pointee, .. }) if facts.byval.contains(&pid) => Some(*pointee),
+                        _ => None,
+                    }
+                })
+                .collect();
+            (b.id, params)
+        })
+        .collect();
     let mut functions = Vec::new();
     for body in &facts.bodies {
         if !reachable.contains(&body.id) || imports.contains_key(&body.id) {
             continue;
         }
-        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, body.id) {
+        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, &byval, body.id) {
             Ok(f) => functions.push(f),
             Err(e) => errors.push(e),
         }
@@ -159,6 +179,7 @@ fn translate_function(
     body: &[Inst],
     names: &HashMap<u32, (String, Option<Type>)>,
     imports: &HashMap<u32, String>,
+    byval_params: &HashMap<u32, Vec<Option<u32>>>,
     id: u32,
 ) -> Result<crate::mir::Function, Error> {
     let (name, ret) = names[&id].clone();
@@ -176,6 +197,7 @@ fn translate_function(
         kernel,
         names,
         imports,
+        byval_params,
         lds: HashMap::new(),
         fresh: 0,
         poisoned: None,
@@ -230,10 +252,9 @@ fn translate_function(
     for (pid, pointee) in byval {
         let (size, align) = facts.layout(pointee).map_err(|m| fail(m, &body[0]))?;
         let value = fx.operand(pid).map_err(|m| fail(m, &body[0]))?;
-        let ty = facts.mir_type(pointee).map_err(|m| fail(m, &body[0]))?;
-        let slot = fx.b.stack_slot(size.max(1) as u32, align.max(1) as u32);
-        fx.b.push(MOp::Store { ty, value, ptr: Operand::Value(slot), align: align as u32, volatile: false }, None);
-        fx.vals.insert(pid, Val::Op(Operand::Value(slot)));
+        let slot = Operand::Value(fx.b.stack_slot(size.max(1) as u32, align.max(1) as u32));
+        fx.store_value(pointee, value, slot.clone(), AddrSpace::Private, align as u32, false).map_err(|m| fail(m, &body[0]))?;
+        fx.vals.insert(pid, Val::Op(slot));
     }
     for inst in body {
         match inst.op() {
@@ -306,6 +327,25 @@ impl<'a> Fx<'a> {
                     self.facts.name(id).unwrap_or("?")
                 )),
                 StorageClass::Input => Err(format!("the builtin variable '{}' used other than by OpLoad", self.facts.name(id).unwrap_or("?"))),
+                // A constant table (OpenCL's __constant data, array initializers):
+                // MIR has no module data, so each work-item gets a private copy
+                // written in the entry block. Correct for any size; costly for
+                // large tables (docs/spirv.md).
+                StorageClass::UniformConstant if g.initializer.is_some() => {
+                    if let Some(o) = self.lds.get(&id) {
+                        return Ok(o.clone());
+                    }
+                    let (size, align) = self.facts.layout(g.pointee)?;
+                    let here = self.current;
+                    self.b.switch_to(self.entry);
+                    let slot = Operand::Value(self.b.stack_slot(size.max(1) as u32, align.max(1) as u32));
+                    let init = g.initializer.expect("checked");
+                    let r = self.store_constant(g.pointee, init, slot.clone(), 0);
+                    self.b.switch_to(here);
+                    r?;
+                    self.lds.insert(id, slot.clone());
+                    Ok(slot)
+                }
                 other => Err(format!(
                     "module-scope variable '{}' in the {other:?} storage class (constant tables and program-scope globals are not supported)",
                     self.facts.name(id).unwrap_or("?")
@@ -538,6 +578,115 @@ impl<'a> Fx<'a> {
         Ok(ptr)
     }
 
+    /// Stores constant `c` (of SPIR-V type `ty`) at `ptr + offset` in private memory.
+    fn store_constant(&mut self, ty: u32, c: u32, ptr: Operand, offset: u64) -> Result<(), String> {
+        let (_, k) = self.facts.constants.get(&c).cloned().ok_or_else(|| format!("an initializer %{c} that is not a constant"))?;
+        let t = self.facts.ty(ty)?.clone();
+        match (&t, &k) {
+            (SpvType::Array { .. } | SpvType::Struct { .. }, _) if !matches!(k, Constant::Scalar(_)) => {
+                let parts: Vec<(u32, u64, Option<u32>)> = match &t {
+                    SpvType::Array { elem, len } => {
+                        let stride = self.facts.stride(*elem)?;
+                        let ids: Vec<Option<u32>> = match &k {
+                            Constant::Composite(ps) => ps.iter().map(|p| Some(*p)).collect(),
+                            _ => vec![None; *len as usize],
+                        };
+                        ids.into_iter().enumerate().map(|(i, p)| (*elem, offset + i as u64 * stride, p)).collect()
+                    }
+                    SpvType::Struct { members, .. } => {
+                        let mut v = Vec::new();
+                        for (i, m) in members.iter().enumerate() {
+                            let p = match &k {
+                                Constant::Composite(ps) => ps.get(i).copied(),
+                                _ => None,
+                            };
+                            v.push((*m, offset + self.facts.member_offset(ty, i)?, p));
+                        }
+                        v
+                    }
+                    _ => unreachable!(),
+                };
+                for (pt, off, part) in parts {
+                    match part {
+                        Some(p) => self.store_constant(pt, p, ptr.clone(), off)?,
+                        None => self.store_zero(pt, ptr.clone(), off)?,
+                    }
+                }
+                Ok(())
+            }
+            _ => {
+                let value = self.constant(ty, &k)?;
+                let p = self.offset_ptr(ptr, AddrSpace::Private, offset);
+                let (_, align) = self.facts.layout(ty)?;
+                let mty = self.facts.mir_type(ty)?;
+                self.b.push(MOp::Store { ty: mty, value, ptr: p, align: align as u32, volatile: false }, None);
+                Ok(())
+            }
+        }
+    }
+
+    /// Zeroes the bytes of a value of type `ty` at `ptr + offset`.
+    fn store_zero(&mut self, ty: u32, ptr: Operand, offset: u64) -> Result<(), String> {
+        let (size, align) = self.facts.layout(ty)?;
+        let mut at = 0;
+        while at < size {
+            let chunk = [4u64, 2, 1].into_iter().find(|&c| c <= align && at + c <= size).unwrap_or(1);
+            let t = match chunk {
+                4 => Type::I32,
+                2 => Type::I16,
+                _ => Type::I8,
+            };
+            let p = self.offset_ptr(ptr.clone(), AddrSpace::Private, offset + at);
+            self.b.push(MOp::Store { ty: t.clone(), value: Operand::Const(Const::int(t, 0)), ptr: p, align: chunk as u32, volatile: false }, None);
+            at += chunk;
+        }
+        Ok(())
+    }
+
+    /// `ptr + offset` bytes, with the pointer's index width.
+    fn offset_ptr(&mut self, ptr: Operand, space: AddrSpace, offset: u64) -> Operand {
+        if offset == 0 {
+            return ptr;
+        }
+        let ity = if Type::Ptr(space).size() == 8 { Type::I64 } else { Type::I32 };
+        self.value(MOp::PtrAdd { ptr, offset: Operand::Const(Const::int(ity, offset as i64)) })
+    }
+
+    /// A load of a value of SPIR-V type `ty`; a struct field by field (MIR
+    /// loads scalars and vectors).
+    fn load_value(&mut self, ty: u32, ptr: Operand, space: AddrSpace, align: u32, volatile: bool) -> Result<Operand, String> {
+        if let SpvType::Struct { members, .. } = self.facts.ty(ty)?.clone() {
+            let mut fields = Vec::new();
+            for (k, m) in members.iter().enumerate() {
+                let off = self.facts.member_offset(ty, k)?;
+                let p = self.offset_ptr(ptr.clone(), space, off);
+                let a = (self.facts.layout(*m)?.1 as u32).min(align.max(1));
+                fields.push(self.load_value(*m, p, space, a, volatile)?);
+            }
+            let mty = self.facts.mir_type(ty)?;
+            return Ok(self.value(MOp::Make { ty: mty, elems: fields }));
+        }
+        let mty = self.facts.mir_type(ty)?;
+        Ok(self.value(MOp::Load { ty: mty, ptr, align, volatile }))
+    }
+
+    /// A store of `value` of SPIR-V type `ty`; a struct field by field.
+    fn store_value(&mut self, ty: u32, value: Operand, ptr: Operand, space: AddrSpace, align: u32, volatile: bool) -> Result<(), String> {
+        if let SpvType::Struct { members, .. } = self.facts.ty(ty)?.clone() {
+            for (k, m) in members.iter().enumerate() {
+                let off = self.facts.member_offset(ty, k)?;
+                let p = self.offset_ptr(ptr.clone(), space, off);
+                let field = self.value(MOp::Extract { agg: value.clone(), index: k as u32 });
+                let a = (self.facts.layout(*m)?.1 as u32).min(align.max(1));
+                self.store_value(*m, field, p, space, a, volatile)?;
+            }
+            return Ok(());
+        }
+        let mty = self.facts.mir_type(ty)?;
+        self.b.push(MOp::Store { ty: mty, value, ptr, align, volatile }, None);
+        Ok(())
+    }
+
     /// Adds `idx * stride` to an access chain's (constant, dynamic) offset.
     fn add_index(&mut self, acc: &mut (i64, Option<Operand>), idx: u32, stride: u64, index_ty: &Type) -> Result<(), String> {
         let ity = self.mir_type_of(idx)?;
@@ -602,9 +751,20 @@ impl<'a> Fx<'a> {
             Op::FunctionCall => {
                 let callee = id(0)?;
                 let (name, ret) = self.names.get(&callee).cloned().ok_or_else(|| format!("a call to %{callee}, which is not a function of the module"))?;
+                let byval = self.byval_params.get(&callee).cloned().unwrap_or_default();
                 let mut args = Vec::new();
                 for k in 1..ops.len() {
-                    let a = self.operand(id(k)?)?;
+                    let arg = id(k)?;
+                    let a = self.operand(arg)?;
+                    // An aggregate by value: the callee takes the struct itself.
+                    let a = match byval.get(k - 1).copied().flatten() {
+                        Some(pointee) => {
+                            let space = address_space(self.pointee(arg)?.0)?;
+                            let align = self.facts.layout(pointee)?.1 as u32;
+                            self.load_value(pointee, a, space, align, false)?
+                        }
+                        None => a,
+                    };
                     args.push(a);
                 }
                 if let Some(v) = self.b.call(&name, args, ret) {
@@ -621,9 +781,12 @@ impl<'a> Fx<'a> {
                 let align = rid.and_then(|r| self.facts.alignment.get(&r)).map_or(align, |&a| u64::from(a)).max(align);
                 let slot = Operand::Value(self.b.stack_slot(size.max(1) as u32, align.max(1) as u32));
                 if let Some(init) = ops.get(1).map(|o| id_of(Some(o))).transpose()? {
-                    let value = self.operand(init)?;
-                    let ty = self.facts.mir_type(pointee)?;
-                    self.b.push(MOp::Store { ty, value, ptr: slot.clone(), align: align as u32, volatile: false }, None);
+                    if self.facts.constants.contains_key(&init) {
+                        self.store_constant(pointee, init, slot.clone(), 0)?;
+                    } else {
+                        let value = self.operand(init)?;
+                        self.store_value(pointee, value, slot.clone(), AddrSpace::Private, align as u32, false)?;
+                    }
                 }
                 self.def(rid, slot);
             }
@@ -639,7 +802,8 @@ impl<'a> Fx<'a> {
                 let ty = rt()?;
                 let (align, volatile) = self.access(ptr, ty, &ops[1..])?;
                 let p = self.operand(ptr)?;
-                let v = self.value(MOp::Load { ty: self.facts.mir_type(ty)?, ptr: p, align, volatile });
+                let space = address_space(self.pointee(ptr)?.0)?;
+                let v = self.load_value(ty, p, space, align, volatile)?;
                 self.def(rid, v);
             }
             Op::Store => {
@@ -647,7 +811,8 @@ impl<'a> Fx<'a> {
                 let ty = self.type_of(val)?;
                 let (align, volatile) = self.access(ptr, ty, &ops[2..])?;
                 let (p, v) = (self.operand(ptr)?, self.operand(val)?);
-                self.b.push(MOp::Store { ty: self.facts.mir_type(ty)?, value: v, ptr: p, align, volatile }, None);
+                let space = address_space(self.pointee(ptr)?.0)?;
+                self.store_value(ty, v, p, space, align, volatile)?;
             }
             Op::AccessChain | Op::InBoundsAccessChain => {
                 let idx: Vec<u32> = (1..ops.len()).map(id).collect::<Result<_, _>>()?;

@@ -44,6 +44,9 @@
 #define min(x, y) ((x) < (y) ? (x) : (y))
 #define max(x, y) ((x) > (y) ? (x) : (y))
 #define upsample(hi, lo) ((int)(((uint)(ushort)(hi) << 16) | (ushort)(lo)))
+#define convert_float4(v) __builtin_convertvector(v, float4)
+#define convert_int4(v) __builtin_convertvector(v, int4) /* toward zero, as convert_int4 */
+#define select(a, b, c) ((c) < 0 ? (b) : (a)) /* vectors: the most significant bit of c */
 #define vstore4(v, i, p) (*(__global float4 *)((p) + 4 * (i)) = (v))
 #define atomic_add(p, v) __scoped_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)
 #define atomic_sub(p, v) __scoped_atomic_fetch_sub(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)

@@ -1,0 +1,5 @@
+// The control-flow shape while_do_while (tests/data/cf/while_do_while.mir), through SPIR-V:
+// its OpenCL C twin compiled by clang-22 -target spirv64.
+// launch: --grid 192 --block 96 --buffer out=i32:fill:0xdeadbeef:576 --arg out=@out
+// launch: --grid 128 --block 64 --buffer out=i32:fill:0xdeadbeef:384 --arg out=@out
+#include "../data/cf/while_do_while.cl"
