@@ -201,3 +201,65 @@ fn opencl_kernels_through_spirv_match_the_interpreter_and_clang() {
     let _ = std::fs::remove_dir_all(&work);
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// Compiles OpenCL C `source` to SPIR-V with clang-22; None outside CI when clang-22 is missing.
+fn spirv_of(source: &str, tag: &str) -> Option<Vec<u8>> {
+    let clang = llvm_tools::require("clang-22")?;
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let (cl, spv) = (work.join("k.cl"), work.join("k.spv"));
+    std::fs::write(&cl, source).unwrap();
+    let mut args: Vec<String> = CL_FLAGS.iter().map(|s| s.to_string()).collect();
+    args.extend(["-target", "spirv64", "-c", "-o"].map(String::from));
+    args.push(spv.to_string_lossy().to_string());
+    args.push(cl.to_string_lossy().to_string());
+    let out = Command::new(clang).args(&args).output().unwrap();
+    assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
+    let bytes = std::fs::read(&spv).unwrap();
+    let _ = std::fs::remove_dir_all(&work);
+    Some(bytes)
+}
+
+/// The command line: SPIR-V is recognised by its magic number whatever the
+/// file is called, `--emit mir` prints the translation, and bad input is an
+/// error with its word offset, a non-zero exit and no output file.
+#[test]
+fn the_command_line_reads_spirv_by_its_magic_number() {
+    let Some(spv) = spirv_of("__kernel void twice(__global int *p) { p[get_global_id(0)] *= 2; }\n", "cli") else { return };
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let input = work.join("kernel.bin");
+    std::fs::write(&input, &spv).unwrap();
+    let exe = env!("CARGO_BIN_EXE_amdgpu-cg");
+    let out = Command::new(exe).arg(&input).args(["--emit", "mir", "-o", "-"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("kernel @twice(%p: ptr<global>)"), "{text}");
+    let hsaco = work.join("twice.hsaco");
+    let out = Command::new(exe).arg(&input).args(["--mcpu", "gfx1100", "-o"]).arg(&hsaco).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = amdgpu_cg::codeobj::inspect::summary_of_bytes(&std::fs::read(&hsaco).unwrap()).unwrap();
+    assert!(summary.contains("twice"), "{summary}");
+    // Truncated in the middle of an instruction.
+    let bad = work.join("bad.spv");
+    std::fs::write(&bad, &spv[..spv.len() / 2 / 4 * 4 + 4]).unwrap();
+    let bad_out = work.join("bad.hsaco");
+    let out = Command::new(exe).arg(&bad).arg("-o").arg(&bad_out).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("SPIR-V word") && !err.contains("panicked"), "{err}");
+    assert!(!bad_out.exists(), "a partial output file was written");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// What cannot be translated is named, with where it is; execution modes
+/// become kernel attributes.
+#[test]
+fn refusals_name_the_instruction_and_modes_become_attributes() {
+    let Some(spv) = spirv_of("__kernel void p(__global float *x) { x[0] = pow(x[1], x[2]); }\n", "refusal") else { return };
+    let errors = amdgpu_cg::spirv::to_mir(&amdgpu_cg::spirv::words(&spv).unwrap()).unwrap_err();
+    let text = errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n");
+    assert!(text.contains("OpenCL.std pow is not supported") && text.contains("SPIR-V word"), "{text}");
+    let Some(spv) = spirv_of("__kernel __attribute__((reqd_work_group_size(64, 2, 1))) void r(__global int *x) { x[get_local_id(1)] = 1; }\n", "modes") else { return };
+    let module = amdgpu_cg::driver::load_spirv("modes", &spv).unwrap();
+    assert_eq!(module.functions[0].attrs.reqd_work_group_size, Some([64, 2, 1]));
+}
