@@ -43,6 +43,7 @@ pub struct Fx<'a> {
     names: &'a HashMap<u32, (String, Option<Type>)>,
     imports: &'a HashMap<u32, String>,
     byval_params: &'a HashMap<u32, Vec<Option<u32>>>,
+    lds_uses: &'a HashMap<u32, Vec<u32>>,
     /// LDS slots of the kernel's Workgroup variables.
     lds: HashMap<u32, Operand>,
     fresh: u32,
@@ -132,12 +133,59 @@ pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
             (b.id, params)
         })
         .collect();
+    // __local variables reach device functions as parameters: the Workgroup
+    // variables each function uses, itself or through its calls (a fixed
+    // point over the call graph), are extra `ptr<local>` parameters, and every
+    // call passes the caller's (a kernel's LDS slot or its own parameter).
+    let mut lds_uses: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut callees: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (id, b) in &bodies {
+        let mut used = Vec::new();
+        let mut calls = Vec::new();
+        for inst in &insts[b.start..b.end] {
+            for o in &inst.inst.operands {
+                if let O::IdRef(x) = o {
+                    if facts.globals.get(x).is_some_and(|g| g.storage == StorageClass::Workgroup) && !used.contains(x) {
+                        used.push(*x);
+                    }
+                }
+            }
+            if inst.op() == Op::FunctionCall {
+                if let Some(O::IdRef(c)) = inst.inst.operands.first() {
+                    calls.push(*c);
+                }
+            }
+        }
+        lds_uses.insert(*id, used);
+        callees.insert(*id, calls);
+    }
+    loop {
+        let mut changed = false;
+        for (f, calls) in &callees {
+            for c in calls {
+                let extra: Vec<u32> = lds_uses.get(c).cloned().unwrap_or_default();
+                let mine = lds_uses.get_mut(f).expect("every body has an entry");
+                for g in extra {
+                    if !mine.contains(&g) {
+                        mine.push(g);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for v in lds_uses.values_mut() {
+        v.sort_unstable();
+    }
     let mut functions = Vec::new();
     for body in &facts.bodies {
         if !reachable.contains(&body.id) || imports.contains_key(&body.id) {
             continue;
         }
-        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, &byval, body.id) {
+        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, &byval, &lds_uses, body.id) {
             Ok(f) => functions.push(f),
             Err(e) => errors.push(e),
         }
@@ -180,6 +228,7 @@ fn translate_function(
     names: &HashMap<u32, (String, Option<Type>)>,
     imports: &HashMap<u32, String>,
     byval_params: &HashMap<u32, Vec<Option<u32>>>,
+    lds_uses: &HashMap<u32, Vec<u32>>,
     id: u32,
 ) -> Result<crate::mir::Function, Error> {
     let (name, ret) = names[&id].clone();
@@ -198,6 +247,7 @@ fn translate_function(
         names,
         imports,
         byval_params,
+        lds_uses,
         lds: HashMap::new(),
         fresh: 0,
         poisoned: None,
@@ -241,6 +291,13 @@ fn translate_function(
                 fx.phis.entry(label).or_default().push(Phi { id: pid, incoming });
             }
             _ => {}
+        }
+    }
+    if !kernel {
+        for &g in lds_uses.get(&id).map(Vec::as_slice).unwrap_or(&[]) {
+            let pname = sanitize(&format!("lds.{}", facts.name(g).unwrap_or(&g.to_string())));
+            let v = fx.b.param(&pname, Type::Ptr(AddrSpace::Local));
+            fx.lds.insert(g, Operand::Value(v));
         }
     }
     if fx.blocks.is_empty() {
@@ -303,6 +360,9 @@ impl<'a> Fx<'a> {
         }
         if let Some((ty, c)) = self.facts.constants.get(&id).cloned() {
             return self.constant(ty, &c);
+        }
+        if let Some(o) = self.lds.get(&id) {
+            return Ok(o.clone());
         }
         if let Some(g) = self.facts.globals.get(&id).cloned() {
             return match g.storage {
@@ -525,7 +585,7 @@ impl<'a> Fx<'a> {
         Ok((align.or_else(|| self.facts.alignment.get(&ptr).copied()).unwrap_or(natural).max(1), volatile))
     }
 
-    fn pointee(&self, ptr: u32) -> Result<(StorageClass, u32), String> {
+    pub fn pointee(&self, ptr: u32) -> Result<(StorageClass, u32), String> {
         match self.facts.ty(self.type_of(ptr)?)? {
             SpvType::Pointer { storage, pointee } => Ok((*storage, *pointee)),
             other => Err(format!("%{ptr} is not a pointer but {other:?}")),
@@ -644,7 +704,7 @@ impl<'a> Fx<'a> {
     }
 
     /// `ptr + offset` bytes, with the pointer's index width.
-    fn offset_ptr(&mut self, ptr: Operand, space: AddrSpace, offset: u64) -> Operand {
+    pub fn offset_ptr(&mut self, ptr: Operand, space: AddrSpace, offset: u64) -> Operand {
         if offset == 0 {
             return ptr;
         }
@@ -766,6 +826,10 @@ impl<'a> Fx<'a> {
                         None => a,
                     };
                     args.push(a);
+                }
+                for g in self.lds_uses.get(&callee).cloned().unwrap_or_default() {
+                    let p = self.operand(g)?;
+                    args.push(p);
                 }
                 if let Some(v) = self.b.call(&name, args, ret) {
                     self.def(rid, Operand::Value(v));
@@ -1080,6 +1144,15 @@ impl<'a> Fx<'a> {
         };
         let (d, s) = (self.operand(dst)?, self.operand(src)?);
         let (dspace, sspace) = (address_space(self.pointee(dst)?.0)?, address_space(self.pointee(src)?.0)?);
+        self.copy_bytes(d, dspace, Some((s, sspace)), size, align);
+        Ok(())
+    }
+
+    /// Copies `size` bytes from `src` to `dst` (or zeroes them with `src`
+    /// None), in the widest pieces `align` allows. Every piece is loaded
+    /// before the first store, so overlapping ranges copy as memmove does.
+    pub fn copy_bytes(&mut self, d: Operand, dspace: AddrSpace, src: Option<(Operand, AddrSpace)>, size: u64, align: u64) {
+        let mut pieces = Vec::new();
         let mut offset = 0u64;
         while offset < size {
             let chunk = [8u64, 4, 2, 1].into_iter().find(|&c| c <= align.max(1) && offset + c <= size && offset % c == 0).unwrap_or(1);
@@ -1089,20 +1162,20 @@ impl<'a> Fx<'a> {
                 2 => Type::I16,
                 _ => Type::I8,
             };
-            let at = |fx: &mut Self, p: Operand, space: AddrSpace| -> Operand {
-                if offset == 0 {
-                    return p;
+            let v = match &src {
+                Some((s, sspace)) => {
+                    let sp = self.offset_ptr(s.clone(), *sspace, offset);
+                    self.value(MOp::Load { ty: ty.clone(), ptr: sp, align: chunk as u32, volatile: false })
                 }
-                let ity = if Type::Ptr(space).size() == 8 { Type::I64 } else { Type::I32 };
-                fx.value(MOp::PtrAdd { ptr: p, offset: Operand::Const(Const::int(ity, offset as i64)) })
+                None => Operand::Const(Const::int(ty.clone(), 0)),
             };
-            let sp = at(self, s.clone(), sspace);
-            let v = self.value(MOp::Load { ty: ty.clone(), ptr: sp, align: chunk as u32, volatile: false });
-            let dp = at(self, d.clone(), dspace);
-            self.b.push(MOp::Store { ty, value: v, ptr: dp, align: chunk as u32, volatile: false }, None);
+            pieces.push((offset, ty, v, chunk));
             offset += chunk;
         }
-        Ok(())
+        for (offset, ty, v, chunk) in pieces {
+            let dp = self.offset_ptr(d.clone(), dspace, offset);
+            self.b.push(MOp::Store { ty, value: v, ptr: dp, align: chunk as u32, volatile: false }, None);
+        }
     }
 
     /// Arithmetic, logic, compares and conversions.

@@ -405,6 +405,29 @@ fn demangle(name: &str) -> Option<(&str, &str)> {
 /// and device-wide (OpenCL 1.2 section 6.12.11).
 pub fn imported(fx: &mut Fx, name: &str, rty: u32, args: &[u32]) -> Result<Option<Operand>, String> {
     let unsupported = || format!("a call to '{name}', a function the module declares but does not define");
+    // LLVM's memory intrinsics, which the SPIR-V backend leaves as calls:
+    // (dst, src, len, volatile) and (dst, value, len, volatile), with a
+    // constant length.
+    if let Some(rest) = name.strip_prefix("spirv.llvm_") {
+        let copy = rest.starts_with("memcpy") || rest.starts_with("memmove");
+        if copy || rest.starts_with("memset") {
+            let [dst, src, len, ..] = args else { return Err(unsupported()) };
+            let n = fx.const_int(*len).ok_or_else(|| format!("'{name}' with a length that is not a constant"))?;
+            let dspace = super::module::address_space(fx.pointee(*dst)?.0)?;
+            let d = fx.operand(*dst)?;
+            if copy {
+                let sspace = super::module::address_space(fx.pointee(*src)?.0)?;
+                let s = fx.operand(*src)?;
+                fx.copy_bytes(d, dspace, Some((s, sspace)), n, 1);
+            } else {
+                if fx.const_int(*src) != Some(0) {
+                    return Err(format!("'{name}' with a fill value other than a constant 0"));
+                }
+                fx.copy_bytes(d, dspace, None, n, 1);
+            }
+            return Ok(None);
+        }
+    }
     let (base, params) = demangle(name).ok_or_else(unsupported)?;
     let base = base.strip_prefix("atom_").map(|b| format!("atomic_{b}")).unwrap_or_else(|| base.to_string());
     // The last parameter code tells signedness: i/l signed, j/m unsigned.
