@@ -264,35 +264,20 @@ fn refusals_name_the_instruction_and_modes_become_attributes() {
     assert_eq!(module.functions[0].attrs.reqd_work_group_size, Some([64, 2, 1]));
 }
 
-/// AMD's flavour: `clang-22 -target spirv64-amd-amdhsa -c` writes LLVM
-/// bitcode that llc-22 (the SPIR-V backend, `spirv64-amd-amdhsa`) turns into
-/// SPIR-V; the kernels of tests/spirv that way run with the interpreter's
-/// results on every target (clang-22's amdgcn side is compared in the main test).
-#[test]
-fn amd_flavoured_spirv_runs() {
-    let Some(clang) = llvm_tools::require("clang-22") else { return };
-    let Some(llc) = llvm_tools::require("llc-22") else { return };
-    let Some(spirv_val) = llvm_tools::require("spirv-val") else { return };
-    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-amd-{}", std::process::id()));
+/// Runs each translated module's launches on every target against the
+/// interpreter (comparison (a)); `compile` makes the SPIR-V for a source.
+fn run_translated(label: &str, stems: &[&str], compile: &dyn Fn(&Path, &Path) -> Result<(), String>) {
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-{}-{}", label.replace(' ', "-"), std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    let include = format!("-I{}", dir().display());
     let mut failures = Vec::new();
-    // Not among them: struct_arg (this path drops the by-value argument's
-    // name) and atomics (llc-22 stops with "Unknown function" at atomic_max).
-    for stem in ["vadd", "reduce_lds", "loop_phi", "device_call", "switch_cases", "matmul", "call_many", "scan_local", "local_histogram", "generic_pointers"] {
+    for stem in stems {
         let cl = dir().join(format!("{stem}.cl"));
-        let (bc, spv) = (work.join(format!("{stem}.bc")), work.join(format!("{stem}.spv")));
-        let (bc_s, spv_s, cl_s) = (bc.to_string_lossy().to_string(), spv.to_string_lossy().to_string(), cl.to_string_lossy().to_string());
-        let mut args: Vec<&str> = CL_FLAGS.to_vec();
-        args.extend(["-target", "spirv64-amd-amdhsa", &include, "-c", "-o", &bc_s, &cl_s]);
-        let steps = run(&clang, &args, &format!("clang-22 -target spirv64-amd-amdhsa {stem}"))
-            .and_then(|()| run(&llc, &["-O2", "-filetype=obj", &bc_s, "-o", &spv_s], &format!("llc-22 {stem}")))
-            .and_then(|()| run(&spirv_val, &[&spv_s], &format!("spirv-val {stem}")));
-        if let Err(e) = steps {
+        let spv = work.join(format!("{stem}.spv"));
+        if let Err(e) = compile(&cl, &spv) {
             failures.push(e);
             continue;
         }
-        let name = format!("{stem}.cl (spirv64-amd-amdhsa)");
+        let name = format!("{stem}.cl ({label})");
         let module = match amdgpu_cg::driver::load_spirv(&name, &std::fs::read(&spv).unwrap()) {
             Ok(m) => m,
             Err(e) => {
@@ -302,14 +287,16 @@ fn amd_flavoured_spirv_runs() {
         };
         let text = std::fs::read_to_string(&cl).unwrap();
         for (line, spec) in launches(&name, &text) {
-            let want = match mir::launch::run(&module, &spec) {
-                Ok(w) => w.buffers,
-                Err(e) => {
-                    failures.push(format!("{name}:{line}: interpreter: {e}"));
-                    continue;
-                }
-            };
             for target in targets() {
+                let mut spec = spec.clone();
+                spec.wave_size = target.target.wave.lanes();
+                let want = match mir::launch::run(&module, &spec) {
+                    Ok(w) => w.buffers,
+                    Err(e) => {
+                        failures.push(format!("{name}:{line}: interpreter: {e}"));
+                        continue;
+                    }
+                };
                 let compiled = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default());
                 let result = compiled
                     .map_err(|d| d.to_string())
@@ -324,4 +311,53 @@ fn amd_flavoured_spirv_runs() {
     }
     let _ = std::fs::remove_dir_all(&work);
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// AMD's flavour: `clang-22 -target spirv64-amd-amdhsa -c` writes LLVM
+/// bitcode that llc-22 (the SPIR-V backend, `spirv64-amd-amdhsa`) turns into
+/// SPIR-V; kernels of tests/spirv that way run with the interpreter's results
+/// on every target (clang-22's amdgcn side is compared in the main test).
+/// Not among them: struct_arg (this path drops the by-value argument's name)
+/// and atomics (llc-22 stops with "Unknown function" at atomic_max).
+#[test]
+fn amd_flavoured_spirv_runs() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let Some(llc) = llvm_tools::require("llc-22") else { return };
+    let Some(spirv_val) = llvm_tools::require("spirv-val") else { return };
+    let include = format!("-I{}", dir().display());
+    let stems = ["vadd", "reduce_lds", "loop_phi", "device_call", "switch_cases", "matmul", "call_many", "scan_local", "local_histogram", "generic_pointers"];
+    run_translated("spirv64-amd-amdhsa", &stems, &|cl, spv| {
+        let bc = spv.with_extension("bc");
+        let (bc_s, spv_s, cl_s) = (bc.to_string_lossy().to_string(), spv.to_string_lossy().to_string(), cl.to_string_lossy().to_string());
+        let mut args: Vec<&str> = CL_FLAGS.to_vec();
+        args.extend(["-target", "spirv64-amd-amdhsa", &include, "-c", "-o", &bc_s, &cl_s]);
+        run(&clang, &args, &format!("clang-22 -target spirv64-amd-amdhsa {cl_s}"))?;
+        run(&llc, &["-O2", "-filetype=obj", &bc_s, "-o", &spv_s], &format!("llc-22 {cl_s}"))?;
+        run(&spirv_val, &[&spv_s], &format!("spirv-val {spv_s}"))
+    });
+}
+
+/// The same sources as OpenCL C 1.2 and 3.0 (the main test compiles 2.0):
+/// clang-22's SPIR-V for each version translates and runs with the
+/// interpreter's results on every target.
+#[test]
+fn opencl_c_1_2_and_3_0_kernels_run() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let Some(spirv_val) = llvm_tools::require("spirv-val") else { return };
+    let include = format!("-I{}", dir().display());
+    let common = ["vadd", "saxpy", "reduce_lds", "loop_phi", "atomics", "math_builtins", "switch_cases", "device_call", "float4_ops", "struct_arg", "doubles"];
+    // ctz and generic pointers are OpenCL C 2.0 and later.
+    for (std, extra) in [("CL1.2", vec![]), ("CL3.0", vec!["generic_pointers", "int_builtins"])] {
+        let stems: Vec<&str> = common.iter().copied().chain(extra).collect();
+        run_translated(std, &stems, &|cl, spv| {
+            let (spv_s, cl_s, std_flag) = (spv.to_string_lossy().to_string(), cl.to_string_lossy().to_string(), format!("-cl-std={std}"));
+            let mut args: Vec<&str> = CL_FLAGS[1..].to_vec();
+            args.extend([std_flag.as_str(), "-target", "spirv64", &include, "-c", "-o", &spv_s, &cl_s]);
+            if std == "CL3.0" {
+                args.push("-cl-ext=+__opencl_c_generic_address_space,+__opencl_c_program_scope_global_variables");
+            }
+            run(&clang, &args, &format!("clang-22 {std_flag} -target spirv64 {cl_s}"))?;
+            run(&spirv_val, &[&spv_s], &format!("spirv-val {spv_s}"))
+        });
+    }
 }
