@@ -272,7 +272,7 @@ fn run_translated(label: &str, stems: &[&str], compile: &dyn Fn(&Path, &Path) ->
     let mut failures = Vec::new();
     for stem in stems {
         let cl = dir().join(format!("{stem}.cl"));
-        let spv = work.join(format!("{stem}.spv"));
+        let spv = work.join(format!("{}.spv", stem.replace('/', "_")));
         if let Err(e) = compile(&cl, &spv) {
             failures.push(e);
             continue;
@@ -360,4 +360,21 @@ fn opencl_c_1_2_and_3_0_kernels_run() {
             run(&spirv_val, &[&spv_s], &format!("spirv-val {spv_s}"))
         });
     }
+}
+
+/// Subgroup collectives (cl_khr_subgroups: OpGroupIAdd ... OpGroupAll) as MIR's
+/// wave operations, with the interpreter's wave size set to each target's.
+/// Comparison (a) only: the amdgcn side has no subgroup functions without
+/// the device library.
+#[test]
+fn subgroup_collectives_run() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let Some(spirv_val) = llvm_tools::require("spirv-val") else { return };
+    run_translated("subgroups", &["wave/subgroups"], &|cl, spv| {
+        let (spv_s, cl_s) = (spv.to_string_lossy().to_string(), cl.to_string_lossy().to_string());
+        let mut args: Vec<&str> = CL_FLAGS.to_vec();
+        args.extend(["-target", "spirv64", "-c", "-o", &spv_s, &cl_s]);
+        run(&clang, &args, &format!("clang-22 -target spirv64 {cl_s}"))?;
+        run(&spirv_val, &[&spv_s], &format!("spirv-val {spv_s}"))
+    });
 }

@@ -13,7 +13,7 @@ use super::read::Inst;
 use super::{builtins, opencl, Error};
 use crate::abi::{AddrSpace, Type};
 use crate::mir::builder::FunctionBuilder;
-use crate::mir::{AtomicOp, BinOp, BlockId, CastOp, Const, FloatPred, FuncKind, IntPred, MemOrder, MemScope, Module, Op as MOp, Operand, Sync, UnOp};
+use crate::mir::{AtomicOp, BinOp, BlockId, CastOp, Const, FloatPred, FuncKind, IntPred, MemOrder, MemScope, Module, Op as MOp, Operand, Sync, UnOp, WaveOp};
 
 /// What a SPIR-V id stands for inside a function.
 #[derive(Clone, Debug)]
@@ -1062,6 +1062,34 @@ impl<'a> Fx<'a> {
                 let r = self.select(&ty, c, a, b);
                 self.def(rid, r);
             }
+            Op::GroupIAdd | Op::GroupFAdd | Op::GroupFMin | Op::GroupUMin | Op::GroupSMin | Op::GroupFMax | Op::GroupUMax | Op::GroupSMax => {
+                let r = self.group_reduction(inst.op(), rt()?, ops)?;
+                self.def(rid, r);
+            }
+            Op::GroupBroadcast | Op::GroupAny | Op::GroupAll => {
+                self.subgroup_scope(id(0)?)?;
+                let r = match inst.op() {
+                    Op::GroupBroadcast => {
+                        let (x, lane) = (self.operand(id(1)?)?, id(2)?);
+                        let lt = self.mir_type_of(lane)?;
+                        if !lt.is_int() {
+                            return Err("OpGroupBroadcast with a vector of local ids (a work-group broadcast) is not supported".into());
+                        }
+                        let l = self.operand(lane)?;
+                        let l = self.resize(&lt, l, &Type::I32, false);
+                        self.value(MOp::Wave { op: WaveOp::ReadLane, ty: self.facts.mir_type(rt()?)?, args: vec![x, l] })
+                    }
+                    op => {
+                        // any: some active lane's predicate holds; all: none fails.
+                        let p = self.operand(id(1)?)?;
+                        let p = if op == Op::GroupAll { self.bin(BinOp::Xor, &Type::I1, p, Operand::Const(Const { ty: Type::I1, bits: 1 })) } else { p };
+                        let mask = self.value(MOp::Wave { op: WaveOp::Ballot, ty: Type::I64, args: vec![p] });
+                        let pred = if op == Op::GroupAll { IntPred::Eq } else { IntPred::Ne };
+                        self.value(MOp::Icmp { pred, ty: Type::I64, lhs: mask, rhs: Operand::Const(Const::int(Type::I64, 0)) })
+                    }
+                };
+                self.def(rid, r);
+            }
             Op::ExtInst => {
                 let set = id(0)?;
                 if Some(set) != self.facts.opencl_std {
@@ -1080,6 +1108,57 @@ impl<'a> Fx<'a> {
             }
         }
         Ok(())
+    }
+
+    fn subgroup_scope(&self, scope: u32) -> Result<(), String> {
+        match self.const_int(scope).and_then(|v| Scope::from_u32(v as u32)) {
+            Some(Scope::Subgroup) => Ok(()),
+            other => Err(format!("a group operation with scope {other:?}; only subgroup (wave) collectives are supported")),
+        }
+    }
+
+    /// OpGroup{I,F}Add / {F,U,S}Min / {F,U,S}Max over the subgroup (the wave):
+    /// MIR's wave reductions and scans. OpenCL's identity for an exclusive
+    /// scan's first lane is +0, -inf, +inf for float add, max, min; MIR's is
+    /// -0 or a NaN, so that lane is given OpenCL's.
+    fn group_reduction(&mut self, op: Op, rty: u32, ops: &[O]) -> Result<Operand, String> {
+        self.subgroup_scope(id_of(ops.first())?)?;
+        let Some(O::GroupOperation(g)) = ops.get(1) else { return Err("a group operation without its kind".into()) };
+        let ty = self.facts.mir_type(rty)?;
+        if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
+            return Err(format!("subgroup reductions on {ty} are not supported (MIR's are on i32, i64, f32 and f64)"));
+        }
+        let bop = match op {
+            Op::GroupIAdd => BinOp::Add,
+            Op::GroupFAdd => BinOp::FAdd,
+            Op::GroupFMin => BinOp::FMin,
+            Op::GroupUMin => BinOp::UMin,
+            Op::GroupSMin => BinOp::SMin,
+            Op::GroupFMax => BinOp::FMax,
+            Op::GroupUMax => BinOp::UMax,
+            _ => BinOp::SMax,
+        };
+        let wave = match g {
+            rspirv::spirv::GroupOperation::Reduce => WaveOp::Reduce(bop),
+            rspirv::spirv::GroupOperation::InclusiveScan => WaveOp::InclusiveScan(bop),
+            rspirv::spirv::GroupOperation::ExclusiveScan => WaveOp::ExclusiveScan(bop),
+            other => return Err(format!("the group operation {other:?} is not supported")),
+        };
+        let x = self.operand(id_of(ops.get(2))?)?;
+        let r = self.value(MOp::Wave { op: wave, ty: ty.clone(), args: vec![x] });
+        if !(matches!(wave, WaveOp::ExclusiveScan(_)) && bop.is_float()) {
+            return Ok(r);
+        }
+        let first = match bop {
+            BinOp::FAdd => 0.0,
+            BinOp::FMax => f64::NEG_INFINITY,
+            _ => f64::INFINITY,
+        };
+        let bits = if ty == Type::F32 { u64::from((first as f32).to_bits()) } else { first.to_bits() };
+        let lane = self.value(MOp::Wave { op: WaveOp::LaneId, ty: Type::I32, args: vec![] });
+        let lowest = self.value(MOp::Wave { op: WaveOp::ReadFirstLane, ty: Type::I32, args: vec![lane.clone()] });
+        let is_first = self.value(MOp::Icmp { pred: IntPred::Eq, ty: Type::I32, lhs: lane, rhs: lowest });
+        Ok(self.select(&ty, is_first, Operand::Const(Const { ty: ty.clone(), bits }), r))
     }
 
     fn insert(&mut self, agg: Operand, value: Operand, path: &[u32]) -> Operand {
