@@ -116,10 +116,9 @@ fn mutated_modules_never_panic() {
     let count: usize = std::env::var("SPIRV_FUZZ_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
     let base: u64 = std::env::var("SPIRV_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0f_5b1e);
     let target = CodeObjectTarget::new(Target::new(Gpu::Gfx942));
-    // Quiet panics: each one is caught and reported with its mutation.
-    std::panic::set_hook(Box::new(|_| {}));
-    let (mut translated, mut refused, mut panics) = (0usize, 0usize, Vec::new());
-    for seed in ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics"] {
+    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics"];
+    let mut modules = Vec::new();
+    for seed in seeds {
         let spv = work.join(format!("{seed}.spv"));
         let out = Command::new(&clang)
             .args(["-cl-std=CL2.0", "-O2", "-target", "spirv64", "-fno-discard-value-names"])
@@ -130,10 +129,17 @@ fn mutated_modules_never_panic() {
             .output()
             .unwrap();
         assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
-        let words = amdgpu_cg::spirv::words(&std::fs::read(&spv).unwrap()).unwrap();
-        let mut rng = Rng(base ^ seed.len() as u64 * 0x9e37_79b9_7f4a_7c15 | 1);
+        modules.push((seed, amdgpu_cg::spirv::words(&std::fs::read(&spv).unwrap()).unwrap()));
+    }
+    // Quiet panics while mutants run: each one is caught and reported with its
+    // mutation (nothing outside catch_unwind below may panic).
+    std::panic::set_hook(Box::new(|_| {}));
+    let (mut translated, mut refused, mut panics) = (0usize, 0usize, Vec::new());
+    for (seed, words) in &modules {
+        let seed = *seed;
+        let mut rng = Rng(base ^ (seed.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         for k in 0..count {
-            let (mutant, what) = mutate(&words, &mut rng);
+            let (mutant, what) = mutate(words, &mut rng);
             let outcome = std::panic::catch_unwind(|| match amdgpu_cg::spirv::to_mir(&mutant) {
                 Err(_) => false,
                 Ok(module) => {
