@@ -44,8 +44,9 @@ pub struct Fx<'a> {
     imports: &'a HashMap<u32, String>,
     byval_params: &'a HashMap<u32, Vec<Option<u32>>>,
     lds_uses: &'a HashMap<u32, Vec<u32>>,
-    /// LDS slots of the kernel's Workgroup variables.
-    lds: HashMap<u32, Operand>,
+    /// The memory of module variables: a kernel's LDS slots, a device
+    /// function's LDS parameters, constant tables' private copies.
+    module_slots: HashMap<u32, Operand>,
     fresh: u32,
     /// The first operation MIR could not type (see [`Fx::value`]).
     poisoned: Option<String>,
@@ -248,7 +249,7 @@ fn translate_function(
         imports,
         byval_params,
         lds_uses,
-        lds: HashMap::new(),
+        module_slots: HashMap::new(),
         fresh: 0,
         poisoned: None,
     };
@@ -297,7 +298,7 @@ fn translate_function(
         for &g in lds_uses.get(&id).map(Vec::as_slice).unwrap_or(&[]) {
             let pname = sanitize(&format!("lds.{}", facts.name(g).unwrap_or(&g.to_string())));
             let v = fx.b.param(&pname, Type::Ptr(AddrSpace::Local));
-            fx.lds.insert(g, Operand::Value(v));
+            fx.module_slots.insert(g, Operand::Value(v));
         }
     }
     if fx.blocks.is_empty() {
@@ -361,13 +362,13 @@ impl<'a> Fx<'a> {
         if let Some((ty, c)) = self.facts.constants.get(&id).cloned() {
             return self.constant(ty, &c);
         }
-        if let Some(o) = self.lds.get(&id) {
+        if let Some(o) = self.module_slots.get(&id) {
             return Ok(o.clone());
         }
         if let Some(g) = self.facts.globals.get(&id).cloned() {
             return match g.storage {
                 StorageClass::Workgroup if self.kernel => {
-                    if let Some(o) = self.lds.get(&id) {
+                    if let Some(o) = self.module_slots.get(&id) {
                         return Ok(o.clone());
                     }
                     if g.initializer.is_some() {
@@ -379,7 +380,7 @@ impl<'a> Fx<'a> {
                     self.b.switch_to(self.entry);
                     let slot = Operand::Value(self.b.lds_slot(size.max(1) as u32, align.max(1) as u32));
                     self.b.switch_to(here);
-                    self.lds.insert(id, slot.clone());
+                    self.module_slots.insert(id, slot.clone());
                     Ok(slot)
                 }
                 StorageClass::Workgroup => Err(format!(
@@ -392,7 +393,7 @@ impl<'a> Fx<'a> {
                 // written in the entry block. Correct for any size; costly for
                 // large tables (docs/spirv.md).
                 StorageClass::UniformConstant if g.initializer.is_some() => {
-                    if let Some(o) = self.lds.get(&id) {
+                    if let Some(o) = self.module_slots.get(&id) {
                         return Ok(o.clone());
                     }
                     let (size, align) = self.facts.layout(g.pointee)?;
@@ -403,7 +404,7 @@ impl<'a> Fx<'a> {
                     let r = self.store_constant(g.pointee, init, slot.clone(), 0);
                     self.b.switch_to(here);
                     r?;
-                    self.lds.insert(id, slot.clone());
+                    self.module_slots.insert(id, slot.clone());
                     Ok(slot)
                 }
                 other => Err(format!(
@@ -1234,7 +1235,7 @@ impl<'a> Fx<'a> {
         let mut pieces = Vec::new();
         let mut offset = 0u64;
         while offset < size {
-            let chunk = [8u64, 4, 2, 1].into_iter().find(|&c| c <= align.max(1) && offset + c <= size && offset % c == 0).unwrap_or(1);
+            let chunk = [8u64, 4, 2, 1].into_iter().find(|&c| c <= align.max(1) && offset + c <= size && offset.is_multiple_of(c)).unwrap_or(1);
             let ty = match chunk {
                 8 => Type::I64,
                 4 => Type::I32,
@@ -1422,20 +1423,9 @@ impl<'a> Fx<'a> {
                 builtins::classify(self, op, &t, x)
             }
             Op::Dot => {
-                // Products summed in lane order.
                 let t = ta(self, 0)?;
                 let (x, y) = (a(self, 0)?, a(self, 1)?);
-                let mut sum: Option<Operand> = None;
-                for k in 0..t.lanes() {
-                    let xi = self.value(MOp::Extract { agg: x.clone(), index: k });
-                    let yi = self.value(MOp::Extract { agg: y.clone(), index: k });
-                    let p = self.bin(BinOp::FMul, &ty, xi, yi);
-                    sum = Some(match sum {
-                        None => p,
-                        Some(s) => self.bin(BinOp::FAdd, &ty, s, p),
-                    });
-                }
-                sum.ok_or("OpDot of an empty vector")?
+                self.dot(&t, &x, &y)
             }
             Op::Any | Op::All => {
                 let t = ta(self, 0)?;
@@ -1449,6 +1439,26 @@ impl<'a> Fx<'a> {
             }
             other => return Err(format!("Op{other:?} is not supported")),
         })
+    }
+
+    /// The dot product of float vectors (or scalars) of type `t`: products
+    /// summed in lane order.
+    pub fn dot(&mut self, t: &Type, x: &Operand, y: &Operand) -> Operand {
+        let et = t.element().clone();
+        if t.lanes() == 1 {
+            return self.bin(BinOp::FMul, &et, x.clone(), y.clone());
+        }
+        let mut sum: Option<Operand> = None;
+        for k in 0..t.lanes() {
+            let xi = self.value(MOp::Extract { agg: x.clone(), index: k });
+            let yi = self.value(MOp::Extract { agg: y.clone(), index: k });
+            let p = self.bin(BinOp::FMul, &et, xi, yi);
+            sum = Some(match sum {
+                None => p,
+                Some(s) => self.bin(BinOp::FAdd, &et, s, p),
+            });
+        }
+        sum.expect("a vector has lanes")
     }
 
     /// An integer of type `from` to the width of `to` (lane for lane).

@@ -4,7 +4,7 @@
 
 use rspirv::spirv::CLOp;
 
-use super::function::{bool_like, Fx};
+use super::function::Fx;
 use crate::abi::Type;
 use crate::mir::{AtomicOp, BinOp, CastOp, Const, FloatPred, IntPred, Op as MOp, Operand, Sync, TernOp, UnOp};
 
@@ -176,7 +176,7 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
             let nan = fcmp(fx, FloatPred::Uno, x.clone(), x);
             fx.select(&ty, nan, zero, r)
         }
-        CLOp::length | CLOp::fast_length | CLOp::distance | CLOp::fast_distance | CLOp::normalize | CLOp::fast_normalize => geometric(fx, op, rty, args, &a)?,
+        CLOp::length | CLOp::fast_length | CLOp::distance | CLOp::fast_distance | CLOp::normalize | CLOp::fast_normalize => geometric(fx, op, args, &a)?,
         CLOp::cross => {
             let (x, y) = (arg(0)?, arg(1)?);
             let elem = ty.element().clone();
@@ -343,27 +343,11 @@ fn element_ptr(fx: &mut Fx, ptr: Operand, ptr_id: u32, offset: Operand, offset_i
 /// dot, length, distance, normalize (and their fast forms) on f32 vectors
 /// and scalars: products summed in lane order, a correctly rounded square
 /// root; within OpenCL's bounds for these, not overflow-safe (docs/spirv.md).
-fn geometric(fx: &mut Fx, op: CLOp, rty: u32, args: &[u32], a: &[Operand]) -> Result<Operand, String> {
+fn geometric(fx: &mut Fx, op: CLOp, args: &[u32], a: &[Operand]) -> Result<Operand, String> {
     let vt = fx.mir_type_of(args[0])?;
     let et = vt.element().clone();
     let lanes = vt.lanes();
-    let dot = |fx: &mut Fx, x: &Operand, y: &Operand| -> Operand {
-        if lanes == 1 {
-            return fx.bin(BinOp::FMul, &et, x.clone(), y.clone());
-        }
-        let mut s: Option<Operand> = None;
-        for i in 0..lanes {
-            let xi = fx.value(MOp::Extract { agg: x.clone(), index: i });
-            let yi = fx.value(MOp::Extract { agg: y.clone(), index: i });
-            let p = fx.bin(BinOp::FMul, &et, xi, yi);
-            s = Some(match s {
-                None => p,
-                Some(s) => fx.bin(BinOp::FAdd, &et, s, p),
-            });
-        }
-        s.expect("a vector has lanes")
-    };
-    let _ = rty;
+    let dot = |fx: &mut Fx, x: &Operand, y: &Operand| -> Operand { fx.dot(&vt, x, y) };
     Ok(match op {
         CLOp::length | CLOp::fast_length => {
             let d = dot(fx, &a[0], &a[0]);
@@ -383,7 +367,6 @@ fn geometric(fx: &mut Fx, op: CLOp, rty: u32, args: &[u32], a: &[Operand]) -> Re
                 let elems = vec![l; lanes as usize];
                 fx.value(MOp::Make { ty: vt.clone(), elems })
             };
-            let _ = bool_like(&vt);
             fx.bin(BinOp::FDiv, &vt, a[0].clone(), l)
         }
     })
