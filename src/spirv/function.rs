@@ -397,10 +397,13 @@ impl<'a> Fx<'a> {
                         return Ok(o.clone());
                     }
                     let (size, align) = self.facts.layout(g.pointee)?;
+                    if size > 1 << 16 {
+                        return Err(format!("a constant table of {size} bytes; at most 65536 are copied per work-item (MIR has no module data yet)"));
+                    }
+                    let Some(init) = g.initializer else { unreachable!("matched with an initializer") };
                     let here = self.current;
                     self.b.switch_to(self.entry);
                     let slot = Operand::Value(self.b.stack_slot(size.max(1) as u32, align.max(1) as u32));
-                    let init = g.initializer.expect("checked");
                     let r = self.store_constant(g.pointee, init, slot.clone(), 0);
                     self.b.switch_to(here);
                     r?;
@@ -418,6 +421,13 @@ impl<'a> Fx<'a> {
 
     /// A constant as an operand; composites are built once, in the entry block.
     fn constant(&mut self, ty: u32, c: &Constant) -> Result<Operand, String> {
+        self.constant_at(ty, c, 0)
+    }
+
+    fn constant_at(&mut self, ty: u32, c: &Constant, depth: u32) -> Result<Operand, String> {
+        if depth > 64 {
+            return Err("constants nested more than 64 deep".into());
+        }
         let mty = self.facts.mir_type(ty)?;
         match (c, &mty) {
             (Constant::Scalar(k), _) => Ok(Operand::Const(k.clone())),
@@ -433,7 +443,7 @@ impl<'a> Fx<'a> {
                 };
                 let mut ops = Vec::new();
                 for (t, e) in &elems {
-                    ops.push(self.constant(*t, e)?);
+                    ops.push(self.constant_at(*t, e, depth + 1)?);
                 }
                 let here = self.current;
                 self.b.switch_to(self.entry);
@@ -641,6 +651,10 @@ impl<'a> Fx<'a> {
 
     /// Stores constant `c` (of SPIR-V type `ty`) at `ptr + offset` in private memory.
     fn store_constant(&mut self, ty: u32, c: u32, ptr: Operand, offset: u64) -> Result<(), String> {
+        self.facts.layout(ty)?; // bounded size and nesting
+        if offset > 1 << 31 {
+            return Err("a constant table of more than 2^31 bytes".into());
+        }
         let (_, k) = self.facts.constants.get(&c).cloned().ok_or_else(|| format!("an initializer %{c} that is not a constant"))?;
         let t = self.facts.ty(ty)?.clone();
         match (&t, &k) {
@@ -716,6 +730,7 @@ impl<'a> Fx<'a> {
     /// A load of a value of SPIR-V type `ty`; a struct field by field (MIR
     /// loads scalars and vectors).
     fn load_value(&mut self, ty: u32, ptr: Operand, space: AddrSpace, align: u32, volatile: bool) -> Result<Operand, String> {
+        self.facts.mir_type(ty)?; // a type MIR has (and not nested without end)
         if let SpvType::Struct { members, .. } = self.facts.ty(ty)?.clone() {
             let mut fields = Vec::new();
             for (k, m) in members.iter().enumerate() {
@@ -733,6 +748,7 @@ impl<'a> Fx<'a> {
 
     /// A store of `value` of SPIR-V type `ty`; a struct field by field.
     fn store_value(&mut self, ty: u32, value: Operand, ptr: Operand, space: AddrSpace, align: u32, volatile: bool) -> Result<(), String> {
+        self.facts.mir_type(ty)?;
         if let SpvType::Struct { members, .. } = self.facts.ty(ty)?.clone() {
             for (k, m) in members.iter().enumerate() {
                 let off = self.facts.member_offset(ty, k)?;
@@ -858,7 +874,9 @@ impl<'a> Fx<'a> {
             Op::Load => {
                 let ptr = id(0)?;
                 if let (Some(g), Some(&b)) = (self.facts.globals.get(&ptr), self.facts.builtins.get(&ptr)) {
-                    debug_assert_eq!(g.storage, StorageClass::Input);
+                    if g.storage != StorageClass::Input {
+                        return Err(format!("the builtin {b:?} on a variable in the {:?} storage class (builtins are Input variables)", g.storage));
+                    }
                     if let Some(r) = rid {
                         self.vals.insert(r, Val::Builtin(b, rt()?));
                     }

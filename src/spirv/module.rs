@@ -350,6 +350,13 @@ impl Facts {
 
     /// The MIR type of values of SPIR-V type `id`.
     pub fn mir_type(&self, id: u32) -> Result<Type, String> {
+        self.mir_type_at(id, 0)
+    }
+
+    fn mir_type_at(&self, id: u32, depth: u32) -> Result<Type, String> {
+        if depth > 64 {
+            return Err("types nested more than 64 deep".into());
+        }
         Ok(match self.ty(id)? {
             SpvType::Bool => Type::I1,
             SpvType::Int(8) => Type::I8,
@@ -363,9 +370,9 @@ impl Facts {
                 if !(2..=4).contains(n) {
                     return Err(format!("vectors of {n} elements are not supported (MIR has 2, 3 and 4)"));
                 }
-                Type::Vector(Box::new(self.mir_type(*elem)?), *n as u8)
+                Type::Vector(Box::new(self.mir_type_at(*elem, depth + 1)?), *n as u8)
             }
-            SpvType::Struct { members, .. } => Type::Struct(members.iter().map(|m| self.mir_type(*m)).collect::<Result<_, _>>()?),
+            SpvType::Struct { members, .. } => Type::Struct(members.iter().map(|m| self.mir_type_at(*m, depth + 1)).collect::<Result<_, _>>()?),
             SpvType::Pointer { storage, .. } => Type::Ptr(address_space(*storage)?),
             SpvType::Array { .. } | SpvType::RuntimeArray { .. } => return Err("arrays as values (not in memory) are not supported".into()),
             SpvType::Void => return Err("a void value".into()),
@@ -377,25 +384,38 @@ impl Facts {
     /// Size and alignment in bytes of a value of type `id` in memory (OpenCL
     /// C's layout: natural alignment, 3-element vectors as 4, C structs).
     pub fn layout(&self, id: u32) -> Result<(u64, u64), String> {
-        Ok(match self.ty(id)? {
+        self.layout_at(id, 0)
+    }
+
+    /// [`Facts::layout`], refusing sizes beyond 2^31 bytes and types nested
+    /// deeper than any real program's (a malformed module can loop).
+    fn layout_at(&self, id: u32, depth: u32) -> Result<(u64, u64), String> {
+        const LIMIT: u64 = 1 << 31;
+        if depth > 64 {
+            return Err("types nested more than 64 deep".into());
+        }
+        let too_big = || format!("a type of more than {LIMIT} bytes");
+        let (size, align) = match self.ty(id)? {
             SpvType::Bool => (1, 1),
             SpvType::Int(w) | SpvType::Float(w) => (u64::from(*w / 8), u64::from(*w / 8)),
             SpvType::Vector { elem, n } => {
-                let (s, _) = self.layout(*elem)?;
+                let (s, _) = self.layout_at(*elem, depth + 1)?;
                 let lanes = if *n == 3 { 4 } else { u64::from(*n) };
-                (s * lanes, s * lanes)
+                let v = s.checked_mul(lanes).ok_or_else(too_big)?;
+                (v, v)
             }
             SpvType::Array { elem, len } => {
-                let (s, a) = self.layout(*elem)?;
-                (s.div_ceil(a) * a * len, a)
+                let (s, a) = self.layout_at(*elem, depth + 1)?;
+                let a = a.max(1);
+                (s.div_ceil(a).checked_mul(a).and_then(|x| x.checked_mul(*len)).ok_or_else(too_big)?, a)
             }
-            SpvType::RuntimeArray { elem } => (0, self.layout(*elem)?.1),
+            SpvType::RuntimeArray { elem } => (0, self.layout_at(*elem, depth + 1)?.1),
             SpvType::Struct { members, packed } => {
                 let (mut size, mut align) = (0u64, 1u64);
                 for m in members {
-                    let (s, a) = self.layout(*m)?;
-                    let a = if *packed { 1 } else { a };
-                    size = size.div_ceil(a) * a + s;
+                    let (s, a) = self.layout_at(*m, depth + 1)?;
+                    let a = if *packed { 1 } else { a.max(1) };
+                    size = size.div_ceil(a).checked_mul(a).and_then(|x| x.checked_add(s)).ok_or_else(too_big)?;
                     align = align.max(a);
                 }
                 (size.div_ceil(align) * align, align)
@@ -406,7 +426,11 @@ impl Facts {
             }
             SpvType::Void => (1, 1),
             other => return Err(format!("no memory layout for {other:?}")),
-        })
+        };
+        if size > LIMIT {
+            return Err(too_big());
+        }
+        Ok((size, align.max(1)))
     }
 
     /// Byte offset of member `index` of struct type `id`.
