@@ -114,7 +114,7 @@ fn mutated_modules_never_panic() {
     let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-fuzz-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
     let count: usize = std::env::var("SPIRV_FUZZ_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
-    let base: u64 = std::env::var("SPIRV_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_0f_5b1e);
+    let base: u64 = std::env::var("SPIRV_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x005e_ed0f_5b1e);
     let target = CodeObjectTarget::new(Target::new(Gpu::Gfx942));
     let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics"];
     let mut modules = Vec::new();

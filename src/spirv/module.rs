@@ -144,10 +144,8 @@ impl Facts {
                         }
                     }
                 }
-                Op::MemoryModel => {
-                    if !matches!(ops.first(), Some(O::AddressingModel(rspirv::spirv::AddressingModel::Physical64))) {
-                        return err(format!("addressing model {:?} is not supported (only Physical64: spirv64 targets)", ops.first()));
-                    }
+                Op::MemoryModel if !matches!(ops.first(), Some(O::AddressingModel(rspirv::spirv::AddressingModel::Physical64))) => {
+                    return err(format!("addressing model {:?} is not supported (only Physical64: spirv64 targets)", ops.first()));
                 }
                 Op::EntryPoint => {
                     if let [O::ExecutionModel(model), O::IdRef(func), O::LiteralString(name), ..] = &ops[..] {
