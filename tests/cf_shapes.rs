@@ -26,6 +26,10 @@
 //! (NAME.cl) that scripts/cf_overhead compiles with clang-22 to compare
 //! control-flow overhead: clang's code leaves the interpreter's buffers too.
 
+#[path = "support/launch.rs"]
+mod launch_lines;
+use launch_lines::Launch;
+
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -35,7 +39,7 @@ use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
 use amdgpu_cg::isa::WaveSize;
 use amdgpu_cg::mir::{
     self,
-    launch::{BufferInit, BufferOutput, LaunchSpec},
+    launch::{BufferInit, BufferOutput},
 };
 
 /// The initial value of every output buffer (written as `0xdeadbeef` in the
@@ -70,50 +74,9 @@ fn name_of(path: &Path) -> String {
     path.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-/// One `; launch:` line of a shape file.
-struct Launch {
-    /// 1-based line number in the file.
-    line: usize,
-    /// The flags as written.
-    text: String,
-    spec: LaunchSpec,
-}
-
-/// Parses the `; launch:` lines (the flags of `amdgpu-cg run`: --grid, --block,
-/// --buffer, --arg, --print, each followed by its value).
+/// Parses the `; launch:` lines of a shape file.
 fn launches(file: &str, text: &str) -> Result<Vec<Launch>, String> {
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let Some(flags) = line.strip_prefix("; launch:") else { continue };
-        let at = format!("{file}:{}", n + 1);
-        let words: Vec<&str> = flags.split_whitespace().collect();
-        if !words.len().is_multiple_of(2) {
-            return Err(format!("{at}: a flag without its value in `{}`", flags.trim()));
-        }
-        let (mut grid, mut block) = (None, None);
-        let (mut buffers, mut args, mut print) = (Vec::new(), Vec::new(), Vec::new());
-        for pair in words.chunks(2) {
-            let value = pair[1].to_string();
-            match pair[0] {
-                "--grid" => grid = Some(value),
-                "--block" => block = Some(value),
-                "--buffer" => buffers.push(value),
-                "--arg" => args.push(value),
-                "--print" => print.push(value),
-                other => return Err(format!("{at}: unknown flag {other}")),
-            }
-        }
-        let (Some(grid), Some(block)) = (grid, block) else {
-            return Err(format!("{at}: --grid and --block are required"));
-        };
-        let mut spec = LaunchSpec::from_flags(&grid, &block, &buffers, &args, &print).map_err(|e| format!("{at}: {e}"))?;
-        spec.max_instructions = Some(MAX_INSTRUCTIONS);
-        out.push(Launch { line: n + 1, text: flags.trim().to_string(), spec });
-    }
-    if out.is_empty() {
-        return Err(format!("{file}: no `; launch:` line"));
-    }
-    Ok(out)
+    launch_lines::launches(file, text, "; launch:", MAX_INSTRUCTIONS)
 }
 
 /// `gfx90a`, `gfx1100 wave32`, `gfx1100 wave64`.
@@ -423,11 +386,10 @@ fn interpreter_matches_hand_computed_results() {
 
 /// Every shape has its OpenCL C twin (NAME.cl, a kernel `k` with the same
 /// parameters), and the twin computes what the MIR computes: compiled by
-/// clang-22 -O2 for gfx90a and gfx942 and linked by ld.lld-22, it leaves the
-/// interpreter's buffers on the simulator for every launch of the shape. This
-/// keeps scripts/cf_overhead's comparison fair, and checks the interpreter
-/// against code we did not generate. (gfx1100 is left out: the simulator does
-/// not run everything clang-22 emits for it yet, e.g. s_set_inst_prefetch_distance.)
+/// clang-22 -O2 for gfx90a, gfx942 and gfx1100 and linked by ld.lld-22, it
+/// leaves the interpreter's buffers on the simulator for every launch of the
+/// shape. This keeps scripts/cf_overhead's comparison fair, and checks the
+/// interpreter against code we did not generate.
 /// Skipped outside CI when clang-22 or ld.lld-22 is missing.
 #[test]
 fn opencl_twins_compute_what_the_mir_computes() {
@@ -452,7 +414,7 @@ fn opencl_twins_compute_what_the_mir_computes() {
         let text = std::fs::read_to_string(&mir_path).unwrap();
         let module = mir::parse(&text).unwrap_or_else(|d| panic!("{file}: {d}"));
         let launches = launches(&file, &text).unwrap();
-        for gpu in ["gfx90a", "gfx942"] {
+        for gpu in ["gfx90a", "gfx942", "gfx1100"] {
             let stem = format!("{}.{gpu}", mir_path.file_stem().unwrap().to_string_lossy());
             let (obj, hsaco) = (work.join(format!("{stem}.o")), work.join(format!("{stem}.hsaco")));
             let out = std::process::Command::new(&clang)

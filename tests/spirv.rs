@@ -7,6 +7,9 @@
 //!     linked by ld.lld-22 (no one here wrote either compiler's output).
 //! Tests needing the tools fail under `CI` when they are missing.
 
+#[path = "support/launch.rs"]
+mod launch_lines;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -37,30 +40,9 @@ fn sources() -> Vec<PathBuf> {
     v
 }
 
-/// The `// launch:` lines of a source (the flags of `amdgpu-cg run`).
+/// The `// launch:` lines of a source: (line, launch).
 fn launches(name: &str, text: &str) -> Vec<(usize, LaunchSpec)> {
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let Some(flags) = line.strip_prefix("// launch:") else { continue };
-        let words: Vec<&str> = flags.split_whitespace().collect();
-        assert!(words.len().is_multiple_of(2), "{name}:{}: a flag without its value", n + 1);
-        let (mut grid, mut block, mut buffers, mut args) = (String::new(), String::new(), Vec::new(), Vec::new());
-        for pair in words.chunks(2) {
-            let v = pair[1].to_string();
-            match pair[0] {
-                "--grid" => grid = v,
-                "--block" => block = v,
-                "--buffer" => buffers.push(v),
-                "--arg" => args.push(v),
-                other => panic!("{name}:{}: unknown flag {other}", n + 1),
-            }
-        }
-        let mut spec = LaunchSpec::from_flags(&grid, &block, &buffers, &args, &[]).unwrap_or_else(|e| panic!("{name}:{}: {e}", n + 1));
-        spec.max_instructions = Some(50_000_000);
-        out.push((n + 1, spec));
-    }
-    assert!(!out.is_empty(), "{name}: no `// launch:` line");
-    out
+    launch_lines::launches(name, text, "// launch:", 50_000_000).unwrap_or_else(|e| panic!("{e}")).into_iter().map(|l| (l.line, l.spec)).collect()
 }
 
 fn run(tool: &Path, args: &[&str], what: &str) -> Result<(), String> {
