@@ -9,6 +9,11 @@
 //! produced (the backend only, like ours), median of 5 runs, and includes
 //! process start-up; ours is the median of 50 in-process compilations.
 //! Under `cargo test` (no `--bench` argument) it does nothing.
+//!
+//! A second table starts both sides from the same OpenCL C source in
+//! tests/spirv after clang-22's -O2: ours from its SPIR-V (`-target
+//! spirv64`, translated by amdgpu_cg::spirv; the time includes the
+//! translation), LLVM's from its amdgcn LLVM IR through llc-22 -O2.
 
 use std::path::Path;
 use std::process::Command;
@@ -45,6 +50,93 @@ fn count_instructions(code: &[u8], target: Target) -> usize {
         }
     }
     n
+}
+
+/// The kernels of tests/spirv the SPIR-V table compiles.
+const FROM_SPIRV: [&str; 10] = ["vadd", "saxpy", "reduce_lds", "matmul", "divergent_loop", "stencil", "int64_math", "float4_ops", "scan_local", "call_many"];
+
+/// Our compilation of the SPIR-V and llc-22's of the amdgcn IR, from one source.
+fn from_spirv(root: &Path, work: &Path) {
+    println!("\nfrom the same OpenCL C (tests/spirv): ours from clang-22's SPIR-V, llc-22 -O2 from its amdgcn IR");
+    println!("{:<16} {:<8} | {:>6} {:>5} {:>5} {:>9} | {:>6} {:>5} {:>5} {:>9} | {:>7} {:>7}", "kernel", "target", "insts", "all", "vgpr", "time", "insts", "all", "vgpr", "llc time", "speedup", "size");
+    let flags = ["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-cl-fp32-correctly-rounded-divide-sqrt", "-fno-discard-value-names", "-w"];
+    let include = format!("-I{}", root.join("tests/spirv").display());
+    let (mut ours_total, mut llc_total, mut our_time_total, mut llc_time_total) = (0usize, 0usize, 0f64, 0f64);
+    for name in FROM_SPIRV {
+        let cl = root.join(format!("tests/spirv/{name}.cl"));
+        let spv = work.join(format!("{name}.spv"));
+        let ok = Command::new("clang-22").args(flags).args(["-target", "spirv64", &include, "-c", "-o"]).arg(&spv).arg(&cl).status().map(|s| s.success()).unwrap_or(false);
+        if !ok {
+            println!("{name:<16} clang-22 -target spirv64 not available");
+            return;
+        }
+        let bytes = std::fs::read(&spv).unwrap();
+        for gpu in Gpu::ALL {
+            let target = CodeObjectTarget::new(Target::new(gpu));
+            let mut times = Vec::new();
+            let (mut insts, mut all, mut vgprs) = (0, 0, 0);
+            for _ in 0..50 {
+                let start = Instant::now();
+                let module = amdgpu_cg::spirv::to_mir(&amdgpu_cg::spirv::words(&bytes).unwrap()).unwrap();
+                let (object, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+                let _ = codeobj::write_hsaco(&object).unwrap();
+                times.push(start.elapsed());
+                let kernel = kernels.iter().find(|k| k.is_kernel).unwrap();
+                (insts, vgprs) = (kernel.stats.instructions, kernel.stats.vgprs);
+                all = kernels.iter().map(|k| k.stats.instructions).sum::<usize>();
+            }
+            let our_time = median(times);
+            let (ll, obj, hsaco) = (work.join(format!("{name}.{gpu}.s.ll")), work.join(format!("{name}.{gpu}.s.o")), work.join(format!("{name}.{gpu}.s.hsaco")));
+            let mcpu = format!("-mcpu={gpu}");
+            assert!(Command::new("clang-22")
+                .args(flags)
+                .args(["-target", "amdgcn-amd-amdhsa", &mcpu, "-nogpulib", &include, "-S", "-emit-llvm", "-o"])
+                .arg(&ll)
+                .arg(&cl)
+                .status()
+                .unwrap()
+                .success());
+            let mut llc_times = Vec::new();
+            for _ in 0..5 {
+                let start = Instant::now();
+                let status = Command::new("llc-22")
+                    .args(["-O2", "-mtriple=amdgcn-amd-amdhsa", &mcpu, "--amdhsa-code-object-version=5", "-filetype=obj", "-o"])
+                    .arg(&obj)
+                    .arg(&ll)
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .unwrap();
+                llc_times.push(start.elapsed());
+                assert!(status.success());
+            }
+            assert!(Command::new("ld.lld-22").arg("-shared").arg(&obj).arg("-o").arg(&hsaco).status().unwrap().success());
+            let loaded = codeobj::read(&std::fs::read(&hsaco).unwrap()).unwrap();
+            let kernel = &loaded.kernels[0];
+            let meta = kernel.metadata.as_ref().unwrap();
+            let llc_insts = count_instructions(&kernel.code, Target::new(gpu));
+            let llc_all: usize = loaded.functions.iter().filter(|f| !f.name.starts_with("__clang_ocl_kern_imp_")).map(|f| count_instructions(&f.code, Target::new(gpu))).sum();
+            let llc_time = median(llc_times);
+            ours_total += all;
+            llc_total += llc_all;
+            our_time_total += our_time.as_secs_f64();
+            llc_time_total += llc_time.as_secs_f64();
+            println!(
+                "{name:<16} {gpu:<8} | {insts:>6} {all:>5} {vgprs:>5} {:>7.1}us | {llc_insts:>6} {llc_all:>5} {:>5} {:>7.1}ms | {:>6.0}x {:>6.2}x",
+                our_time.as_secs_f64() * 1e6,
+                meta.vgpr_count,
+                llc_time.as_secs_f64() * 1e3,
+                llc_time.as_secs_f64() / our_time.as_secs_f64(),
+                all as f64 / llc_all as f64
+            );
+        }
+    }
+    println!(
+        "total: {ours_total} instructions against llc-22's {llc_total} ({:.2}x); compile time {:.1} ms against {:.1} ms ({:.0}x faster, llc-22 including process start-up)",
+        ours_total as f64 / llc_total as f64,
+        our_time_total * 1e3,
+        llc_time_total * 1e3,
+        llc_time_total / our_time_total
+    );
 }
 
 fn main() {
@@ -139,4 +231,5 @@ fn main() {
             );
         }
     }
+    from_spirv(root, &work);
 }
