@@ -1,6 +1,6 @@
 //! amdgpu-cg: an embeddable AMDGPU code generator.
 //!
-//! Pipeline (docs/pipeline.md): parse → verify → uniformity analysis → instruction
+//! Pipeline (docs/pipeline.md): parse → verify → MIR optimisation → uniformity analysis → instruction
 //! selection → register allocation → ABI and frame lowering → waitcnt and hazards →
 //! encoding → code object.
 
@@ -8,6 +8,7 @@ pub mod codegen;
 pub mod codeobj;
 pub mod driver;
 pub mod mir;
+pub mod opt;
 pub mod sim;
 pub mod spirv;
 

@@ -73,6 +73,10 @@ struct CompileArgs {
     /// Print per-kernel register, memory and occupancy statistics.
     #[arg(long)]
     stats: bool,
+    /// Optimisation level: -O0 (straight to selection), -O1 (one round of
+    /// the MIR passes) or -O2 (to a fixed point; the default).
+    #[arg(short = 'O', value_name = "LEVEL", default_value = "2", value_parser = ["0", "1", "2"])]
+    opt_level: String,
 }
 
 #[derive(Subcommand)]
@@ -238,7 +242,8 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
             return Err(CliError::usage(format!("unknown pass '{pass}' (passes: {})", amdgpu_cg::codegen::PASSES.join(", "))));
         }
     }
-    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone() };
+    let opt_level = amdgpu_cg::opt::OptLevel::parse(&args.opt_level).unwrap_or_default();
+    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false };
     let (bytes, side) = driver::compile_file(&input, &target, emit, args.code_object_version, &options, args.stats)?;
     eprint!("{side}");
     match (&args.output, emit) {

@@ -755,6 +755,18 @@ impl Ctx<'_> {
                     isa::Reg::v(first, 4)
                 }
                 Fill::VPair { lo, hi, window } => {
+                    let (l, h) = (reg(lo), reg(hi));
+                    // Halves the allocator happened to place as an aligned
+                    // pair are used where they are: one hardware
+                    // instruction reads all its sources before it writes.
+                    if l.base.is_vgpr() && h.base.is_vgpr() && l.base.index() % 2 == 0 && h.base.index() == l.base.index() + 1 {
+                        let r = isa::Reg::v(l.base.index(), 2);
+                        match *slot {
+                            Slot::Def(i) => inst.defs[i as usize] = isa::Operand::Reg(r),
+                            Slot::Use(i) => inst.uses[i as usize] = isa::Operand::Reg(r),
+                        }
+                        continue;
+                    }
                     let w = self.window(window);
                     if matches!(slot, Slot::Use(_)) {
                         self.mov(Self::half_of(w, 0), reg(lo));

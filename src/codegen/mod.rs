@@ -36,8 +36,9 @@ use crate::abi::kernarg::KernargLayout;
 use crate::codeobj::{self, CodeObject, CodeObjectTarget, CodeObjectVersion, KernelArg, KernelInfo};
 use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
-/// The passes, in order (names for `--print-after`).
-pub const PASSES: [&str; 8] = ["uniformity", "structure", "isel", "regalloc", "expand", "waitcnt", "hazards", "emit"];
+/// The passes, in order (names for `--print-after`): the MIR passes
+/// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
+pub const PASSES: [&str; 13] = ["simplify", "divide", "gvn", "dce", "branches", "uniformity", "structure", "isel", "regalloc", "expand", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -50,6 +51,10 @@ pub struct Options {
     /// us separately): not compiled; calls to them stay relocations, resolved
     /// when a relocatable object is linked (their bodies serve the interpreter).
     pub external: Vec<String>,
+    /// The optimisation level (`-O0`, `-O1`, `-O2`).
+    pub opt_level: crate::opt::OptLevel,
+    /// Run the MIR verifier after every MIR pass (on in debug builds).
+    pub verify_passes: bool,
 }
 
 /// What a kernel assumes about a function defined elsewhere: LLVM's default
@@ -414,6 +419,16 @@ pub fn compile_module(
     options: &Options,
     report: &mut Report,
 ) -> Result<(CodeObject, Vec<CompiledKernel>), Diagnostics> {
+    let trace_start = Instant::now();
+    let mut trace = crate::opt::Trace::default();
+    let observe = crate::opt::Observe { print_after: &options.print_after, verify: options.verify_passes || cfg!(debug_assertions) };
+    let optimized = crate::opt::optimize(module, options.opt_level, &observe, &mut trace).map_err(|why| Diagnostic::new(why, Span::NONE))?;
+    report.printed.push_str(&trace.printed);
+    if options.time_passes {
+        report.timings.extend(trace.timings);
+        report.timings.push(("MIR optimisation (total)".to_string(), trace_start.elapsed()));
+    }
+    let module = &optimized;
     let uses = implicit_uses(module);
     let callees: HashMap<&str, Vec<&str>> = module.functions.iter().map(|f| (f.name.as_str(), direct_callees(f))).collect();
     // Device functions first: a kernel's scratch depends on what its callees

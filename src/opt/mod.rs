@@ -1,0 +1,134 @@
+//! MIR optimisation: the first phase of the pipeline (docs/pipeline.md),
+//! SSA passes over verified MIR before selection. Each pass is one module, a
+//! function over one function that says whether it changed anything; the
+//! table below is their order and their gates, and nothing else decides it.
+//!
+//! At -O1 the passes run once, in order. At -O2 the round repeats until no
+//! pass changes the function, at most [`MAX_ROUNDS`] times (each round only
+//! removes instructions or makes them cheaper, so this ends well before the
+//! bound on ordinary code; the bound caps pathological ping-pong).
+//! At -O0 nothing runs.
+
+pub mod branches;
+pub mod dce;
+pub mod divide;
+pub mod fold;
+pub mod gvn;
+pub mod rewrite;
+pub mod simplify;
+
+use crate::mir::ir::{Function, Module};
+use std::time::{Duration, Instant};
+
+/// How hard the compiler works on the code (`-O0`, `-O1`, `-O2`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OptLevel {
+    /// Straight to selection: the fastest compile.
+    O0,
+    /// One round of the MIR passes.
+    O1,
+    /// The MIR passes to a fixed point (the default).
+    #[default]
+    O2,
+}
+
+impl OptLevel {
+    /// Parses `0`, `1` or `2`.
+    pub fn parse(s: &str) -> Option<OptLevel> {
+        match s {
+            "0" => Some(OptLevel::O0),
+            "1" => Some(OptLevel::O1),
+            "2" => Some(OptLevel::O2),
+            _ => None,
+        }
+    }
+}
+
+/// One MIR pass: its name (for `--print-after` and `--time-passes`), the
+/// lowest level it runs at, and the function.
+pub struct MirPass {
+    pub name: &'static str,
+    pub level: OptLevel,
+    pub run: fn(&mut Function) -> bool,
+}
+
+/// The MIR passes of one round, in order.
+pub const MIR_PASSES: [MirPass; 5] = [
+    MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run },
+    MirPass { name: "divide", level: OptLevel::O1, run: divide::run },
+    MirPass { name: "gvn", level: OptLevel::O1, run: gvn::run },
+    MirPass { name: "dce", level: OptLevel::O1, run: dce::run },
+    MirPass { name: "branches", level: OptLevel::O1, run: branches::run },
+];
+
+/// The most rounds -O2 runs.
+pub const MAX_ROUNDS: usize = 8;
+
+/// What the caller wants to see of the optimisation.
+#[derive(Default)]
+pub struct Observe<'a> {
+    /// Print the function after these passes (`"all"`: every pass).
+    pub print_after: &'a [String],
+    /// Run the MIR verifier after every pass (tests do; an error is an
+    /// internal error naming the pass).
+    pub verify: bool,
+}
+
+/// What optimisation reports: printed functions, pass timings.
+#[derive(Default)]
+pub struct Trace {
+    pub printed: String,
+    pub timings: Vec<(String, Duration)>,
+}
+
+/// Optimises every function of a module (calls keep their signatures: the
+/// passes change no function's interface).
+pub fn optimize(module: &Module, level: OptLevel, observe: &Observe, trace: &mut Trace) -> Result<Module, String> {
+    let mut out = module.clone();
+    if level == OptLevel::O0 {
+        return Ok(out);
+    }
+    for index in 0..out.functions.len() {
+        let rounds = if level == OptLevel::O2 { MAX_ROUNDS } else { 1 };
+        let mut timings: Vec<Duration> = vec![Duration::ZERO; MIR_PASSES.len()];
+        for _ in 0..rounds {
+            let mut changed = false;
+            for (p, pass) in MIR_PASSES.iter().enumerate().filter(|(_, p)| p.level <= level) {
+                let start = Instant::now();
+                let did = (pass.run)(&mut out.functions[index]);
+                timings[p] += start.elapsed();
+                changed |= did;
+                let func = &out.functions[index];
+                if did && observe.print_after.iter().any(|w| w == pass.name || w == "all") {
+                    trace.printed.push_str(&format!("; after {}: @{}\n{func}\n", pass.name, func.name));
+                }
+                if observe.verify {
+                    check(&out, index, pass.name)?;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let name = &out.functions[index].name;
+        for (p, pass) in MIR_PASSES.iter().enumerate() {
+            if pass.level <= level {
+                trace.timings.push((format!("{name}: {}", pass.name), timings[p]));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The verifier on one function of the module after a pass.
+fn check(module: &Module, index: usize, pass: &str) -> Result<(), String> {
+    let func = &module.functions[index];
+    let single = Module { functions: vec![func.clone()] };
+    // Calls need their callees: verify the function with the module's
+    // other functions present as they are.
+    let whole = if func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::ir::Op::Call { .. })) { module } else { &single };
+    crate::mir::verify::verify(whole).map_err(|errors| {
+        let first = errors.first().map(|d| d.message.clone()).unwrap_or_default();
+        format!("internal error: the MIR of @{} is invalid after the '{pass}' pass: {first}\n{func}", func.name)
+    })
+}

@@ -1,0 +1,183 @@
+//! What the MIR passes share for editing a function in place: a substitution
+//! of values by operands (applied to every use in one sweep), fresh values,
+//! the reverse postorder, and where each value is defined.
+
+use crate::abi::Type;
+use crate::mir::ir::{op_operands_mut, terminator_operands_mut, Block, Function, Op, Operand, Value, ValueInfo};
+use hashbrown::HashSet;
+
+/// Values replaced by other operands. A replacement may itself be replaced
+/// later; `resolve` follows the chain.
+pub struct Subst {
+    to: Vec<Option<Operand>>,
+    any: bool,
+}
+
+impl Subst {
+    pub fn new(func: &Function) -> Subst {
+        Subst { to: vec![None; func.values.len()], any: false }
+    }
+
+    /// From now on, uses of `value` read `with`.
+    pub fn set(&mut self, value: Value, with: Operand) {
+        let i = value.0 as usize;
+        if i >= self.to.len() {
+            self.to.resize(i + 1, None);
+        }
+        self.to[i] = Some(with);
+        self.any = true;
+    }
+
+    /// The operand a use of `operand` reads after the substitution.
+    pub fn resolve(&self, operand: &Operand) -> Operand {
+        let mut cur = operand.clone();
+        while let Operand::Value(v) = cur {
+            match self.to.get(v.0 as usize) {
+                Some(Some(next)) => cur = next.clone(),
+                _ => break,
+            }
+        }
+        cur
+    }
+
+    /// Rewrites one operand in place; true when it changed.
+    pub fn rewrite(&self, operand: &mut Operand) -> bool {
+        if !self.any || matches!(operand, Operand::Const(_)) {
+            return false;
+        }
+        let resolved = self.resolve(operand);
+        if resolved != *operand {
+            *operand = resolved;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Rewrites every use in the function (instructions and terminators).
+    pub fn apply(&self, func: &mut Function) -> bool {
+        if !self.any {
+            return false;
+        }
+        let mut changed = false;
+        for block in &mut func.blocks {
+            changed |= self.apply_block(block);
+        }
+        changed
+    }
+
+    fn apply_block(&self, block: &mut Block) -> bool {
+        let mut changed = false;
+        for inst in &mut block.insts {
+            for operand in op_operands_mut(&mut inst.op) {
+                changed |= self.rewrite(operand);
+            }
+        }
+        for operand in terminator_operands_mut(&mut block.term) {
+            changed |= self.rewrite(operand);
+        }
+        changed
+    }
+}
+
+/// Makes values with names unique in their function (`NAME.N`).
+pub struct Names {
+    taken: Option<HashSet<String>>,
+}
+
+impl Names {
+    pub fn new() -> Names {
+        Names { taken: None }
+    }
+
+    /// A new value of type `ty`, named after `hint`.
+    pub fn fresh(&mut self, func: &mut Function, ty: Type, hint: &str) -> Value {
+        let taken = self.taken.get_or_insert_with(|| func.values.iter().map(|v| v.name.clone()).collect());
+        let mut n = func.values.len();
+        let mut name = format!("{hint}.{n}");
+        while taken.contains(&name) {
+            n += 1;
+            name = format!("{hint}.{n}");
+        }
+        taken.insert(name.clone());
+        func.values.push(ValueInfo { name, ty });
+        Value(func.values.len() as u32 - 1)
+    }
+}
+
+/// The blocks reachable from the entry, in reverse postorder.
+pub fn reverse_postorder(func: &Function) -> Vec<usize> {
+    let n = func.blocks.len();
+    let mut seen = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    if n == 0 {
+        return post;
+    }
+    // Iterative depth-first search: (block, index of the next successor).
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    seen[0] = true;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        let succs = func.blocks[b].term.successors();
+        if let Some(s) = succs.get(*next) {
+            *next += 1;
+            let s = s.0 as usize;
+            if s < n && !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Where a value is defined: an instruction (block, index) or a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Def {
+    Inst(u32, u32),
+    Param,
+}
+
+/// The definition of every value (`None` for values no longer defined).
+pub fn definitions(func: &Function) -> Vec<Option<Def>> {
+    let mut defs = vec![None; func.values.len()];
+    for p in &func.params {
+        defs[p.value.0 as usize] = Some(Def::Param);
+    }
+    for (b, block) in func.blocks.iter().enumerate() {
+        for p in &block.params {
+            defs[p.0 as usize] = Some(Def::Param);
+        }
+        for (i, inst) in block.insts.iter().enumerate() {
+            if let Some(r) = inst.result {
+                defs[r.0 as usize] = Some(Def::Inst(b as u32, i as u32));
+            }
+        }
+    }
+    defs
+}
+
+/// The operation that defines an operand's value, if an instruction does.
+pub fn defining_op<'a>(func: &'a Function, defs: &[Option<Def>], operand: &Operand) -> Option<&'a Op> {
+    let Operand::Value(v) = operand else { return None };
+    match defs.get(v.0 as usize).copied().flatten() {
+        Some(Def::Inst(b, i)) => func.blocks.get(b as usize)?.insts.get(i as usize).map(|inst| &inst.op),
+        _ => None,
+    }
+}
+
+/// Removes the instructions marked in `removed` (per block, per instruction).
+pub fn remove_marked(func: &mut Function, removed: &[Vec<bool>]) {
+    for (block, gone) in func.blocks.iter_mut().zip(removed) {
+        if gone.iter().any(|&g| g) {
+            let mut index = 0;
+            block.insts.retain(|_| {
+                index += 1;
+                !gone[index - 1]
+            });
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! simplify: constant folding and propagation, algebraic identities and the
+//! cheap strength reductions, in one walk over the blocks in reverse
+//! postorder (so an instruction's operands are simplified before it).
+//!
+//! An instruction either stays, is rewritten in place into a cheaper one
+//! (`mul x, 8` into `shl x, 3`), or disappears, its uses reading another
+//! operand instead (a constant, or a value it merely passes on). Every rule
+//! keeps the exact MIR semantics of docs/mir-semantics.md, undefined
+//! behaviour aside: float rules are only the bit-exact ones (`x + -0.0`,
+//! `x - +0.0`, `x * 1.0`, `x / 1.0`; NaN payloads are unspecified), integer
+//! rules hold for every bit pattern.
+
+use super::fold::{self, foldable_type};
+use super::rewrite::{remove_marked, definitions, defining_op, reverse_postorder, Def, Subst};
+use crate::abi::Type;
+use crate::mir::interp::ops::{mask, sext, width};
+use crate::mir::ir::{op_operands_mut, BinOp, CastOp, Const, Function, IntPred, Op, Operand, UnOp};
+
+/// What becomes of one instruction.
+enum Outcome {
+    Keep,
+    /// Rewritten into a cheaper operation with the same result.
+    Replace(Op),
+    /// Removed: its result is this operand.
+    Forward(Operand),
+}
+
+pub fn run(func: &mut Function) -> bool {
+    let order = reverse_postorder(func);
+    let defs = definitions(func);
+    let mut subst = Subst::new(func);
+    let mut removed: Vec<Vec<bool>> = func.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
+    let mut changed = false;
+    for &b in &order {
+        for i in 0..func.blocks[b].insts.len() {
+            for operand in op_operands_mut(&mut func.blocks[b].insts[i].op) {
+                changed |= subst.rewrite(operand);
+            }
+            let Some(result) = func.blocks[b].insts[i].result else { continue };
+            let mut op = std::mem::replace(&mut func.blocks[b].insts[i].op, Op::Barrier);
+            // A rewritten instruction may simplify again (`mul x, 1` after
+            // reassociation); each round makes it cheaper, four are plenty.
+            let mut forward = None;
+            for _ in 0..4 {
+                match simplify(&op, func, &defs) {
+                    Outcome::Keep => break,
+                    Outcome::Replace(new) => op = new,
+                    Outcome::Forward(operand) => {
+                        forward = Some(operand);
+                        break;
+                    }
+                }
+                changed = true;
+            }
+            if let Some(operand) = forward {
+                subst.set(result, operand);
+                removed[b][i] = true;
+                changed = true;
+            }
+            func.blocks[b].insts[i].op = op;
+        }
+    }
+    subst.apply(func);
+    remove_marked(func, &removed);
+    changed
+}
+
+fn int_const(ty: &Type, value: u64) -> Operand {
+    Operand::Const(Const { ty: ty.clone(), bits: value & mask(width(ty)) })
+}
+
+fn as_const(operand: &Operand) -> Option<u64> {
+    match operand {
+        Operand::Const(c) => Some(c.bits),
+        Operand::Value(_) => None,
+    }
+}
+
+fn is_commutative(op: BinOp) -> bool {
+    use BinOp::*;
+    matches!(op, Add | Mul | MulHiS | MulHiU | And | Or | Xor | SMin | SMax | UMin | UMax | FAdd | FMul | FMin | FMax | Mul24S | Mul24U | AddSatS | AddSatU)
+}
+
+/// Operations where `(x op c1) op c2 == x op (c1 op c2)`.
+fn is_associative_int(op: BinOp) -> bool {
+    matches!(op, BinOp::Add | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor)
+}
+
+fn simplify(op: &Op, func: &Function, defs: &[Option<Def>]) -> Outcome {
+    if let Some(c) = fold::evaluate(op) {
+        return Outcome::Forward(Operand::Const(c));
+    }
+    match op {
+        Op::Binary { op: bop, ty, lhs, rhs } => {
+            if is_commutative(*bop) && matches!(lhs, Operand::Const(_)) && matches!(rhs, Operand::Value(_)) {
+                return Outcome::Replace(Op::Binary { op: *bop, ty: ty.clone(), lhs: rhs.clone(), rhs: lhs.clone() });
+            }
+            if ty.is_int() {
+                int_binary(*bop, ty, lhs, rhs, func, defs)
+            } else if ty.is_float() {
+                float_binary(*bop, ty, lhs, rhs)
+            } else {
+                Outcome::Keep
+            }
+        }
+        Op::Unary { op: uop, ty, arg } => match defining_op(func, defs, arg) {
+            Some(Op::Unary { op: inner, ty: inner_ty, arg: x }) if inner == uop && inner_ty == ty && matches!(uop, UnOp::FNeg | UnOp::Not) => {
+                Outcome::Forward(x.clone())
+            }
+            _ => Outcome::Keep,
+        },
+        Op::Select { ty, cond, if_true, if_false } => {
+            if let Some(c) = as_const(cond) {
+                return Outcome::Forward(if c & 1 != 0 { if_true.clone() } else { if_false.clone() });
+            }
+            if if_true == if_false {
+                return Outcome::Forward(if_true.clone());
+            }
+            if *ty == Type::I1 && *func.operand_type(cond) == Type::I1 && as_const(if_true) == Some(1) && as_const(if_false) == Some(0) {
+                return Outcome::Forward(cond.clone());
+            }
+            Outcome::Keep
+        }
+        Op::Icmp { pred, ty, lhs, rhs } if lhs == rhs && !matches!(ty, Type::Vector(..)) => {
+            let always = matches!(pred, IntPred::Eq | IntPred::Sle | IntPred::Sge | IntPred::Ule | IntPred::Uge);
+            Outcome::Forward(int_const(&Type::I1, u64::from(always)))
+        }
+        Op::Cast { op: cop, from, arg, to } => cast(*cop, from, arg, to, func, defs),
+        Op::Extract { agg, index } => match defining_op(func, defs, agg) {
+            Some(Op::Make { elems, .. }) => elems.get(*index as usize).map_or(Outcome::Keep, |e| Outcome::Forward(e.clone())),
+            Some(Op::Insert { agg: inner, value, index: j }) => {
+                if j == index {
+                    Outcome::Forward(value.clone())
+                } else {
+                    Outcome::Replace(Op::Extract { agg: inner.clone(), index: *index })
+                }
+            }
+            _ => Outcome::Keep,
+        },
+        Op::PtrAdd { ptr, offset } => {
+            let Some(c) = as_const(offset) else { return Outcome::Keep };
+            let offset_ty = func.operand_type(offset);
+            let c = if *offset_ty == Type::I32 { sext(c, 32) } else { c as i64 };
+            if c == 0 {
+                return Outcome::Forward(ptr.clone());
+            }
+            // ptradd (ptradd p, c1), c2 = ptradd p, c1 + c2.
+            if let Some(Op::PtrAdd { ptr: base, offset: Operand::Const(c1) }) = defining_op(func, defs, ptr) {
+                let c1 = if c1.ty == Type::I32 { sext(c1.bits, 32) } else { c1.bits as i64 };
+                let sum = c1.wrapping_add(c);
+                let offset = if *offset_ty == Type::I32 && c1 == sext(c1 as u64, 32) && i32::try_from(sum).is_ok() {
+                    int_const(&Type::I32, sum as u64)
+                } else {
+                    int_const(&Type::I64, sum as u64)
+                };
+                return Outcome::Replace(Op::PtrAdd { ptr: base.clone(), offset });
+            }
+            Outcome::Keep
+        }
+        _ => Outcome::Keep,
+    }
+}
+
+fn int_binary(op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, func: &Function, defs: &[Option<Def>]) -> Outcome {
+    let w = width(ty);
+    let m = mask(w);
+    let zero = || Outcome::Forward(int_const(ty, 0));
+    let same = || Outcome::Forward(lhs.clone());
+    let binary = |op: BinOp, rhs: u64| Outcome::Replace(Op::Binary { op, ty: ty.clone(), lhs: lhs.clone(), rhs: int_const(ty, rhs) });
+    if lhs == rhs {
+        match op {
+            BinOp::Sub | BinOp::Xor => return zero(),
+            BinOp::And | BinOp::Or | BinOp::SMin | BinOp::SMax | BinOp::UMin | BinOp::UMax => return same(),
+            _ => {}
+        }
+    }
+    let Some(c) = as_const(rhs) else { return Outcome::Keep };
+    let c = c & m;
+    let power = (c != 0 && c & (c - 1) == 0).then(|| c.trailing_zeros());
+    match op {
+        BinOp::Add | BinOp::Or | BinOp::Xor | BinOp::Sub if c == 0 => return same(),
+        BinOp::Shl | BinOp::LShr | BinOp::AShr | BinOp::RotL | BinOp::RotR if c % u64::from(w) == 0 => return same(),
+        BinOp::Shl | BinOp::LShr | BinOp::AShr | BinOp::RotL | BinOp::RotR if c >= u64::from(w) => return binary(op, c % u64::from(w)),
+        BinOp::Sub => return binary(BinOp::Add, c.wrapping_neg()),
+        BinOp::Mul | BinOp::And | BinOp::UMin if c == 0 => return zero(),
+        BinOp::Mul | BinOp::UDiv | BinOp::SDiv if c == 1 => return same(),
+        BinOp::URem | BinOp::SRem if c == 1 => return zero(),
+        BinOp::Mul if power.is_some() => return binary(BinOp::Shl, u64::from(power.unwrap())),
+        BinOp::UDiv if power.is_some() => return binary(BinOp::LShr, u64::from(power.unwrap())),
+        BinOp::URem if power.is_some() => return binary(BinOp::And, c - 1),
+        BinOp::And | BinOp::UMin if c == m => return same(),
+        BinOp::Or | BinOp::UMax if c == m => return Outcome::Forward(int_const(ty, m)),
+        BinOp::UMax if c == 0 => return same(),
+        _ => {}
+    }
+    // (x op c1) op c2 = x op (c1 op c2) for the associative operations, and
+    // (x << c1) << c2 = x << (c1 + c2).
+    if let Some(Op::Binary { op: inner, ty: inner_ty, lhs: x, rhs: Operand::Const(c1) }) = defining_op(func, defs, lhs) {
+        if inner_ty == ty && *inner == op && is_associative_int(op) {
+            if let Ok(bits) = crate::mir::interp::ops::int_binary(op, w, c1.bits, c) {
+                return Outcome::Replace(Op::Binary { op, ty: ty.clone(), lhs: x.clone(), rhs: int_const(ty, bits) });
+            }
+        }
+        if inner_ty == ty && *inner == BinOp::Shl && op == BinOp::Shl && c1.bits < u64::from(w) {
+            let total = c1.bits + c;
+            if total >= u64::from(w) {
+                return zero();
+            }
+            return Outcome::Replace(Op::Binary { op, ty: ty.clone(), lhs: x.clone(), rhs: int_const(ty, total) });
+        }
+    }
+    Outcome::Keep
+}
+
+fn float_binary(op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand) -> Outcome {
+    let Some(c) = as_const(rhs) else { return Outcome::Keep };
+    let sign = 1u64 << (width(ty) - 1);
+    let one = match ty {
+        Type::F16 => 0x3c00,
+        Type::F32 => u64::from(1f32.to_bits()),
+        _ => 1f64.to_bits(),
+    };
+    match op {
+        BinOp::FAdd if c == sign => Outcome::Forward(lhs.clone()),
+        BinOp::FSub if c == 0 => Outcome::Forward(lhs.clone()),
+        BinOp::FMul | BinOp::FDiv if c == one => Outcome::Forward(lhs.clone()),
+        _ => Outcome::Keep,
+    }
+}
+
+fn cast(op: CastOp, from: &Type, arg: &Operand, to: &Type, func: &Function, defs: &[Option<Def>]) -> Outcome {
+    if !foldable_type(from) || !foldable_type(to) {
+        return Outcome::Keep;
+    }
+    if from == to && matches!(op, CastOp::Bitcast | CastOp::ZExt | CastOp::SExt | CastOp::Trunc) {
+        return Outcome::Forward(arg.clone());
+    }
+    let Some(Op::Cast { op: inner, from: inner_from, arg: x, to: inner_to }) = defining_op(func, defs, arg) else { return Outcome::Keep };
+    if inner_to != from || !inner_from.is_int() || !from.is_int() || !to.is_int() {
+        return Outcome::Keep;
+    }
+    let cast = |op: CastOp| Outcome::Replace(Op::Cast { op, from: inner_from.clone(), arg: x.clone(), to: to.clone() });
+    match (inner, op) {
+        (CastOp::ZExt, CastOp::ZExt) | (CastOp::SExt, CastOp::SExt) | (CastOp::Trunc, CastOp::Trunc) => cast(op),
+        // A zero-extended value's sign bit is 0.
+        (CastOp::ZExt, CastOp::SExt) => cast(CastOp::ZExt),
+        (CastOp::ZExt | CastOp::SExt, CastOp::Trunc) => {
+            if to == inner_from {
+                Outcome::Forward(x.clone())
+            } else if to.bits() < inner_from.bits() {
+                cast(CastOp::Trunc)
+            } else {
+                cast(*inner)
+            }
+        }
+        _ => Outcome::Keep,
+    }
+}

@@ -1,0 +1,237 @@
+//! The MIR optimiser (src/opt/) keeps what programs compute: random kernels
+//! and random control flow give the interpreter's results before and after
+//! -O1 and -O2 (the interpreter is the semantics, and it runs the
+//! unoptimised module, which nothing optimised); the verifier accepts the
+//! result of every pass; division by constants is exact for every input
+//! the tests try; and the passes do what they are for (counted on the
+//! output, not compared with a copy of it).
+//!
+//! The other suites (simulator against interpreter, llc-22 comparisons) run
+//! at the default -O2, so they check the optimised code on the hardware
+//! model too.
+
+mod common;
+
+use amdgpu_cg::mir::interp::ops::equivalent;
+use amdgpu_cg::mir::launch::{self, LaunchSpec, RunOutput};
+use amdgpu_cg::mir::{self, Module, Op};
+use amdgpu_cg::opt::{self, divide, Observe, OptLevel, Trace};
+use proptest::prelude::*;
+
+fn optimized(module: &Module, level: OptLevel) -> Module {
+    let observe = Observe { print_after: &[], verify: true };
+    opt::optimize(module, level, &observe, &mut Trace::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn same_results(a: &RunOutput, b: &RunOutput) -> Result<(), String> {
+    for (x, y) in a.buffers.iter().zip(&b.buffers) {
+        for (i, (p, q)) in x.bits().into_iter().zip(y.bits()).enumerate() {
+            if !equivalent(&x.ty, p, q) {
+                return Err(format!("buffer {} element {i}: {p:#x} before, {q:#x} after", x.name));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn count(module: &Module, pred: impl Fn(&Op) -> bool) -> usize {
+    module.functions.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.insts).filter(|i| pred(&i.op)).count()
+}
+
+fn parse(text: &str) -> Module {
+    mir::parse::parse(text).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+fn spec(json: &str) -> LaunchSpec {
+    LaunchSpec::from_json(json).unwrap()
+}
+
+#[test]
+fn random_control_flow_computes_the_same() {
+    let programs = if std::env::var("CI").is_ok() { 120 } else { 60 };
+    for seed in 0..programs {
+        let program = common::cfggen::generate(0x0bad_cafe + seed);
+        let want = launch::run(&program.module, &program.launch).unwrap();
+        for level in [OptLevel::O1, OptLevel::O2] {
+            let module = optimized(&program.module, level);
+            let got = launch::run(&module, &program.launch).unwrap_or_else(|e| panic!("seed {seed} {level:?}: {e}\n{module}"));
+            same_results(&want, &got).unwrap_or_else(|e| panic!("seed {seed} {level:?}: {e}\nbefore:\n{}\nafter:\n{module}", program.text));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_kernels_compute_the_same(module in common::mirgen::arb_kernel(), seed in any::<u32>()) {
+        let input: Vec<String> = (0..64u32).map(|i| ((i.wrapping_mul(2_654_435_761) ^ seed) as i32).to_string()).collect();
+        let launch = spec(&format!(
+            r#"{{"kernel": "random", "grid": [64, 1, 1], "block": [32, 1, 1],
+                "buffers": {{"in": {{"type": "i32", "data": [{}]}}, "out": {{"type": "i32", "len": {}}}}},
+                "args": {{"input": "@in", "output": "@out", "scale": "0.75"}}}}"#,
+            input.join(", "),
+            64 * common::mirgen::OUTPUTS_PER_ITEM
+        ));
+        let want = launch::run(&module, &launch).unwrap();
+        for level in [OptLevel::O1, OptLevel::O2] {
+            let opt = optimized(&module, level);
+            let got = launch::run(&opt, &launch).unwrap();
+            prop_assert!(same_results(&want, &got).is_ok(), "{level:?}: {}\nbefore:\n{module}\nafter:\n{opt}", same_results(&want, &got).unwrap_err());
+        }
+    }
+
+    #[test]
+    fn magic_division_is_exact(d in 2u64.., n in any::<u64>(), small in 2u64..100_000) {
+        for w in [32u32, 64] {
+            let m = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+            for d in [d & m, small] {
+                if d < 2 {
+                    continue;
+                }
+                let magic = divide::magic_unsigned(d, w);
+                for n in [n & m, m, (m / d) * d, ((m / d) * d).wrapping_sub(1) & m] {
+                    prop_assert_eq!(divide::apply_unsigned(magic, n, w), n / d, "{} / {} in {} bits ({:?})", n, d, w, magic);
+                }
+            }
+        }
+    }
+}
+
+/// Every division and remainder by a constant, signed and unsigned, i32 and
+/// i64, against the interpreter's exact division on edge and random inputs.
+#[test]
+fn division_by_constants_computes_the_same() {
+    let divisors: [i64; 22] = [2, 3, 5, 6, 7, 10, 12, 13, 25, 100, 641, 1000, 65535, 65536, 0x7fff_ffff, -1 << 31, -2, -3, -7, -100, 0x1_0000_0001, i64::MIN];
+    let mut text = String::from("kernel @div(%in: ptr<global>, %out: ptr<global>) {\nentry:\n  %i = workitem_id x\n  %i64 = zext i32 %i to i64\n  %off = mul i64 %i64, 8\n  %p = ptradd %in, %off\n  %x = load i64 %p\n  %x32 = trunc i64 %x to i32\n  %base = mul i64 %i64, 2048\n  %q = ptradd %out, %base\n");
+    let mut slot = 0;
+    for d in divisors {
+        for op in ["udiv", "sdiv", "urem", "srem"] {
+            for (ty, x) in [("i64", "%x"), ("i32", "%x32")] {
+                if ty == "i32" && i32::try_from(d).is_err() && d != 0x1_0000_0001 {
+                    continue;
+                }
+                let dv = if ty == "i32" { (d as i32).to_string() } else { d.to_string() };
+                let name = format!("r{slot}");
+                let wide = if ty == "i32" { format!("  %{name}w = sext i32 %{name} to i64\n") } else { String::new() };
+                let stored = if ty == "i32" { format!("%{name}w") } else { format!("%{name}") };
+                text.push_str(&format!("  %{name} = {op} {ty} {x}, {dv}\n{wide}  %a{slot} = ptradd %q, {}\n  store i64 {stored}, %a{slot}\n", slot * 8));
+                slot += 1;
+            }
+        }
+    }
+    assert!(slot <= 256);
+    text.push_str("  ret\n}\n");
+    let module = parse(&text);
+    let inputs: Vec<String> = [0i64, 1, -1, 2, -2, 7, -7, 100, -100, i64::MAX, i64::MIN, i64::MIN + 1, i32::MAX as i64, i32::MIN as i64, u32::MAX as i64, 0x1234_5678_9abc_def0, -0x1234_5678_9abc_def0, 999_999_999_999, 1 << 40, (1 << 31) + 5]
+        .iter()
+        .map(|v| v.to_string())
+        .chain((0..44u64).map(|k| ((k.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (k << 17)) as i64).to_string()))
+        .collect();
+    let launch = spec(&format!(
+        r#"{{"grid": [64, 1, 1], "block": [64, 1, 1],
+            "buffers": {{"in": {{"type": "i64", "data": [{}]}}, "out": {{"type": "i64", "len": {}}}}},
+            "args": {{"in": "@in", "out": "@out"}}}}"#,
+        inputs.join(", "),
+        64 * 256
+    ));
+    let want = launch::run(&module, &launch).unwrap();
+    let opt = optimized(&module, OptLevel::O2);
+    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::UDiv | mir::BinOp::SDiv | mir::BinOp::URem | mir::BinOp::SRem, .. })), 0, "{opt}");
+    let got = launch::run(&opt, &launch).unwrap();
+    same_results(&want, &got).unwrap();
+}
+
+/// The vector add that clang-22's SPIR-V gives (one `mul` per array): one
+/// shift remains, shared by the three addresses.
+#[test]
+fn repeated_address_arithmetic_is_computed_once() {
+    let module = parse(
+        "kernel @vadd(%a: ptr<global>, %b: ptr<global>, %c: ptr<global>) {
+entry:
+  %g = workgroup_id x
+  %s = workgroup_size x
+  %t = workitem_id x
+  %m = mul i32 %g, %s
+  %i = add i32 %m, %t
+  %w = zext i32 %i to i64
+  %o1 = mul i64 %w, 4
+  %p1 = ptradd %a, %o1
+  %x = load f32 %p1
+  %o2 = mul i64 %w, 4
+  %p2 = ptradd %b, %o2
+  %y = load f32 %p2
+  %z = fadd f32 %x, %y
+  %o3 = mul i64 %w, 4
+  %p3 = ptradd %c, %o3
+  store f32 %z, %p3
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    let shifts = count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Shl, .. }));
+    let muls = count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Mul, ty: amdgpu_cg::abi::Type::I64, .. }));
+    assert_eq!((shifts, muls), (1, 0), "{opt}");
+    // -O0 leaves the module as it is.
+    assert_eq!(optimized(&module, OptLevel::O0), module);
+}
+
+/// Constants fold through arithmetic, compares and branches; the dead arm
+/// and the parameters only it fed disappear; the chain of blocks merges.
+#[test]
+fn constant_branches_fold_away() {
+    let module = parse(
+        "kernel @k(%out: ptr<global>) {
+entry:
+  %a = add i32 20, 22
+  %b = mul i32 %a, 2
+  %c = icmp slt i32 %b, 50
+  brif %c, small(%a), big(%b)
+small(%x: i32):
+  %y = sub i32 %x, 0
+  br done(%y)
+big(%u: i32):
+  br done(%u)
+done(%r: i32):
+  store i32 %r, %out
+  ret
+}
+",
+    );
+    let launch = spec(r#"{"grid": [1,1,1], "block": [1,1,1], "buffers": {"out": {"type": "i32", "len": 1}}, "args": {"out": "@out"}}"#);
+    let opt = optimized(&module, OptLevel::O2);
+    let func = &opt.functions[0];
+    assert_eq!(func.blocks.len(), 1, "{opt}");
+    assert_eq!(func.blocks[0].insts.len(), 1, "{opt}");
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    assert_eq!(want.buffer("out").unwrap().bits(), vec![84]);
+    same_results(&want, &got).unwrap();
+}
+
+/// Every MIR file of the corpus optimises into verified MIR at every level.
+#[test]
+fn the_corpus_optimises_into_verified_mir() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["examples", "tests/data/codegen", "tests/data/cf", "tests/data/sim"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+        for e in entries.flatten() {
+            if e.path().extension().is_some_and(|x| x == "mir") {
+                files.push(e.path());
+            }
+        }
+    }
+    assert!(files.len() >= 20, "{} MIR files", files.len());
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Ok(module) = mir::parse::parse(&text) else { continue };
+        if mir::verify::verify(&module).is_err() {
+            continue;
+        }
+        for level in [OptLevel::O1, OptLevel::O2] {
+            let observe = Observe { print_after: &[], verify: true };
+            opt::optimize(&module, level, &observe, &mut Trace::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
+}
