@@ -43,8 +43,7 @@ pub fn run(func: &mut Function) -> bool {
         if merged[a] {
             continue;
         }
-        loop {
-            let Terminator::Br(call) = &func.blocks[a].term else { break };
+        while let Terminator::Br(call) = &func.blocks[a].term {
             let b = call.block.0 as usize;
             if b == 0 || b == a || b >= n || preds[b] != 1 || merged[b] {
                 break;

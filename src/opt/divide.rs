@@ -198,7 +198,7 @@ fn rewritten(op: &Op) -> Option<(BinOp, u64)> {
 }
 
 pub fn run(func: &mut Function) -> bool {
-    let mut names = Names::new();
+    let mut names = Names::default();
     let mut changed = false;
     for b in 0..func.blocks.len() {
         if !func.blocks[b].insts.iter().any(|i| i.result.is_some() && rewritten(&i.op).is_some()) {

@@ -81,15 +81,12 @@ impl Subst {
 }
 
 /// Makes values with names unique in their function (`NAME.N`).
+#[derive(Default)]
 pub struct Names {
     taken: Option<HashSet<String>>,
 }
 
 impl Names {
-    pub fn new() -> Names {
-        Names { taken: None }
-    }
-
     /// A new value of type `ty`, named after `hint`.
     pub fn fresh(&mut self, func: &mut Function, ty: Type, hint: &str) -> Value {
         let taken = self.taken.get_or_insert_with(|| func.values.iter().map(|v| v.name.clone()).collect());

@@ -179,7 +179,7 @@ fn int_binary(op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, func: &Functio
     let power = (c != 0 && c & (c - 1) == 0).then(|| c.trailing_zeros());
     match op {
         BinOp::Add | BinOp::Or | BinOp::Xor | BinOp::Sub if c == 0 => return same(),
-        BinOp::Shl | BinOp::LShr | BinOp::AShr | BinOp::RotL | BinOp::RotR if c % u64::from(w) == 0 => return same(),
+        BinOp::Shl | BinOp::LShr | BinOp::AShr | BinOp::RotL | BinOp::RotR if c.is_multiple_of(u64::from(w)) => return same(),
         BinOp::Shl | BinOp::LShr | BinOp::AShr | BinOp::RotL | BinOp::RotR if c >= u64::from(w) => return binary(op, c % u64::from(w)),
         BinOp::Sub => return binary(BinOp::Add, c.wrapping_neg()),
         BinOp::Mul | BinOp::And | BinOp::UMin if c == 0 => return zero(),
