@@ -3,7 +3,9 @@
 use super::*;
 
 impl<'a> Isel<'a> {
-    pub(super) fn ptradd(&mut self, ptr: &Operand, offset: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+    /// `fold_lds`: the result may stay a [`Lowered::LdsAddr`] (every use of
+    /// it is a local load or store of this block, or another such `ptradd`).
+    pub(super) fn ptradd(&mut self, ptr: &Operand, offset: &Operand, divergent: bool, fold_lds: bool) -> Result<Lowered, Diagnostic> {
         let (p, o) = (self.lowered(ptr), self.lowered(offset));
         let divergent = divergent || in_vector_registers(&p) || in_vector_registers(&o);
         let space = self.space_of(ptr);
@@ -19,6 +21,18 @@ impl<'a> Isel<'a> {
                 Lowered::Imm(bits) => Lowered::Imm(bits & 0xffff_ffff),
                 other => other,
             };
+            if fold_lds && space == AddrSpace::Local {
+                // A VGPR base plus a constant that fits the DS offset field.
+                let folded = match (&p, &o32) {
+                    (Lowered::V(base), Lowered::Imm(c)) | (Lowered::Imm(c), Lowered::V(base)) if *c <= 0xffff => Some((*base, *c as u32)),
+                    (Lowered::LdsAddr { base, imm }, Lowered::Imm(c)) if u64::from(*imm) + *c <= 0xffff => Some((*base, imm + *c as u32)),
+                    _ => None,
+                };
+                if let Some((base, imm)) = folded {
+                    return Ok(Lowered::LdsAddr { base, imm });
+                }
+            }
+            let p = if let Lowered::LdsAddr { .. } = p { Lowered::V(self.to_v(&p)?) } else { p };
             return self.binary32(BinOp::Add, p, o32, divergent);
         }
         // Address folding for global memory: uniform base + divergent i32 offset
@@ -89,6 +103,11 @@ impl<'a> Isel<'a> {
             let (lo, hi) = self.to_v64(p)?;
             return self.binary64(BinOp::Add, Lowered::V64(lo, hi), Lowered::Imm(u64::from(offset)), true);
         }
+        if let Lowered::LdsAddr { base, imm } = *p {
+            if imm + offset <= 0xffff {
+                return Ok(Lowered::LdsAddr { base, imm: imm + offset });
+            }
+        }
         let divergent = in_vector_registers(p);
         if space.pointer_bits() == 32 {
             self.binary32(BinOp::Add, p.clone(), Lowered::Imm(u64::from(offset)), divergent)
@@ -104,9 +123,9 @@ impl<'a> Isel<'a> {
         let d = self.vreg(Class::Vgpr);
         match space {
             AddrSpace::Local => {
-                let addr = self.to_v(&p)?;
+                let (addr, imm) = self.lds_address(&p)?;
                 let op = if byte { Opcode::ds_read_u8 } else { Opcode::ds_read_u16 };
-                self.emit(op, &[Dst::R(d)], &[Src::R(addr)], |_| {});
+                self.emit(op, &[Dst::R(d)], &[Src::R(addr)], |i| i.offset = imm);
             }
             AddrSpace::Global | AddrSpace::Constant | AddrSpace::Flat => {
                 let op = match (space, byte) {
@@ -138,24 +157,22 @@ impl<'a> Isel<'a> {
         match space {
             AddrSpace::Local if dwords == 2 && align < 8 => {
                 // ds_read_b64 needs 8-byte alignment: two dword reads instead.
-                let lo_addr = self.to_v(&p)?;
-                let hi_addr = self.offset_pointer(&Lowered::V(lo_addr), space, 4)?;
-                let hi_addr = self.to_v(&hi_addr)?;
+                let (lo_addr, lo_imm, hi_addr, hi_imm) = self.lds_address_pair(&p)?;
                 let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-                self.emit(Opcode::ds_read_b32, &[Dst::R(lo)], &[Src::R(lo_addr)], |_| {});
-                self.emit(Opcode::ds_read_b32, &[Dst::R(hi)], &[Src::R(hi_addr)], |_| {});
+                self.emit(Opcode::ds_read_b32, &[Dst::R(lo)], &[Src::R(lo_addr)], |i| i.offset = lo_imm);
+                self.emit(Opcode::ds_read_b32, &[Dst::R(hi)], &[Src::R(hi_addr)], |i| i.offset = hi_imm);
                 Ok(Lowered::V64(lo, hi))
             }
             AddrSpace::Local => {
-                let addr = self.to_v(&p)?;
+                let (addr, imm) = self.lds_address(&p)?;
                 let op = if dwords == 1 { Opcode::ds_read_b32 } else { Opcode::ds_read_b64 };
                 if dwords == 1 {
                     let d = self.vreg(Class::Vgpr);
-                    self.emit(op, &[Dst::R(d)], &[Src::R(addr)], |_| {});
+                    self.emit(op, &[Dst::R(d)], &[Src::R(addr)], |i| i.offset = imm);
                     Ok(Lowered::V(d))
                 } else {
                     let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-                    self.emit(op, &[Dst::VPair(lo, hi)], &[Src::R(addr)], |_| {});
+                    self.emit(op, &[Dst::VPair(lo, hi)], &[Src::R(addr)], |i| i.offset = imm);
                     Ok(Lowered::V64(lo, hi))
                 }
             }
@@ -197,6 +214,25 @@ impl<'a> Isel<'a> {
             }
             AddrSpace::Private => Err(self.error("internal: private memory is accessed through load_private_value and store_private_value")),
         }
+    }
+
+    /// A DS instruction's address VGPR and offset field.
+    pub(super) fn lds_address(&mut self, p: &Lowered) -> Result<(ra::VReg, i32), Diagnostic> {
+        match *p {
+            Lowered::LdsAddr { base, imm } => Ok((base, imm as i32)),
+            _ => Ok((self.to_v(p)?, 0)),
+        }
+    }
+
+    /// The addresses of the two dwords of an unaligned 64-bit DS access.
+    fn lds_address_pair(&mut self, p: &Lowered) -> Result<(ra::VReg, i32, ra::VReg, i32), Diagnostic> {
+        let (lo, lo_imm) = self.lds_address(p)?;
+        if lo_imm + 4 <= 0xffff {
+            return Ok((lo, lo_imm, lo, lo_imm + 4));
+        }
+        let hi = self.offset_pointer(&Lowered::V(lo), AddrSpace::Local, lo_imm as u32 + 4)?;
+        let hi = self.to_v(&hi)?;
+        Ok((lo, lo_imm, hi, 0))
     }
 
     /// Address operands of a global/flat access: (vaddr, saddr).
@@ -260,9 +296,9 @@ impl<'a> Isel<'a> {
             let byte = bits == 8;
             match space {
                 AddrSpace::Local => {
-                    let addr = self.to_v(&p)?;
+                    let (addr, imm) = self.lds_address(&p)?;
                     let op = if byte { Opcode::ds_write_b8 } else { Opcode::ds_write_b16 };
-                    self.emit(op, &[], &[Src::R(addr), data], |_| {});
+                    self.emit(op, &[], &[Src::R(addr), data], |i| i.offset = imm);
                 }
                 AddrSpace::Global | AddrSpace::Flat => {
                     let (addr, imm) = self.vmem_address(&p, space)?;
@@ -291,16 +327,14 @@ impl<'a> Isel<'a> {
         match space {
             AddrSpace::Local if bits == 64 && align < 8 => {
                 let Src::VPair(lo, hi) = data else { unreachable!("64-bit data is a pair") };
-                let lo_addr = self.to_v(&p)?;
-                let hi_addr = self.offset_pointer(&Lowered::V(lo_addr), space, 4)?;
-                let hi_addr = self.to_v(&hi_addr)?;
-                self.emit(Opcode::ds_write_b32, &[], &[Src::R(lo_addr), Src::R(lo)], |_| {});
-                self.emit(Opcode::ds_write_b32, &[], &[Src::R(hi_addr), Src::R(hi)], |_| {});
+                let (lo_addr, lo_imm, hi_addr, hi_imm) = self.lds_address_pair(&p)?;
+                self.emit(Opcode::ds_write_b32, &[], &[Src::R(lo_addr), Src::R(lo)], |i| i.offset = lo_imm);
+                self.emit(Opcode::ds_write_b32, &[], &[Src::R(hi_addr), Src::R(hi)], |i| i.offset = hi_imm);
             }
             AddrSpace::Local => {
-                let addr = self.to_v(&p)?;
+                let (addr, imm) = self.lds_address(&p)?;
                 let op = if bits == 32 { Opcode::ds_write_b32 } else { Opcode::ds_write_b64 };
-                self.emit(op, &[], &[Src::R(addr), data], |_| {});
+                self.emit(op, &[], &[Src::R(addr), data], |i| i.offset = imm);
             }
             AddrSpace::Global | AddrSpace::Flat => {
                 let (addr, imm) = self.vmem_address(&p, space)?;
@@ -443,5 +477,59 @@ impl<'a> Isel<'a> {
             other => return Err(self.error(format!("atomics on {} memory are not supported", other.keyword()))),
         }
         Ok(result)
+    }
+}
+
+/// The local pointers that stay [`Lowered::LdsAddr`] (a VGPR and an offset
+/// the DS instructions fold): results of `ptradd` on `ptr<local>` whose every
+/// use is the address of a non-atomic local load or store in the same block,
+/// or the base of another such `ptradd` by a constant. Removing a pointer
+/// can disqualify the one it was built from, so this iterates until nothing
+/// changes (each round only removes).
+pub(super) fn lds_folded_pointers(func: &Function) -> std::collections::HashSet<Value> {
+    use crate::mir::{op_operands, terminator_operands};
+    let mut block_of: HashMap<Value, usize> = HashMap::new();
+    for (b, block) in func.blocks.iter().enumerate() {
+        for inst in &block.insts {
+            if let (Some(r), Op::PtrAdd { ptr, .. }) = (inst.result, &inst.op) {
+                if matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Local)) {
+                    block_of.insert(r, b);
+                }
+            }
+        }
+    }
+    let mut set: std::collections::HashSet<Value> = block_of.keys().copied().collect();
+    loop {
+        let mut out = Vec::new();
+        for (b, block) in func.blocks.iter().enumerate() {
+            for inst in &block.insts {
+                let allowed: Option<Value> = match &inst.op {
+                    Op::Load { ptr: Operand::Value(p), .. } => Some(*p),
+                    Op::Store { ptr: Operand::Value(p), value, .. } if *value != Operand::Value(*p) => Some(*p),
+                    Op::PtrAdd { ptr: Operand::Value(p), offset: Operand::Const(_) } if inst.result.is_some_and(|r| set.contains(&r)) => Some(*p),
+                    _ => None,
+                };
+                for operand in op_operands(&inst.op) {
+                    if let Operand::Value(v) = operand {
+                        if set.contains(v) && (allowed != Some(*v) || block_of[v] != b) {
+                            out.push(*v);
+                        }
+                    }
+                }
+            }
+            for operand in terminator_operands(&block.term) {
+                if let Operand::Value(v) = operand {
+                    if set.contains(v) {
+                        out.push(*v);
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return set;
+        }
+        for v in out {
+            set.remove(&v);
+        }
     }
 }

@@ -79,6 +79,12 @@ pub(super) enum Lowered {
     /// (a VGPR) + `imm`. Memory instructions fold it (one `v_mad_i64_i32` and the
     /// instruction's immediate offset); anything else materialises it.
     Addr { base: ra::VReg, offset: ra::VReg, imm: i32 },
+    /// An LDS address not yet computed: `base` (a VGPR) + `imm` (0-65535),
+    /// for the DS instructions' offset field. Only pointers whose every use
+    /// is a local load or store (or another such `ptradd`) in their own block
+    /// take this form (`memory::lds_folded_pointers`); anything else
+    /// materialises it.
+    LdsAddr { base: ra::VReg, imm: u32 },
 }
 
 /// A source operand of a machine instruction being built.
@@ -170,6 +176,8 @@ struct Isel<'a> {
     /// Set while selecting a volatile load or store: its global and flat
     /// accesses bypass the caches (see `memory_model.rs`).
     volatile_access: bool,
+    /// Local pointers selected as [`Lowered::LdsAddr`].
+    lds_folded: std::collections::HashSet<Value>,
 }
 
 impl<'a> Isel<'a> {
@@ -356,6 +364,11 @@ impl<'a> Isel<'a> {
                 self.emit(Opcode::v_cndmask_b32, &[Dst::R(v)], &[Src::Imm(0), Src::Imm(1), Src::R(m)], |i| i.e64 = true);
                 v
             }
+            Lowered::LdsAddr { base, imm } => {
+                let v = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_add_u32, &[Dst::R(v)], &[Src::Imm(imm), Src::R(base)], |_| {});
+                v
+            }
             _ => return Err(self.error("internal: expected a 32-bit value")),
         })
     }
@@ -537,7 +550,7 @@ impl<'a> Isel<'a> {
             Lowered::S(s) | Lowered::Bool(s) => Src::R(s),
             Lowered::V(v) => Src::R(v),
             Lowered::Imm(bits) => Src::Imm(bits as u32),
-            Lowered::Mask(_) => Src::R(self.to_v(l)?),
+            Lowered::Mask(_) | Lowered::LdsAddr { .. } => Src::R(self.to_v(l)?),
             _ => return Err(self.error("internal: expected a 32-bit operand")),
         })
     }
@@ -721,7 +734,8 @@ impl<'a> Isel<'a> {
                 self.set(result.unwrap(), l);
             }
             Op::PtrAdd { ptr, offset } => {
-                let l = self.ptradd(ptr, offset, divergent_result)?;
+                let fold = result.is_some_and(|r| self.lds_folded.contains(&r));
+                let l = self.ptradd(ptr, offset, divergent_result, fold)?;
                 self.set(result.unwrap(), l);
             }
             Op::LdsSlot { size, align } => {
@@ -813,7 +827,7 @@ impl<'a> Isel<'a> {
 /// a vector-only instruction, such as a float conversion, stays in a VGPR).
 fn in_vector_registers(l: &Lowered) -> bool {
     match l {
-        Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) | Lowered::Addr { .. } => true,
+        Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } => true,
         Lowered::ScalarCmp { .. } => false,
         Lowered::Agg(parts) => parts.iter().any(in_vector_registers),
         _ => false,
@@ -954,6 +968,7 @@ pub fn select(
         inst_ref: None,
         refusals: Vec::new(),
         volatile_access: false,
+        lds_folded: memory::lds_folded_pointers(func),
     };
     let lowered = super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state);
     if !isel.refusals.is_empty() {
@@ -1126,7 +1141,8 @@ impl<'a> IselHandle<'_, 'a> {
                 Lowered::V(v) => out.push((*v, MergeKind::Vector)),
                 Lowered::V64(a, b) => out.extend([(*a, MergeKind::Vector), (*b, MergeKind::Vector)]),
                 Lowered::Agg(parts) => parts.iter().for_each(|p| flatten(p, out)),
-                Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::ScalarCmp { .. } => {}
+                // Never a block's parameter or live out of its block.
+                Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::ScalarCmp { .. } => {}
             }
         }
         let mut out = Vec::new();
@@ -1242,7 +1258,7 @@ impl<'a> IselHandle<'_, 'a> {
                 let (lo, hi) = isel.to_v64(src)?;
                 vec![lo, hi]
             }
-            Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::ScalarCmp { .. } => return Err(isel.error("internal: parameters are registers")),
+            Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::ScalarCmp { .. } => return Err(isel.error("internal: parameters are registers")),
         })
     }
 
