@@ -116,7 +116,11 @@ fn releases_wait_for_earlier_accesses_and_acquires_before_invalidating() {
         let store = pos(&|l| l.starts_with("global_store"), 0).expect("the first store");
         let load = pos(&|l| l.starts_with("global_load"), store).expect("the load after the release");
         let full_wait = |l: &str| l.starts_with("s_waitcnt") && l.contains("vmcnt(0)");
-        assert!(pos(&full_wait, store).is_some_and(|w| w < load), "{}: no wait between the store and the load across the release\n{asm}", target.isa_name());
+        // The store's completion: vmcnt before gfx10, vscnt on gfx11 (where
+        // a vmcnt wait with no load outstanding is left out, as llc-22's
+        // waitcnt pass relaxes the memory legalizer's soft waits).
+        let store_wait = |l: &str| full_wait(l) || l.starts_with("s_waitcnt_vscnt null, 0x0");
+        assert!(pos(&store_wait, store).is_some_and(|w| w < load), "{}: no wait between the store and the load across the release\n{asm}", target.isa_name());
         let second = pos(&|l| l.starts_with("global_load"), load + 1).expect("the load after the acquire");
         let wait = pos(&full_wait, load).expect("a wait after the acquire");
         assert!(wait < second, "{}: the acquire does not wait before the next load\n{asm}", target.isa_name());

@@ -6,7 +6,9 @@
 //! waits for exactly as many as needed before the first instruction that touches
 //! a pending register (vmcnt and LDS-only lgkmcnt complete in order; scalar loads
 //! may complete out of order, so any pending one forces lgkmcnt(0)). Barriers wait
-//! for everything (other waves may read what this one wrote). At the end of a
+//! for everything outstanding (other waves may read what this one wrote); a
+//! wait selection placed (a fence's) is dropped when nothing it waits for is
+//! outstanding. At the end of a
 //! block every pending load is waited for, so blocks start clean: simple and
 //! correct, at the price of a few waits that cross-block tracking could avoid.
 
@@ -53,9 +55,16 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
                 pending.vm.clear();
                 pending.lgkm.clear();
             }
-            // Waits selection already placed (fences, volatile accesses) count.
+            // Waits selection already placed (fences, volatile accesses) count;
+            // one that waits for nothing still outstanding is left out (this
+            // block's tracking is complete: blocks start with nothing pending).
             if e.inst.op == Opcode::s_waitcnt {
                 if let Some(w) = Waitcnt::decode(e.inst.imm, gen) {
+                    let vm_done = w.vm.is_none_or(|v| pending.vm.len() <= usize::from(v));
+                    let lgkm_done = w.lgkm.is_none_or(|l| pending.lgkm.len() <= usize::from(l));
+                    if vm_done && lgkm_done && w.exp.is_none_or(|x| x == 7) {
+                        continue;
+                    }
                     if let Some(v) = w.vm {
                         let drop = pending.vm.len().saturating_sub(usize::from(v));
                         pending.vm.drain(..drop);
@@ -72,7 +81,9 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
             let touched: Vec<(u16, u16)> = e.inst.defs.iter().chain(&e.inst.uses).filter_map(span).collect();
             let mut need = Waitcnt::default();
             if matches!(e.inst.op, Opcode::s_barrier | Opcode::s_swappc_b64) {
-                need = Waitcnt { vm: Some(0), exp: None, lgkm: Some(0) };
+                // Everything outstanding, loads and stores (other waves or the
+                // callee may read what this one wrote).
+                need = Waitcnt { vm: (!pending.vm.is_empty()).then_some(0), exp: None, lgkm: (!pending.lgkm.is_empty()).then_some(0) };
                 if gen == Generation::Gfx11 && pending.vs > 0 {
                     let mut w = isa::Inst::new(Opcode::s_waitcnt_vscnt, vec![], vec![isa::Operand::Reg(isa::Reg::new(isa::PhysReg::null(gen).unwrap(), 1))]);
                     w.imm = 0;
