@@ -221,20 +221,12 @@ impl<'a> Isel<'a> {
             self.emit_seq(&[(op_lo, &[Dst::Half(d, 0)], &[ha[0], hb[0]]), (op_hi, &[Dst::Half(d, 1)], &[ha[1], hb[1]])]);
             return Ok(Lowered::S64(d));
         }
+        if matches!(op, BinOp::Add | BinOp::Sub) {
+            return self.add64_vector(op, a, b);
+        }
         let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
         let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
         match op {
-            BinOp::Add | BinOp::Sub => {
-                let carry = self.vreg(self.mask_class());
-                let (op_lo, op_hi) = if op == BinOp::Add {
-                    (Opcode::v_add_co_u32, Opcode::v_addc_co_u32)
-                } else {
-                    (Opcode::v_sub_co_u32, Opcode::v_subb_co_u32)
-                };
-                self.emit(op_lo, &[Dst::R(lo), Dst::R(carry)], &[Src::R(al), Src::R(bl)], |i| i.e64 = true);
-                let carry_out = self.vreg(self.mask_class());
-                self.emit(op_hi, &[Dst::R(hi), Dst::R(carry_out)], &[Src::R(ah), Src::R(bh), Src::R(carry)], |i| i.e64 = true);
-            }
             _ => {
                 let opcode = match op {
                     BinOp::And => Opcode::v_and_b32,
@@ -245,6 +237,63 @@ impl<'a> Isel<'a> {
                 self.emit(opcode, &[Dst::R(hi)], &[Src::R(ah), Src::R(bh)], |_| {});
             }
         }
+        Ok(Lowered::V64(lo, hi))
+    }
+
+    /// A divergent 64-bit add or subtract: the carry pair (VOP3 forms). A
+    /// uniform operand's halves and inline constants are read where they are,
+    /// as far as the constant bus allows (one SGPR or literal per
+    /// instruction before gfx10, where VOP3 takes no literal; two on gfx11);
+    /// the carry-in of the high half counts against it.
+    fn add64_vector(&mut self, op: BinOp, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
+        let halves = |s: &mut Self, l: &Lowered| -> Result<[Src; 2], Diagnostic> {
+            Ok(match *l {
+                Lowered::S64(p) => [Src::Half(p, 0), Src::Half(p, 1)],
+                Lowered::Imm(bits) => [Src::Imm(bits as u32), Src::Imm((bits >> 32) as u32)],
+                _ => {
+                    let (lo, hi) = s.to_v64(l)?;
+                    [Src::R(lo), Src::R(hi)]
+                }
+            })
+        };
+        let (ha, hb) = (halves(self, &a)?, halves(self, &b)?);
+        // Sources the constant bus cannot carry are moved into VGPRs first.
+        let legal = |s: &mut Self, srcs: [Src; 2], budget: u32| -> [Src; 2] {
+            let mut left = budget;
+            let mut literals = if gfx11 { 1 } else { 0 };
+            srcs.map(|src| {
+                let cost = match src {
+                    Src::Half(..) => Some(false),
+                    Src::Imm(v) if !matches!(isa::Operand::imm32(v), isa::Operand::Const(_)) => Some(true),
+                    _ => None,
+                };
+                match cost {
+                    Some(literal) if left > 0 && (!literal || literals > 0) => {
+                        left -= 1;
+                        if literal {
+                            literals -= 1;
+                        }
+                        src
+                    }
+                    Some(_) => {
+                        let v = s.vreg(Class::Vgpr);
+                        s.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[src], |_| {});
+                        Src::R(v)
+                    }
+                    None => src,
+                }
+            })
+        };
+        let bus = if gfx11 { 2 } else { 1 };
+        let lo_srcs = legal(self, [ha[0], hb[0]], bus);
+        let hi_srcs = legal(self, [ha[1], hb[1]], bus - 1);
+        let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        let carry = self.vreg(self.mask_class());
+        let (op_lo, op_hi) = if op == BinOp::Add { (Opcode::v_add_co_u32, Opcode::v_addc_co_u32) } else { (Opcode::v_sub_co_u32, Opcode::v_subb_co_u32) };
+        self.emit(op_lo, &[Dst::R(lo), Dst::R(carry)], &lo_srcs, |i| i.e64 = true);
+        let carry_out = self.vreg(self.mask_class());
+        self.emit(op_hi, &[Dst::R(hi), Dst::R(carry_out)], &[hi_srcs[0], hi_srcs[1], Src::R(carry)], |i| i.e64 = true);
         Ok(Lowered::V64(lo, hi))
     }
 
