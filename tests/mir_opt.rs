@@ -235,3 +235,44 @@ fn the_corpus_optimises_into_verified_mir() {
         }
     }
 }
+
+/// The shift pairs and 64-bit index arithmetic clang's SPIR-V writes for
+/// `size_t` indexing narrow: no 64-bit shift pair, no 64-bit multiply of
+/// extended values left as such, and the same results.
+#[test]
+fn sixty_four_bit_index_arithmetic_narrows() {
+    let module = parse(
+        "kernel @k(%in: ptr<global>, %out: ptr<global>, %n: i32) {
+entry:
+  %t = workitem_id x
+  %w = zext i32 %t to i64
+  %s = shl i64 %w, 32
+  %x = ashr i64 %s, 30
+  %p = ptradd %in, %x
+  %v = load i32 %p
+  %a = add i64 %w, 5
+  %m = mul i64 %a, 3
+  %lo = trunc i64 %m to i32
+  %r = add i32 %v, %lo
+  %e = sext i32 %t to i64
+  %z = zext i32 %n to i64
+  %q = mul i64 %e, %z
+  %o = shl i64 %q, 2
+  %dst = ptradd %out, %o
+  store i32 %r, %dst
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    let wide = |op: mir::BinOp| count(&opt, |o| matches!(o, Op::Binary { op: b, ty: amdgpu_cg::abi::Type::I64, .. } if *b == op));
+    assert_eq!((wide(mir::BinOp::AShr), wide(mir::BinOp::Add)), (0, 0), "{opt}");
+    // sext of a work-item id (below 1024) is its zext.
+    assert_eq!(count(&opt, |o| matches!(o, Op::Cast { op: mir::CastOp::SExt, .. })), 0, "{opt}");
+    let launch = spec(
+        r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"in": {"type": "i32", "iota": true, "len": 64}, "out": {"type": "i32", "len": 4096}},
+            "args": {"in": "@in", "out": "@out", "n": "7"}}"#,
+    );
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}

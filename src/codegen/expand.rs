@@ -298,6 +298,10 @@ struct Ctx<'a> {
     code: Vec<Emitted>,
     /// Call-frame changes that take effect before the next instruction pushed.
     cfi_before: Vec<CfiEvent>,
+    /// Per window: the two registers whose values it holds right now (set by
+    /// a copy in or out, forgotten when either side or EXEC is written, and
+    /// at every block start), so a pair used twice in a row is copied once.
+    window_holds: Vec<Option<(isa::Reg, isa::Reg)>>,
 }
 
 /// The largest frame, in bytes per lane (the private memory a MIR invocation may
@@ -353,7 +357,47 @@ impl Ctx<'_> {
             inst.e64 = false;
         }
         let cfi = std::mem::take(&mut self.cfi_before).into_iter().map(|event| Cfi { after: false, event }).collect();
+        self.forget_windows_written_by(&inst);
         self.code.push(Emitted { inst, target: None, call: None, cfi });
+    }
+
+    /// Drops what the windows are known to hold where `inst` writes it (or
+    /// writes EXEC, or calls, after which nothing is known).
+    fn forget_windows_written_by(&mut self, inst: &isa::Inst) {
+        if self.window_holds.iter().all(Option::is_none) {
+            return;
+        }
+        let name = inst.op.info().name;
+        let exec = (isa::PhysReg::EXEC.0, 2u16);
+        let written: Vec<(u16, u16)> = inst.defs.iter().filter_map(|o| match o {
+            isa::Operand::Reg(r) => Some((r.base.0, u16::from(r.size))),
+            _ => None,
+        }).collect();
+        if name.starts_with("v_cmpx") || name.contains("saveexec") || matches!(inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) || written.iter().any(|w| overlaps(*w, exec)) {
+            self.window_holds.iter_mut().for_each(|h| *h = None);
+            return;
+        }
+        let span = |r: isa::Reg| (r.base.0, u16::from(r.size));
+        for (w, held) in self.window_holds.iter_mut().enumerate() {
+            if let Some((lo, hi)) = *held {
+                let window = (isa::PhysReg::vgpr(self.window_base + 2 * w as u16).0, 2u16);
+                if written.iter().any(|d| overlaps(*d, window) || overlaps(*d, span(lo)) || overlaps(*d, span(hi))) {
+                    *held = None;
+                }
+            }
+        }
+    }
+
+    fn window_held(&self, w: u8) -> Option<(isa::Reg, isa::Reg)> {
+        self.window_holds.get(usize::from(w)).copied().flatten()
+    }
+
+    fn set_window_held(&mut self, w: u8, regs: (isa::Reg, isa::Reg)) {
+        let w = usize::from(w);
+        if self.window_holds.len() <= w {
+            self.window_holds.resize(w + 1, None);
+        }
+        self.window_holds[w] = Some(regs);
     }
 
     /// A call-frame change after the last instruction pushed.
@@ -741,6 +785,7 @@ impl Ctx<'_> {
     fn real(&mut self, inst: &isa::Inst, fills: &[(Slot, Fill)], reg: &dyn Fn(u8) -> isa::Reg) {
         let mut inst = inst.clone();
         let mut after = Vec::new();
+        let mut defined_windows = Vec::new();
         for (slot, fill) in fills {
             let r = match *fill {
                 Fill::Whole(i) => reg(i),
@@ -769,11 +814,15 @@ impl Ctx<'_> {
                     }
                     let w = self.window(window);
                     if matches!(slot, Slot::Use(_)) {
-                        self.mov(Self::half_of(w, 0), reg(lo));
-                        self.mov(Self::half_of(w, 1), reg(hi));
+                        if self.window_held(window) != Some((l, h)) {
+                            self.mov(Self::half_of(w, 0), l);
+                            self.mov(Self::half_of(w, 1), h);
+                            self.set_window_held(window, (l, h));
+                        }
                     } else {
                         after.push((reg(lo), Self::half_of(w, 0)));
                         after.push((reg(hi), Self::half_of(w, 1)));
+                        defined_windows.push((window, (l, h)));
                     }
                     w
                 }
@@ -799,6 +848,9 @@ impl Ctx<'_> {
         self.push(inst);
         for (dst, src) in after {
             self.mov(dst, src);
+        }
+        for (window, regs) in defined_windows {
+            self.set_window_held(window, regs);
         }
             }
 
@@ -1222,13 +1274,14 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         prologue_exec,
         sp_end: (frame_end as u32).div_ceil(16) * 16,
     };
-    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new() };
+    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new(), window_holds: Vec::new() };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
     let layout = vcode.layout();
     for (position, &b) in layout.iter().enumerate() {
         let block = &vcode.blocks[b];
         let start = ctx.code.len();
+        ctx.window_holds.clear();
         if let (0, Some((rsrc, arrived, kept))) = (position, fold_wave_offset) {
             let s = |n: u16| isa::Operand::Reg(isa::Reg::s(n, 1));
             if let Some(init) = vcode.flat_scratch_init {

@@ -38,7 +38,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
-pub const PASSES: [&str; 13] = ["simplify", "divide", "gvn", "dce", "branches", "uniformity", "structure", "isel", "regalloc", "expand", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 14] = ["simplify", "divide", "narrow", "gvn", "dce", "branches", "uniformity", "structure", "isel", "regalloc", "expand", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]

@@ -14,6 +14,7 @@ pub mod dce;
 pub mod divide;
 pub mod fold;
 pub mod gvn;
+pub mod narrow;
 pub mod rewrite;
 pub mod simplify;
 
@@ -53,9 +54,10 @@ pub struct MirPass {
 }
 
 /// The MIR passes of one round, in order.
-pub const MIR_PASSES: [MirPass; 5] = [
+pub const MIR_PASSES: [MirPass; 6] = [
     MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run },
     MirPass { name: "divide", level: OptLevel::O1, run: divide::run },
+    MirPass { name: "narrow", level: OptLevel::O1, run: narrow::run },
     MirPass { name: "gvn", level: OptLevel::O1, run: gvn::run },
     MirPass { name: "dce", level: OptLevel::O1, run: dce::run },
     MirPass { name: "branches", level: OptLevel::O1, run: branches::run },

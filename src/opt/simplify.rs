@@ -235,6 +235,9 @@ fn cast(op: CastOp, from: &Type, arg: &Operand, to: &Type, func: &Function, defs
     if from == to && matches!(op, CastOp::Bitcast | CastOp::ZExt | CastOp::SExt | CastOp::Trunc) {
         return Outcome::Forward(arg.clone());
     }
+    if op == CastOp::SExt && from.is_int() && known_nonnegative(func, defs, arg, from, 4) {
+        return Outcome::Replace(Op::Cast { op: CastOp::ZExt, from: from.clone(), arg: arg.clone(), to: to.clone() });
+    }
     let Some(Op::Cast { op: inner, from: inner_from, arg: x, to: inner_to }) = defining_op(func, defs, arg) else { return Outcome::Keep };
     if inner_to != from || !inner_from.is_int() || !from.is_int() || !to.is_int() {
         return Outcome::Keep;
@@ -254,5 +257,30 @@ fn cast(op: CastOp, from: &Type, arg: &Operand, to: &Type, func: &Function, defs
             }
         }
         _ => Outcome::Keep,
+    }
+}
+
+/// Whether the sign bit of `operand` (of type `ty`) is known to be 0: work-item
+/// ids and work-group sizes (below 1024), lane ids, zero extensions, logical
+/// right shifts, masks with a clear sign bit, unsigned minima of such values.
+fn known_nonnegative(func: &Function, defs: &[Option<Def>], operand: &Operand, ty: &Type, depth: u32) -> bool {
+    use crate::mir::ir::{Builtin, WaveOp};
+    let w = width(ty);
+    match operand {
+        Operand::Const(c) => (c.bits >> (w - 1)) & 1 == 0,
+        Operand::Value(_) if depth == 0 => false,
+        Operand::Value(_) => match defining_op(func, defs, operand) {
+            Some(Op::Builtin { kind: Builtin::WorkitemId | Builtin::WorkgroupSize, .. }) => w > 11,
+            Some(Op::Wave { op: WaveOp::LaneId | WaveOp::WaveSize, .. }) => w > 8,
+            Some(Op::Cast { op: CastOp::ZExt, from, .. }) => from.bits() < w,
+            Some(Op::Binary { op: BinOp::LShr, rhs: Operand::Const(c), .. }) => c.bits % u64::from(w) != 0,
+            Some(Op::Binary { op: BinOp::And | BinOp::UMin, lhs, rhs, .. }) => {
+                known_nonnegative(func, defs, lhs, ty, depth - 1) || known_nonnegative(func, defs, rhs, ty, depth - 1)
+            }
+            Some(Op::Binary { op: BinOp::Or | BinOp::Xor | BinOp::SMin | BinOp::SMax | BinOp::UMax, lhs, rhs, .. }) => {
+                known_nonnegative(func, defs, lhs, ty, depth - 1) && known_nonnegative(func, defs, rhs, ty, depth - 1)
+            }
+            _ => false,
+        },
     }
 }

@@ -4,8 +4,71 @@ use super::*;
 
 impl<'a> Isel<'a> {
     pub(super) fn binary(&mut self, op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
+        if *ty == Type::I64 && op == BinOp::Mul {
+            if let Some(l) = self.mul64_of_extended(lhs, rhs, divergent)? {
+                return Ok(l);
+            }
+        }
         let (a, b) = (self.lowered(lhs), self.lowered(rhs));
         self.binary_values(op, ty, a, b, divergent)
+    }
+
+    /// An i64 product of two 32-bit values extended the same way (or
+    /// constants that fit): one `v_mad_u64_u32`/`v_mad_i64_i32` with a zero
+    /// addend, or `s_mul_i32` and `s_mul_hi` when both are uniform.
+    fn mul64_of_extended(&mut self, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Option<Lowered>, Diagnostic> {
+        let narrow = |s: &Self, o: &Operand, signed: bool| -> Option<Operand> {
+            match o {
+                Operand::Const(c) => {
+                    let fits = if signed { c.bits as i64 == c.bits as i32 as i64 } else { c.bits >> 32 == 0 };
+                    fits.then(|| Operand::Const(crate::mir::Const { ty: Type::I32, bits: c.bits & 0xffff_ffff }))
+                }
+                Operand::Value(v) => match s.wide_ext.get(v) {
+                    Some((arg, is_signed)) if *is_signed == signed => Some(arg.clone()),
+                    _ => None,
+                },
+            }
+        };
+        let Some((signed, a, b)) = [false, true].into_iter().find_map(|signed| Some((signed, narrow(self, lhs, signed)?, narrow(self, rhs, signed)?))) else {
+            return Ok(None);
+        };
+        if matches!((&a, &b), (Operand::Const(_), Operand::Const(_))) {
+            return Ok(None);
+        }
+        let (la, lb) = (self.lowered(&a), self.lowered(&b));
+        let divergent = divergent || in_vector_registers(&la) || in_vector_registers(&lb);
+        if !divergent {
+            let (sa, sb) = (self.src_of(&la)?, self.src_of(&lb)?);
+            let d = self.vreg(Class::SgprPair);
+            let hi = if signed { Opcode::s_mul_hi_i32 } else { Opcode::s_mul_hi_u32 };
+            self.emit_seq(&[(Opcode::s_mul_i32, &[Dst::Half(d, 0)], &[sa, sb]), (hi, &[Dst::Half(d, 1)], &[sa, sb])]);
+            return Ok(Some(Lowered::S64(d)));
+        }
+        // VOP3: one SGPR (two on gfx11) and no literal before gfx10.
+        let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
+        let mut bus = if gfx11 { 2 } else { 1 };
+        let mut literal = gfx11;
+        let mut src = |s: &mut Self, l: &Lowered| -> Result<Src, Diagnostic> {
+            Ok(match *l {
+                Lowered::S(r) if bus > 0 => {
+                    bus -= 1;
+                    Src::R(r)
+                }
+                Lowered::Imm(bits) if matches!(isa::Operand::imm32(bits as u32), isa::Operand::Const(_)) => Src::Imm(bits as u32),
+                Lowered::Imm(bits) if literal && bus > 0 => {
+                    literal = false;
+                    bus -= 1;
+                    Src::Imm(bits as u32)
+                }
+                _ => Src::R(s.to_v(l)?),
+            })
+        };
+        let (sa, sb) = (src(self, &la)?, src(self, &lb)?);
+        let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        let carry = self.vreg(self.mask_class());
+        let opcode = if signed { Opcode::v_mad_i64_i32 } else { Opcode::v_mad_u64_u32 };
+        self.emit(opcode, &[Dst::VPair(lo, hi), Dst::R(carry)], &[sa, sb, Src::Imm(0)], |_| {});
+        Ok(Some(Lowered::V64(lo, hi)))
     }
 
     pub(super) fn binary_values(&mut self, op: BinOp, ty: &Type, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {

@@ -22,14 +22,19 @@ impl<'a> Isel<'a> {
                 other => other,
             };
             if fold_lds && space == AddrSpace::Local {
-                // A VGPR base plus a constant that fits the DS offset field.
+                // A VGPR value plus a constant that fits the DS offset field.
+                let value = |o: &Operand| match o {
+                    Operand::Value(v) => Some(*v),
+                    Operand::Const(_) => None,
+                };
                 let folded = match (&p, &o32) {
-                    (Lowered::V(base), Lowered::Imm(c)) | (Lowered::Imm(c), Lowered::V(base)) if *c <= 0xffff => Some((*base, *c as u32)),
-                    (Lowered::LdsAddr { base, imm }, Lowered::Imm(c)) if u64::from(*imm) + *c <= 0xffff => Some((*base, imm + *c as u32)),
+                    (Lowered::V(_), Lowered::Imm(c)) if *c <= 0xffff => value(ptr).map(|root| (root, *c as u32)),
+                    (Lowered::Imm(c), Lowered::V(_)) if *c <= 0xffff => value(offset).map(|root| (root, *c as u32)),
+                    (Lowered::LdsAddr { root, imm }, Lowered::Imm(c)) if u64::from(*imm) + *c <= 0xffff => Some((*root, imm + *c as u32)),
                     _ => None,
                 };
-                if let Some((base, imm)) = folded {
-                    return Ok(Lowered::LdsAddr { base, imm });
+                if let Some((root, imm)) = folded {
+                    return Ok(Lowered::LdsAddr { root, imm });
                 }
             }
             let p = if let Lowered::LdsAddr { .. } = p { Lowered::V(self.to_v(&p)?) } else { p };
@@ -103,9 +108,9 @@ impl<'a> Isel<'a> {
             let (lo, hi) = self.to_v64(p)?;
             return self.binary64(BinOp::Add, Lowered::V64(lo, hi), Lowered::Imm(u64::from(offset)), true);
         }
-        if let Lowered::LdsAddr { base, imm } = *p {
+        if let Lowered::LdsAddr { root, imm } = *p {
             if imm + offset <= 0xffff {
-                return Ok(Lowered::LdsAddr { base, imm: imm + offset });
+                return Ok(Lowered::LdsAddr { root, imm: imm + offset });
             }
         }
         let divergent = in_vector_registers(p);
@@ -219,7 +224,10 @@ impl<'a> Isel<'a> {
     /// A DS instruction's address VGPR and offset field.
     pub(super) fn lds_address(&mut self, p: &Lowered) -> Result<(ra::VReg, i32), Diagnostic> {
         match *p {
-            Lowered::LdsAddr { base, imm } => Ok((base, imm as i32)),
+            Lowered::LdsAddr { root, imm } => match self.lowered(&Operand::Value(root)) {
+                Lowered::V(base) => Ok((base, imm as i32)),
+                _ => Ok((self.to_v(p)?, 0)),
+            },
             _ => Ok((self.to_v(p)?, 0)),
         }
     }
@@ -482,11 +490,13 @@ impl<'a> Isel<'a> {
 
 /// The local pointers that stay [`Lowered::LdsAddr`] (a VGPR and an offset
 /// the DS instructions fold): results of `ptradd` on `ptr<local>` whose every
-/// use is the address of a non-atomic local load or store in the same block,
-/// or the base of another such `ptradd` by a constant. Removing a pointer
-/// can disqualify the one it was built from, so this iterates until nothing
+/// use is the address of a non-atomic local load or store, or the base of
+/// another such `ptradd` by a constant, in a block that every loop holding
+/// the definition also holds (no loop exit in between, where control-flow
+/// lowering would have to merge the address). Removing a pointer can
+/// disqualify the one it was built from, so this iterates until nothing
 /// changes (each round only removes).
-pub(super) fn lds_folded_pointers(func: &Function) -> std::collections::HashSet<Value> {
+pub(super) fn lds_folded_pointers(func: &Function, structure: &Structure) -> std::collections::HashSet<Value> {
     use crate::mir::{op_operands, terminator_operands};
     let mut block_of: HashMap<Value, usize> = HashMap::new();
     for (b, block) in func.blocks.iter().enumerate() {
@@ -511,7 +521,8 @@ pub(super) fn lds_folded_pointers(func: &Function) -> std::collections::HashSet<
                 };
                 for operand in op_operands(&inst.op) {
                     if let Operand::Value(v) = operand {
-                        if set.contains(v) && (allowed != Some(*v) || block_of[v] != b) {
+                        let reachable = |d: usize| structure.loop_of.get(d).copied().flatten().is_none_or(|l| structure.loop_contains(l, b));
+                        if set.contains(v) && (allowed != Some(*v) || !reachable(block_of[v])) {
                             out.push(*v);
                         }
                     }

@@ -79,12 +79,14 @@ pub(super) enum Lowered {
     /// (a VGPR) + `imm`. Memory instructions fold it (one `v_mad_i64_i32` and the
     /// instruction's immediate offset); anything else materialises it.
     Addr { base: ra::VReg, offset: ra::VReg, imm: i32 },
-    /// An LDS address not yet computed: `base` (a VGPR) + `imm` (0-65535),
-    /// for the DS instructions' offset field. Only pointers whose every use
-    /// is a local load or store (or another such `ptradd`) in their own block
-    /// take this form (`memory::lds_folded_pointers`); anything else
-    /// materialises it.
-    LdsAddr { base: ra::VReg, imm: u32 },
+    /// An LDS address not yet computed: the MIR value `root` (in a VGPR) +
+    /// `imm` (0-65535), for the DS instructions' offset field. The root's
+    /// register is looked up where the address is used (control-flow
+    /// lowering may have replaced it since). Only pointers whose every use is
+    /// a local load or store, or another such `ptradd`, in blocks no loop
+    /// exit separates from the definition take this form
+    /// (`memory::lds_folded_pointers`); anything else materialises it.
+    LdsAddr { root: Value, imm: u32 },
 }
 
 /// A source operand of a machine instruction being built.
@@ -178,6 +180,9 @@ struct Isel<'a> {
     volatile_access: bool,
     /// Local pointers selected as [`Lowered::LdsAddr`].
     lds_folded: std::collections::HashSet<Value>,
+    /// i64 values that are a 32-bit value zero- (false) or sign-extended
+    /// (true), for the 32 x 32 -> 64 multiplies.
+    wide_ext: HashMap<Value, (Operand, bool)>,
 }
 
 impl<'a> Isel<'a> {
@@ -364,7 +369,9 @@ impl<'a> Isel<'a> {
                 self.emit(Opcode::v_cndmask_b32, &[Dst::R(v)], &[Src::Imm(0), Src::Imm(1), Src::R(m)], |i| i.e64 = true);
                 v
             }
-            Lowered::LdsAddr { base, imm } => {
+            Lowered::LdsAddr { root, imm } => {
+                let base = self.lowered(&Operand::Value(root));
+                let base = self.to_v(&base)?;
                 let v = self.vreg(Class::Vgpr);
                 self.emit(Opcode::v_add_u32, &[Dst::R(v)], &[Src::Imm(imm), Src::R(base)], |_| {});
                 v
@@ -968,7 +975,16 @@ pub fn select(
         inst_ref: None,
         refusals: Vec::new(),
         volatile_access: false,
-        lds_folded: memory::lds_folded_pointers(func),
+        lds_folded: memory::lds_folded_pointers(func, structure),
+        wide_ext: func
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter_map(|i| match (&i.op, i.result) {
+                (Op::Cast { op: op @ (CastOp::ZExt | CastOp::SExt), from: Type::I32, arg, to: Type::I64 }, Some(r)) => Some((r, (arg.clone(), *op == CastOp::SExt))),
+                _ => None,
+            })
+            .collect(),
     };
     let lowered = super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state);
     if !isel.refusals.is_empty() {

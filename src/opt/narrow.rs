@@ -1,0 +1,129 @@
+//! narrow: 64-bit integer arithmetic whose high half nobody needs is done in
+//! 32 bits, and the shift pairs front ends write for sign and zero
+//! extensions become the extensions. OpenCL's `size_t` indexing makes every
+//! address computation 64-bit in SPIR-V (and in LLVM IR); on AMDGPU a 64-bit
+//! operation is two to four instructions and a register pair.
+//!
+//! - `trunc (op a, b) to i32` with `op` one of add, sub, mul, and, or, xor
+//!   (the low 32 bits of the result depend only on the low 32 bits of the
+//!   operands), `a`/`b` i64 and the wide result used only there: the
+//!   operation on `trunc a`, `trunc b`; `shl` by a constant below 32 too.
+//!   simplify then folds `trunc (zext x)` to `x`, and the next round narrows
+//!   the operands' own operations: chains narrow from their use upwards.
+//! - `ashr (shl x, k), c` (c ≤ k, the width minus k being 8, 16 or 32):
+//!   `shl (sext (trunc x)), k - c`; `lshr (shl x, k), k`: `and x, 2^(w-k)-1`.
+
+use super::rewrite::Names;
+use crate::abi::Type;
+use crate::mir::interp::ops::mask;
+use crate::mir::ir::{op_operands, terminator_operands, BinOp, CastOp, Const, Function, Inst, Op, Operand, Value};
+
+fn narrow_type(bits: u32) -> Option<Type> {
+    match bits {
+        8 => Some(Type::I8),
+        16 => Some(Type::I16),
+        32 => Some(Type::I32),
+        _ => None,
+    }
+}
+
+fn use_counts(func: &Function) -> Vec<u32> {
+    let mut uses = vec![0u32; func.values.len()];
+    for block in &func.blocks {
+        for operand in block.insts.iter().flat_map(|i| op_operands(&i.op)).chain(terminator_operands(&block.term)) {
+            if let Operand::Value(v) = operand {
+                uses[v.0 as usize] += 1;
+            }
+        }
+    }
+    uses
+}
+
+/// The defining operation of each value defined by an instruction.
+fn defining_ops(func: &Function) -> Vec<Option<Op>> {
+    let mut defs = vec![None; func.values.len()];
+    for block in &func.blocks {
+        for inst in &block.insts {
+            if let Some(r) = inst.result {
+                if matches!(inst.op, Op::Binary { .. }) {
+                    defs[r.0 as usize] = Some(inst.op.clone());
+                }
+            }
+        }
+    }
+    defs
+}
+
+pub fn run(func: &mut Function) -> bool {
+    let uses = use_counts(func);
+    let defs = defining_ops(func);
+    let def_of = |o: &Operand| -> Option<&Op> {
+        match o {
+            Operand::Value(v) => defs.get(v.0 as usize).and_then(|d| d.as_ref()),
+            Operand::Const(_) => None,
+        }
+    };
+    let single_use = |o: &Operand| matches!(o, Operand::Value(v) if uses[v.0 as usize] == 1);
+    let mut names = Names::default();
+    let mut changed = false;
+    for b in 0..func.blocks.len() {
+        let insts = std::mem::take(&mut func.blocks[b].insts);
+        let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
+        for inst in insts {
+            let span = inst.span;
+            let mut push = |func: &mut Function, out: &mut Vec<Inst>, op: Op, ty: Type| -> Operand {
+                let v: Value = names.fresh(func, ty, "n");
+                out.push(Inst { result: Some(v), op, span });
+                Operand::Value(v)
+            };
+            let replacement = match &inst.op {
+                Op::Cast { op: CastOp::Trunc, from: Type::I64, arg, to: Type::I32 } if single_use(arg) => match def_of(arg) {
+                    Some(Op::Binary { op, ty: Type::I64, lhs, rhs })
+                        if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor)
+                            || (*op == BinOp::Shl && matches!(rhs, Operand::Const(c) if c.bits < 32)) =>
+                    {
+                        let (op, lhs, rhs) = (*op, lhs.clone(), rhs.clone());
+                        let mut narrow = |func: &mut Function, out: &mut Vec<Inst>, o: Operand| match o {
+                            Operand::Const(c) => Operand::Const(Const { ty: Type::I32, bits: c.bits & 0xffff_ffff }),
+                            v => push(func, out, Op::Cast { op: CastOp::Trunc, from: Type::I64, arg: v, to: Type::I32 }, Type::I32),
+                        };
+                        let a = narrow(func, &mut out, lhs);
+                        let c = narrow(func, &mut out, rhs);
+                        Some(Op::Binary { op, ty: Type::I32, lhs: a, rhs: c })
+                    }
+                    _ => None,
+                },
+                Op::Binary { op: outer @ (BinOp::AShr | BinOp::LShr), ty, lhs, rhs: Operand::Const(c) } if ty.is_int() => match def_of(lhs) {
+                    Some(Op::Binary { op: BinOp::Shl, ty: inner_ty, lhs: x, rhs: Operand::Const(k) }) if inner_ty == ty && k.bits < u64::from(ty.bits()) && c.bits <= k.bits => {
+                        let (w, k, c) = (ty.bits(), k.bits as u32, c.bits as u32);
+                        match (outer, narrow_type(w - k)) {
+                            (BinOp::AShr, Some(small)) => {
+                                let t = push(func, &mut out, Op::Cast { op: CastOp::Trunc, from: ty.clone(), arg: x.clone(), to: small.clone() }, small.clone());
+                                let wide_ty = ty.clone();
+                                if k == c {
+                                    Some(Op::Cast { op: CastOp::SExt, from: small, arg: t, to: wide_ty })
+                                } else {
+                                    let s = push(func, &mut out, Op::Cast { op: CastOp::SExt, from: small, arg: t, to: wide_ty.clone() }, wide_ty.clone());
+                                    Some(Op::Binary { op: BinOp::Shl, ty: wide_ty.clone(), lhs: s, rhs: Operand::Const(Const { ty: wide_ty, bits: u64::from(k - c) }) })
+                                }
+                            }
+                            (BinOp::LShr, _) if k == c => Some(Op::Binary { op: BinOp::And, ty: ty.clone(), lhs: x.clone(), rhs: Operand::Const(Const { ty: ty.clone(), bits: mask(w - k) }) }),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            match replacement {
+                Some(op) => {
+                    out.push(Inst { result: inst.result, op, span });
+                    changed = true;
+                }
+                None => out.push(inst),
+            }
+        }
+        func.blocks[b].insts = out;
+    }
+    changed
+}
