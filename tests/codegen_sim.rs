@@ -59,6 +59,16 @@ fn f64_arithmetic_division_and_conversions() {
     let input: Vec<String> = (0..64i64).map(|i| ((i * 7919 - 250_000) * (1 - 2 * (i % 2))).to_string()).collect();
     let spec = LaunchSpec::from_flags("64", "64", &[format!("in=i32:{}", input.join(",")), "out=i32:zero:256".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
     check("f64.mir", &spec, false, false);
+    let data: Vec<String> = (0..64u64).map(|k| ((k.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (k << 59)) as i64).to_string()).collect();
+    let spec = LaunchSpec::from_flags(
+        "64",
+        "64",
+        &[format!("in=i64:{}", data.join(",")), "out=i64:zero:1024".into()],
+        &["in=@in".into(), "out=@out".into(), "u=-81985529216486896".into()],
+        &[],
+    )
+    .unwrap();
+    check("wide_shifts.mir", &spec, false, false);
 }
 
 #[test]

@@ -523,22 +523,38 @@ fn wide_binary(out: &mut Out, op: BinOp, lhs: Operand, rhs: Operand) -> Op {
 /// The high 64 bits of the unsigned 128-bit product, from four 32 x 32 → 64
 /// products (the operation that computes it last).
 fn mulhi_u64(out: &mut Out, a: &Operand, b: &Operand) -> Op {
-    let i64t = Type::I64;
-    let mask = int(&i64t, 0xffff_ffff);
-    let lo = |out: &mut Out, x: &Operand| out.bin(BinOp::And, &i64t, x.clone(), mask.clone());
-    let hi = |out: &mut Out, x: &Operand| out.bin(BinOp::LShr, &i64t, x.clone(), int(&i64t, 32));
-    let (al, ah, bl, bh) = (lo(out, a), hi(out, a), lo(out, b), hi(out, b));
-    let p0 = out.bin(BinOp::Mul, &i64t, al.clone(), bl.clone());
-    let p1 = out.bin(BinOp::Mul, &i64t, al, bh.clone());
-    let p2 = out.bin(BinOp::Mul, &i64t, ah.clone(), bl);
-    let p3 = out.bin(BinOp::Mul, &i64t, ah, bh);
+    // Schoolbook on 32-bit halves: every partial product is a 32 x 32 -> 64
+    // multiply of zero-extended halves (one v_mad_u64_u32 each after
+    // selection), and the columns are added in 64 bits without overflow.
+    let (i32t, i64t) = (Type::I32, Type::I64);
+    let half = |out: &mut Out, x: &Operand, high: bool| -> Operand {
+        if let Operand::Const(c) = x {
+            return int(&i32t, (if high { c.bits >> 32 } else { c.bits & 0xffff_ffff }) as i64);
+        }
+        let x = if high { out.bin(BinOp::LShr, &i64t, x.clone(), int(&i64t, 32)) } else { x.clone() };
+        out.cast(CastOp::Trunc, &i64t, x, &i32t)
+    };
+    let wide = |out: &mut Out, x: Operand| -> Operand {
+        if let Operand::Const(c) = &x {
+            return int(&i64t, (c.bits & 0xffff_ffff) as i64);
+        }
+        out.cast(CastOp::ZExt, &i32t, x, &i64t)
+    };
+    let product = |out: &mut Out, x: &Operand, y: &Operand| -> Operand {
+        let (wx, wy) = (wide(out, x.clone()), wide(out, y.clone()));
+        out.bin(BinOp::Mul, &i64t, wx, wy)
+    };
+    let (al, ah, bl, bh) = (half(out, a, false), half(out, a, true), half(out, b, false), half(out, b, true));
+    let (p0, p1, p2, p3) = (product(out, &al, &bl), product(out, &al, &bh), product(out, &ah, &bl), product(out, &ah, &bh));
     // The middle column: at most 3 * (2^32 - 1), no overflow.
-    let p0_hi = hi(out, &p0);
-    let p1_lo = lo(out, &p1);
-    let p2_lo = lo(out, &p2);
+    let column = |out: &mut Out, x: &Operand, high: bool| {
+        let h = half(out, x, high);
+        wide(out, h)
+    };
+    let (p0_hi, p1_lo, p2_lo) = (column(out, &p0, true), column(out, &p1, false), column(out, &p2, false));
     let mid = out.bin(BinOp::Add, &i64t, p0_hi, p1_lo);
     let mid = out.bin(BinOp::Add, &i64t, mid, p2_lo);
-    let (p1_hi, p2_hi, mid_hi) = (hi(out, &p1), hi(out, &p2), hi(out, &mid));
+    let (p1_hi, p2_hi, mid_hi) = (column(out, &p1, true), column(out, &p2, true), column(out, &mid, true));
     let r = out.bin(BinOp::Add, &i64t, p3, p1_hi);
     let r = out.bin(BinOp::Add, &i64t, r, p2_hi);
     Op::Binary { op: BinOp::Add, ty: i64t, lhs: r, rhs: mid_hi }

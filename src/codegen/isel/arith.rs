@@ -385,6 +385,41 @@ impl<'a> Isel<'a> {
             return Ok(Lowered::S64(d));
         }
         let (al, ah) = self.to_v64(&a)?;
+        // By 32 or more: one half moves, the other is zero (or the sign).
+        if let Lowered::Imm(k) = amount {
+            if k >= 32 {
+                let k = (k - 32) as u32;
+                let (zero, moved) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                let shift = |s: &mut Self, opcode: Opcode, d: ra::VReg, x: ra::VReg, by: u32| {
+                    if by == 0 && opcode != Opcode::v_ashrrev_i32 {
+                        s.emit(Opcode::v_mov_b32, &[Dst::R(d)], &[Src::R(x)], |_| {});
+                    } else {
+                        s.emit(opcode, &[Dst::R(d)], &[Src::Imm(by), Src::R(x)], |_| {});
+                    }
+                };
+                return Ok(match op {
+                    BinOp::Shl => {
+                        self.emit(Opcode::v_mov_b32, &[Dst::R(zero)], &[Src::Imm(0)], |_| {});
+                        shift(self, Opcode::v_lshlrev_b32, moved, al, k);
+                        Lowered::V64(zero, moved)
+                    }
+                    BinOp::LShr => {
+                        self.emit(Opcode::v_mov_b32, &[Dst::R(zero)], &[Src::Imm(0)], |_| {});
+                        shift(self, Opcode::v_lshrrev_b32, moved, ah, k);
+                        Lowered::V64(moved, zero)
+                    }
+                    _ => {
+                        shift(self, Opcode::v_ashrrev_i32, zero, ah, 31);
+                        if k == 0 {
+                            Lowered::V64(ah, zero)
+                        } else {
+                            shift(self, Opcode::v_ashrrev_i32, moved, ah, k);
+                            Lowered::V64(moved, zero)
+                        }
+                    }
+                });
+            }
+        }
         let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
         let opcode = match op {
             BinOp::Shl => Opcode::v_lshlrev_b64,
