@@ -276,3 +276,38 @@ entry:
     let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
     same_results(&want, &got).unwrap();
 }
+
+/// 64-bit compares of extended 32-bit values become 32-bit compares, for
+/// every predicate, against boundary constants and each other.
+#[test]
+fn compares_of_extended_values_narrow() {
+    let preds = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"];
+    let consts = ["0", "1", "-1", "2147483647", "-2147483648", "4294967295", "100"];
+    let mut body = String::new();
+    let mut slot = 0;
+    for ext in ["zext", "sext"] {
+        for pred in preds {
+            for rhs in consts.iter().map(|c| c.to_string()).chain([format!("%{ext}b")]) {
+                body.push_str(&format!("  %c{slot} = icmp {pred} i64 %{ext}a, {rhs}\n  %w{slot} = zext i1 %c{slot} to i32\n  %p{slot} = ptradd %q, {}\n  store i32 %w{slot}, %p{slot}\n", slot * 4));
+                slot += 1;
+            }
+        }
+    }
+    let text = format!(
+        "kernel @k(%in: ptr<global>, %out: ptr<global>) {{\nentry:\n  %i = workitem_id x\n  %o = mul i32 %i, 4\n  %pa = ptradd %in, %o\n  %a = load i32 %pa\n  %pb = ptradd %pa, 4\n  %b = load i32 %pb\n  %zexta = zext i32 %a to i64\n  %zextb = zext i32 %b to i64\n  %sexta = sext i32 %a to i64\n  %sextb = sext i32 %b to i64\n  %base = mul i32 %i, {}\n  %q = ptradd %out, %base\n{body}  ret\n}}\n",
+        slot * 4
+    );
+    let module = parse(&text);
+    let opt = optimized(&module, OptLevel::O2);
+    // What stays 64-bit: a zero-extended value against -1 or -2^31 (10
+    // predicates each) and a sign-extended one against 2^32-1 (10).
+    assert_eq!(count(&opt, |o| matches!(o, Op::Icmp { ty: amdgpu_cg::abi::Type::I64, .. })), 30, "{opt}");
+    let data = ["0", "1", "-1", "2147483647", "-2147483648", "100", "99", "101", "-100", "7", "7", "0", "-1", "-1", "2147483647", "-2147483647"];
+    let launch = spec(&format!(
+        r#"{{"grid": [15,1,1], "block": [15,1,1], "buffers": {{"in": {{"type": "i32", "data": [{}]}}, "out": {{"type": "i32", "len": {}}}}}, "args": {{"in": "@in", "out": "@out"}}}}"#,
+        data.join(", "),
+        15 * slot
+    ));
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}

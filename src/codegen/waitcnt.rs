@@ -31,6 +31,11 @@ impl Pending {
     fn loads_pending(&self) -> bool {
         !(self.vm.is_empty() && self.lgkm.is_empty())
     }
+
+    /// A wait for everything outstanding (only the counters that have any).
+    fn all(&self) -> Waitcnt {
+        Waitcnt { vm: (!self.vm.is_empty()).then_some(0), exp: None, lgkm: (!self.lgkm.is_empty()).then_some(0) }
+    }
 }
 
 fn waitcnt_inst(w: Waitcnt, gen: Generation) -> Emitted {
@@ -51,7 +56,7 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
         let block_len = block.len();
         for (index, e) in block.drain(..).enumerate() {
             if index == first_branch && e.inst.op != Opcode::s_endpgm && pending.loads_pending() {
-                out.push(waitcnt_inst(Waitcnt { vm: Some(0), exp: None, lgkm: Some(0) }, gen));
+                out.push(waitcnt_inst(pending.all(), gen));
                 pending.vm.clear();
                 pending.lgkm.clear();
             }
@@ -83,7 +88,7 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
             if matches!(e.inst.op, Opcode::s_barrier | Opcode::s_swappc_b64) {
                 // Everything outstanding, loads and stores (other waves or the
                 // callee may read what this one wrote).
-                need = Waitcnt { vm: (!pending.vm.is_empty()).then_some(0), exp: None, lgkm: (!pending.lgkm.is_empty()).then_some(0) };
+                need = pending.all();
                 if gen == Generation::Gfx11 && pending.vs > 0 {
                     let mut w = isa::Inst::new(Opcode::s_waitcnt_vscnt, vec![], vec![isa::Operand::Reg(isa::Reg::new(isa::PhysReg::null(gen).unwrap(), 1))]);
                     w.imm = 0;
@@ -133,7 +138,7 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
         // left out): it must still hand nothing pending to its successor.
         let has_branch = first_branch < block_len;
         if !has_branch && !ends_program && pending.loads_pending() {
-            out.push(waitcnt_inst(Waitcnt { vm: Some(0), exp: None, lgkm: Some(0) }, gen));
+            out.push(waitcnt_inst(pending.all(), gen));
         }
         *block = out;
     }

@@ -125,6 +125,7 @@ fn simplify(op: &Op, func: &Function, defs: &[Option<Def>]) -> Outcome {
             let always = matches!(pred, IntPred::Eq | IntPred::Sle | IntPred::Sge | IntPred::Ule | IntPred::Uge);
             Outcome::Forward(int_const(&Type::I1, u64::from(always)))
         }
+        Op::Icmp { pred, ty: Type::I64, lhs, rhs } => narrow_compare(*pred, lhs, rhs, func, defs),
         Op::Cast { op: cop, from, arg, to } => cast(*cop, from, arg, to, func, defs),
         Op::Extract { agg, index } => match defining_op(func, defs, agg) {
             Some(Op::Make { elems, .. }) => elems.get(*index as usize).map_or(Outcome::Keep, |e| Outcome::Forward(e.clone())),
@@ -283,4 +284,42 @@ fn known_nonnegative(func: &Function, defs: &[Option<Def>], operand: &Operand, t
             _ => false,
         },
     }
+}
+
+/// `icmp i64` of two 32-bit values extended alike (or constants that fit)
+/// is the `icmp i32` of the values: zero-extended ones lie in [0, 2^32),
+/// where signed and unsigned order agree; sign-extended ones keep both
+/// orders of i32.
+fn narrow_compare(pred: IntPred, lhs: &Operand, rhs: &Operand, func: &Function, defs: &[Option<Def>]) -> Outcome {
+    let narrow = |o: &Operand, signed: bool| -> Option<Operand> {
+        match o {
+            Operand::Const(c) => {
+                let fits = if signed { c.bits as i64 == c.bits as i32 as i64 } else { c.bits >> 32 == 0 };
+                fits.then(|| int_const(&Type::I32, c.bits))
+            }
+            Operand::Value(_) => match defining_op(func, defs, o) {
+                Some(Op::Cast { op, from: Type::I32, arg, to: Type::I64 }) if *op == if signed { CastOp::SExt } else { CastOp::ZExt } => Some(arg.clone()),
+                _ => None,
+            },
+        }
+    };
+    for signed in [false, true] {
+        let (Some(a), Some(b)) = (narrow(lhs, signed), narrow(rhs, signed)) else { continue };
+        if matches!((&a, &b), (Operand::Const(_), Operand::Const(_))) {
+            continue;
+        }
+        let pred = if signed {
+            pred
+        } else {
+            match pred {
+                IntPred::Slt => IntPred::Ult,
+                IntPred::Sle => IntPred::Ule,
+                IntPred::Sgt => IntPred::Ugt,
+                IntPred::Sge => IntPred::Uge,
+                other => other,
+            }
+        };
+        return Outcome::Replace(Op::Icmp { pred, ty: Type::I32, lhs: a, rhs: b });
+    }
+    Outcome::Keep
 }
