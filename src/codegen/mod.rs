@@ -138,7 +138,18 @@ pub fn compile_kernel(
         }
         clock = Instant::now();
     };
-    let legal = legalize::run(func, legalize::NativeFloatAtomics::of(t.gpu));
+    let atomics = legalize::NativeFloatAtomics::of(t.gpu);
+    let mut legal = legalize::run(func, atomics);
+    // What legalization wrote (vector lanes with constant elements, the
+    // halves of 64-bit pieces) simplified once more, at -O1 and -O2; a
+    // simplification may recombine what legalization split (a cast chain),
+    // so legalization runs once more on the result.
+    if let Some(l) = legal.as_mut().filter(|_| options.opt_level >= crate::opt::OptLevel::O1) {
+        crate::opt::cleanup_after_legalize(l);
+        if let Some(again) = legalize::run(l, atomics) {
+            *l = again;
+        }
+    }
     let func = legal.as_ref().unwrap_or(func);
     let normalized = unify_returns::run(func);
     let f = normalized.as_ref().unwrap_or(func);

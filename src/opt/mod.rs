@@ -134,3 +134,12 @@ fn check(module: &Module, index: usize, pass: &str) -> Result<(), String> {
         format!("internal error: the MIR of @{} is invalid after the '{pass}' pass: {first}\n{func}", func.name)
     })
 }
+
+/// After legalization (codegen/legalize.rs, at -O1 and -O2): simplify, gvn
+/// and dce once over what it wrote, e.g. the lanes of a vector multiply by
+/// a constant vector, or the constant halves of a 64-bit expansion.
+pub fn cleanup_after_legalize(func: &mut Function) {
+    simplify::run(func);
+    gvn::run(func);
+    dce::run(func);
+}

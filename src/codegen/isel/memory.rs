@@ -3,9 +3,10 @@
 use super::*;
 
 impl<'a> Isel<'a> {
-    /// `fold_lds`: the result may stay a [`Lowered::LdsAddr`] (every use of
-    /// it is a local load or store of this block, or another such `ptradd`).
-    pub(super) fn ptradd(&mut self, ptr: &Operand, offset: &Operand, divergent: bool, fold_lds: bool) -> Result<Lowered, Diagnostic> {
+    /// `fold`: the result may stay a [`Lowered::LdsAddr`] or
+    /// [`Lowered::VmemAddr`] (its uses are all loads and stores that fold it,
+    /// see `lds_folded_pointers` and `global_folded_pointers`).
+    pub(super) fn ptradd(&mut self, ptr: &Operand, offset: &Operand, divergent: bool, fold: bool) -> Result<Lowered, Diagnostic> {
         let (p, o) = (self.lowered(ptr), self.lowered(offset));
         let divergent = divergent || in_vector_registers(&p) || in_vector_registers(&o);
         let space = self.space_of(ptr);
@@ -21,7 +22,7 @@ impl<'a> Isel<'a> {
                 Lowered::Imm(bits) => Lowered::Imm(bits & 0xffff_ffff),
                 other => other,
             };
-            if fold_lds && space == AddrSpace::Local {
+            if fold && space == AddrSpace::Local {
                 // A VGPR value plus a constant that fits the DS offset field.
                 let value = |o: &Operand| match o {
                     Operand::Value(v) => Some(*v),
@@ -43,6 +44,12 @@ impl<'a> Isel<'a> {
         // Address folding for global memory: uniform base + divergent i32 offset
         // stays symbolic; constant offsets go to the instruction's immediate.
         if space == AddrSpace::Global || space == AddrSpace::Constant {
+            if let (true, Lowered::Imm(bits)) = (fold, &o) {
+                let add = if offset_is_64 { *bits as i64 } else { *bits as u32 as i32 as i64 };
+                if let Some(folded) = Self::fold_vmem_offset(&p, add) {
+                    return Ok(folded);
+                }
+            }
             match (&p, &o) {
                 (Lowered::S64(base), Lowered::V(off)) if !offset_is_64 => {
                     return Ok(Lowered::Addr { base: *base, offset: *off, imm: 0 });
@@ -96,9 +103,24 @@ impl<'a> Isel<'a> {
         self.load_scalar(ty, p, space, align, divergent)
     }
 
+    /// A divergent global address plus a constant the offset field holds.
+    fn fold_vmem_offset(p: &Lowered, add: i64) -> Option<Lowered> {
+        let (base, imm) = match p {
+            Lowered::V64(..) => (p.clone(), add),
+            Lowered::VmemAddr { base, imm } => ((**base).clone(), i64::from(*imm) + add),
+            _ => return None,
+        };
+        (-2048..=2047).contains(&imm).then(|| Lowered::VmemAddr { base: Box::new(base), imm: imm as i32 })
+    }
+
     pub(super) fn offset_pointer(&mut self, p: &Lowered, space: AddrSpace, offset: u32) -> Result<Lowered, Diagnostic> {
         if offset == 0 {
             return Ok(p.clone());
+        }
+        if matches!(space, AddrSpace::Global | AddrSpace::Constant) {
+            if let Some(folded) = Self::fold_vmem_offset(p, i64::from(offset)) {
+                return Ok(folded);
+            }
         }
         if let Lowered::Addr { base, offset: off, imm } = *p {
             let sum = i64::from(imm) + i64::from(offset);
@@ -247,6 +269,11 @@ impl<'a> Isel<'a> {
     pub(super) fn vmem_address(&mut self, p: &Lowered, space: AddrSpace) -> Result<(Vec<Src>, i32), Diagnostic> {
         if let (Lowered::Addr { base, offset, imm }, true) = (p, space != AddrSpace::Flat) {
             return Ok((vec![Src::Address(*base, *offset), Src::Off], *imm));
+        }
+        if let (Lowered::VmemAddr { base, imm }, true) = (p, space != AddrSpace::Flat) {
+            if let Lowered::V64(lo, hi) = **base {
+                return Ok((vec![Src::VPair(lo, hi), Src::Off], *imm));
+            }
         }
         Ok((self.vmem_address_plain(p, space)?, 0))
     }
@@ -523,6 +550,57 @@ pub(super) fn lds_folded_pointers(func: &Function, structure: &Structure) -> std
                     if let Operand::Value(v) = operand {
                         let reachable = |d: usize| structure.loop_of.get(d).copied().flatten().is_none_or(|l| structure.loop_contains(l, b));
                         if set.contains(v) && (allowed != Some(*v) || !reachable(block_of[v])) {
+                            out.push(*v);
+                        }
+                    }
+                }
+            }
+            for operand in terminator_operands(&block.term) {
+                if let Operand::Value(v) = operand {
+                    if set.contains(v) {
+                        out.push(*v);
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return set;
+        }
+        for v in out {
+            set.remove(&v);
+        }
+    }
+}
+
+/// The global and constant pointers that may stay [`Lowered::VmemAddr`]:
+/// results of `ptradd` by a constant whose every use is the address of a
+/// load or store in the same block (or the base of another such `ptradd`).
+pub(super) fn global_folded_pointers(func: &Function) -> std::collections::HashSet<Value> {
+    use crate::mir::{op_operands, terminator_operands};
+    let mut block_of: HashMap<Value, usize> = HashMap::new();
+    for (b, block) in func.blocks.iter().enumerate() {
+        for inst in &block.insts {
+            if let (Some(r), Op::PtrAdd { ptr, offset: Operand::Const(_) }) = (inst.result, &inst.op) {
+                if matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Global | AddrSpace::Constant)) {
+                    block_of.insert(r, b);
+                }
+            }
+        }
+    }
+    let mut set: std::collections::HashSet<Value> = block_of.keys().copied().collect();
+    loop {
+        let mut out = Vec::new();
+        for (b, block) in func.blocks.iter().enumerate() {
+            for inst in &block.insts {
+                let allowed: Option<Value> = match &inst.op {
+                    Op::Load { ptr: Operand::Value(p), .. } => Some(*p),
+                    Op::Store { ptr: Operand::Value(p), value, .. } if *value != Operand::Value(*p) => Some(*p),
+                    Op::PtrAdd { ptr: Operand::Value(p), offset: Operand::Const(_) } if inst.result.is_some_and(|r| set.contains(&r)) => Some(*p),
+                    _ => None,
+                };
+                for operand in op_operands(&inst.op) {
+                    if let Operand::Value(v) = operand {
+                        if set.contains(v) && (allowed != Some(*v) || block_of[v] != b) {
                             out.push(*v);
                         }
                     }

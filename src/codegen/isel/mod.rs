@@ -87,6 +87,13 @@ pub(super) enum Lowered {
     /// exit separates from the definition take this form
     /// (`memory::lds_folded_pointers`); anything else materialises it.
     LdsAddr { root: Value, imm: u32 },
+    /// A global or constant address not yet computed: a divergent 64-bit
+    /// address (`V64`) plus `imm` (-2048..2047), which global loads and stores
+    /// take in their offset field. Made only for the elements of a vector
+    /// access and for pointers whose every use is a load or store of their
+    /// own block (`memory::global_folded_pointers`); anything else
+    /// materialises it.
+    VmemAddr { base: Box<Lowered>, imm: i32 },
 }
 
 /// A source operand of a machine instruction being built.
@@ -180,6 +187,8 @@ struct Isel<'a> {
     volatile_access: bool,
     /// Local pointers selected as [`Lowered::LdsAddr`].
     lds_folded: std::collections::HashSet<Value>,
+    /// Global pointers that may be selected as [`Lowered::VmemAddr`].
+    global_folded: std::collections::HashSet<Value>,
     /// i64 values that are a 32-bit value zero- (false) or sign-extended
     /// (true), for the 32 x 32 -> 64 multiplies.
     wide_ext: HashMap<Value, (Operand, bool)>,
@@ -416,6 +425,13 @@ impl<'a> Isel<'a> {
                     };
                     (a, b)
                 }
+            }
+            Lowered::VmemAddr { ref base, imm } => {
+                let (lo, hi) = self.to_v64(base)?;
+                let Lowered::V64(a, b) = self.binary64(BinOp::Add, Lowered::V64(lo, hi), Lowered::Imm(imm as i64 as u64), true)? else {
+                    unreachable!("a divergent 64-bit add")
+                };
+                (a, b)
             }
             Lowered::S64(p) => {
                 let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
@@ -741,7 +757,7 @@ impl<'a> Isel<'a> {
                 self.set(result.unwrap(), l);
             }
             Op::PtrAdd { ptr, offset } => {
-                let fold = result.is_some_and(|r| self.lds_folded.contains(&r));
+                let fold = result.is_some_and(|r| self.lds_folded.contains(&r) || self.global_folded.contains(&r));
                 let l = self.ptradd(ptr, offset, divergent_result, fold)?;
                 self.set(result.unwrap(), l);
             }
@@ -834,7 +850,7 @@ impl<'a> Isel<'a> {
 /// a vector-only instruction, such as a float conversion, stays in a VGPR).
 fn in_vector_registers(l: &Lowered) -> bool {
     match l {
-        Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } => true,
+        Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::VmemAddr { .. } => true,
         Lowered::ScalarCmp { .. } => false,
         Lowered::Agg(parts) => parts.iter().any(in_vector_registers),
         _ => false,
@@ -976,6 +992,7 @@ pub fn select(
         refusals: Vec::new(),
         volatile_access: false,
         lds_folded: memory::lds_folded_pointers(func, structure),
+        global_folded: memory::global_folded_pointers(func),
         wide_ext: func
             .blocks
             .iter()
@@ -1158,7 +1175,7 @@ impl<'a> IselHandle<'_, 'a> {
                 Lowered::V64(a, b) => out.extend([(*a, MergeKind::Vector), (*b, MergeKind::Vector)]),
                 Lowered::Agg(parts) => parts.iter().for_each(|p| flatten(p, out)),
                 // Never a block's parameter or live out of its block.
-                Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::ScalarCmp { .. } => {}
+                Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::VmemAddr { .. } | Lowered::ScalarCmp { .. } => {}
             }
         }
         let mut out = Vec::new();
@@ -1274,7 +1291,7 @@ impl<'a> IselHandle<'_, 'a> {
                 let (lo, hi) = isel.to_v64(src)?;
                 vec![lo, hi]
             }
-            Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::ScalarCmp { .. } => return Err(isel.error("internal: parameters are registers")),
+            Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::VmemAddr { .. } | Lowered::ScalarCmp { .. } => return Err(isel.error("internal: parameters are registers")),
         })
     }
 
