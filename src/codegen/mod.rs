@@ -15,6 +15,7 @@ pub mod cfi;
 pub mod emit;
 pub mod expand;
 pub mod hazards;
+pub mod machine_dce;
 pub mod isel;
 pub mod lower_cf;
 pub mod regalloc;
@@ -38,7 +39,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
-pub const PASSES: [&str; 14] = ["simplify", "divide", "narrow", "gvn", "dce", "branches", "uniformity", "structure", "isel", "regalloc", "expand", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 15] = ["simplify", "divide", "narrow", "gvn", "dce", "branches", "uniformity", "structure", "isel", "machine_dce", "regalloc", "expand", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -177,8 +178,15 @@ pub fn compile_kernel(
     let stack_slots = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::StackSlot { .. }));
     let mut scratch = func.kind == FuncKind::Kernel && (stack_slots || calls_need_scratch(module, callee_uses, stack_needs, func, t));
     let (selected, allocation) = loop {
-        let selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
+        let mut selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
         lap(report, "isel");
+        if options.opt_level >= crate::opt::OptLevel::O1 {
+            machine_dce::run(&mut selected.vcode, t.gpu);
+            lap(report, "machine_dce");
+            if wants(options, "machine_dce") {
+                report.printed.push_str(&format!("; after machine_dce: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
+            }
+        }
         if wants(options, "isel") {
             report.printed.push_str(&format!("; after isel: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
         }

@@ -64,6 +64,32 @@ impl<'a> Isel<'a> {
                 _ => {}
             }
         }
+        // base + ext(x) * 2^k (an index scaled by the element size): one
+        // 64-bit multiply-add; the extension and shift selected before it are
+        // left unread (machine_dce removes them).
+        if let Operand::Value(ov) = offset {
+            if let (Some((x, k, signed)), true) = (self.scaled_ext.get(ov).cloned(), divergent) {
+                let lx = self.lowered(&x);
+                let base = match p {
+                    Lowered::S64(b) => Some((Src::R(b), true)),
+                    Lowered::V64(lo, hi) => Some((Src::VPair(lo, hi), false)),
+                    _ => None,
+                };
+                if let Some((base, scalar_base)) = base {
+                    let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
+                    let xs = match lx {
+                        Lowered::V(v) => Src::R(v),
+                        Lowered::S(s) if !scalar_base || gfx11 => Src::R(s),
+                        ref other => Src::R(self.to_v(other)?),
+                    };
+                    let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                    let carry = self.vreg(self.mask_class());
+                    let opcode = if signed { Opcode::v_mad_i64_i32 } else { Opcode::v_mad_u64_u32 };
+                    self.emit(opcode, &[Dst::VPair(lo, hi), Dst::R(carry)], &[xs, Src::Imm(1 << k), base], |_| {});
+                    return Ok(Lowered::V64(lo, hi));
+                }
+            }
+        }
         // 64-bit pointer + sign-extended (or 64-bit) offset.
         let o64 = if offset_is_64 {
             o

@@ -192,6 +192,9 @@ struct Isel<'a> {
     /// i64 values that are a 32-bit value zero- (false) or sign-extended
     /// (true), for the 32 x 32 -> 64 multiplies.
     wide_ext: HashMap<Value, (Operand, bool)>,
+    /// i64 values `shl (ext x), k` (k ≤ 6) of those: (x, k, signed), for
+    /// addresses `base + ext(x) * 2^k` in one `v_mad_*`.
+    scaled_ext: HashMap<Value, (Operand, u32, bool)>,
 }
 
 impl<'a> Isel<'a> {
@@ -991,6 +994,7 @@ pub fn select(
         inst_ref: None,
         refusals: Vec::new(),
         volatile_access: false,
+        scaled_ext: HashMap::new(),
         lds_folded: memory::lds_folded_pointers(func, structure),
         global_folded: memory::global_folded_pointers(func),
         wide_ext: func
@@ -1003,6 +1007,17 @@ pub fn select(
             })
             .collect(),
     };
+    isel.scaled_ext = func
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match (&i.op, i.result) {
+            (Op::Binary { op: BinOp::Shl, ty: Type::I64, lhs: Operand::Value(v), rhs: Operand::Const(k) }, Some(r)) if k.bits <= 6 => {
+                isel.wide_ext.get(v).map(|(x, signed)| (r, (x.clone(), k.bits as u32, *signed)))
+            }
+            _ => None,
+        })
+        .collect();
     let lowered = super::lower_cf::lower_function(&mut isel_handle(&mut isel), &layout, &state);
     if !isel.refusals.is_empty() {
         let mut all = std::mem::take(&mut isel.refusals);

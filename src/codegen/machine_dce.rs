@@ -1,0 +1,81 @@
+//! machine_dce: removes selected instructions whose results nothing reads.
+//!
+//! Selection lowers every MIR instruction where it stands, before it knows
+//! how its result will be used; when a user then folds the computation into
+//! its own instruction (a scaled index into a `v_mad_*`, an address into a
+//! memory instruction's offset field), the first lowering is left without
+//! readers. This pass deletes such instructions before allocation, repeatedly
+//! (a deleted instruction may leave its operands' producers unread), in one
+//! backward sweep per round.
+//!
+//! Only instructions without effects are candidates: register copies, VALU
+//! instructions (not `v_cmpx`, which writes EXEC, nor `v_writelane`, which
+//! merges into its destination) and a few SALU ones that do not write SCC,
+//! all of whose outputs are virtual registers with no fixed placement.
+
+use super::vcode::{MInst, MKind, Slot, VCode};
+use crate::isa::{Gpu, Opcode};
+use regalloc2 as ra;
+
+fn removable(m: &MInst, gpu: Gpu) -> bool {
+    match &m.kind {
+        MKind::Copy => true,
+        MKind::Real { inst, fills } => {
+            // Every hardware output must be one of the instruction's virtual
+            // registers (no fixed register written behind the allocator).
+            let filled = fills.iter().filter(|(s, _)| matches!(s, Slot::Def(_))).count();
+            if filled != inst.defs.len() {
+                return false;
+            }
+            let op = inst.op;
+            let name = op.info().name;
+            let salu_pure = matches!(op, Opcode::s_mov_b32 | Opcode::s_mov_b64 | Opcode::s_mul_i32 | Opcode::s_mul_hi_u32 | Opcode::s_mul_hi_i32 | Opcode::s_movk_i32);
+            salu_pure || (op.info().format(gpu).is_valu() && !name.starts_with("v_cmpx") && op != Opcode::v_writelane_b32)
+        }
+        _ => false,
+    }
+}
+
+/// Deletes unread pure instructions; returns how many.
+pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
+    let mut uses = vec![0u32; vcode.vreg_classes.len()];
+    for m in &vcode.insts {
+        for op in &m.ops {
+            if op.kind() == ra::OperandKind::Use {
+                uses[op.vreg().vreg()] += 1;
+            }
+        }
+    }
+    for block in &vcode.blocks {
+        for v in block.succ_args.iter().flatten() {
+            uses[v.vreg()] += 1;
+        }
+    }
+    let mut removed = 0;
+    loop {
+        let mut changed = false;
+        for i in (0..vcode.insts.len()).rev() {
+            let m = &vcode.insts[i];
+            let mut defs = m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def).peekable();
+            if defs.peek().is_none() || !removable(m, gpu) {
+                continue;
+            }
+            let dead = m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def).all(|o| uses[o.vreg().vreg()] == 0 && !matches!(o.constraint(), ra::OperandConstraint::FixedReg(_)));
+            if !dead {
+                continue;
+            }
+            for op in &m.ops {
+                if op.kind() == ra::OperandKind::Use {
+                    uses[op.vreg().vreg()] -= 1;
+                }
+            }
+            // An empty sequence: no operands, no code.
+            vcode.insts[i] = MInst { kind: MKind::Seq(Vec::new()), ops: Vec::new() };
+            removed += 1;
+            changed = true;
+        }
+        if !changed {
+            return removed;
+        }
+    }
+}
