@@ -12,6 +12,7 @@
 //! them in order and nothing else decides the order.
 
 pub mod cfi;
+pub mod dead_moves;
 pub mod emit;
 pub mod expand;
 pub mod hazards;
@@ -39,7 +40,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
-pub const PASSES: [&str; 15] = ["simplify", "divide", "narrow", "gvn", "dce", "branches", "uniformity", "structure", "isel", "machine_dce", "regalloc", "expand", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 16] = ["simplify", "divide", "narrow", "gvn", "dce", "branches", "uniformity", "structure", "isel", "machine_dce", "regalloc", "expand", "dead_moves", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -212,6 +213,11 @@ pub fn compile_kernel(
     expand::check_registers(&expanded, t, &func.name)?;
     lap(report, "expand");
     print_expanded(options, report, "expand", func, &expanded, t);
+    if options.opt_level >= crate::opt::OptLevel::O1 {
+        dead_moves::run(&mut expanded, t);
+        lap(report, "dead_moves");
+        print_expanded(options, report, "dead_moves", func, &expanded, t);
+    }
     waitcnt::insert_waitcnts(&mut expanded, t);
     lap(report, "waitcnt");
     print_expanded(options, report, "waitcnt", func, &expanded, t);
