@@ -1,5 +1,7 @@
 //! branches: control-flow simplification.
 //!
+//! - a branch to an empty block without parameters goes straight to that
+//!   block's own target;
 //! - `brif` on a constant, or to one block with the same arguments both
 //!   ways, becomes `br`;
 //! - a block whose only predecessor ends in a `br` to it is appended to that
@@ -12,10 +14,54 @@
 //! selection, and longer blocks for the later passes to work on.
 
 use super::rewrite::{reverse_postorder, Subst};
-use crate::mir::ir::{BlockId, Function, Operand, Terminator};
+use crate::mir::ir::{BlockCall, BlockId, Function, Operand, Terminator};
+
+/// Where a branch to an empty block without parameters really goes: the
+/// block's own `br` target (followed through a few such blocks).
+fn threaded(func: &Function, call: &BlockCall) -> Option<BlockCall> {
+    if !call.args.is_empty() {
+        return None;
+    }
+    let mut cur = call.block;
+    let mut hops = 0;
+    loop {
+        let block = func.blocks.get(cur.0 as usize)?;
+        let Terminator::Br(next) = &block.term else { break };
+        if cur.0 == 0 || !block.insts.is_empty() || !block.params.is_empty() || next.block == cur || hops == 8 {
+            break;
+        }
+        hops += 1;
+        if !next.args.is_empty() {
+            return Some(next.clone());
+        }
+        cur = next.block;
+    }
+    (cur != call.block).then(|| BlockCall { block: cur, args: Vec::new() })
+}
 
 pub fn run(func: &mut Function) -> bool {
     let mut changed = false;
+    // Edges through empty forwarding blocks go straight to where those go
+    // (the arguments they pass dominate the block, so they dominate its
+    // predecessors too); a conditional branch never gets one target twice
+    // with different arguments.
+    for b in 0..func.blocks.len() {
+        let term = func.blocks[b].term.clone();
+        let new = match term {
+            Terminator::Br(call) => threaded(func, &call).map(Terminator::Br),
+            Terminator::BrIf { cond, then_to, else_to } => {
+                let t = threaded(func, &then_to).unwrap_or_else(|| then_to.clone());
+                let e = threaded(func, &else_to).unwrap_or_else(|| else_to.clone());
+                let (t, e) = if t.block == e.block && t.args != e.args { (then_to.clone(), else_to.clone()) } else { (t, e) };
+                (t != then_to || e != else_to).then_some(Terminator::BrIf { cond, then_to: t, else_to: e })
+            }
+            _ => None,
+        };
+        if let Some(term) = new {
+            func.blocks[b].term = term;
+            changed = true;
+        }
+    }
     for block in &mut func.blocks {
         let Terminator::BrIf { cond, then_to, else_to } = &block.term else { continue };
         let target = match cond {

@@ -2,7 +2,9 @@
 //! whose operation and operands equal those of an instruction in a
 //! dominating position is removed and its uses read the earlier result.
 //! Commutative operands are put in a canonical order first, so `a + b` and
-//! `b + a` meet.
+//! `b + a` meet. An instruction whose operands a merge just changed goes
+//! through simplify's rules again before it is numbered, so cascades (`x - y`
+//! once `y` is known to be `x`) settle in one walk.
 //!
 //! Pure: arithmetic, compares, selects, casts, `ptradd`, builtins,
 //! aggregates, `lane_id`/`wave_size`. Not: memory operations (a load's value
@@ -10,9 +12,11 @@
 //! and the wave collectives (their result depends on which lanes are active,
 //! which differs between blocks).
 
-use super::rewrite::{remove_marked, reverse_postorder, Subst};
-use crate::mir::cfg::Cfg;
+use super::rewrite::{definitions, remove_marked, reverse_postorder, Subst};
+use super::simplify::{self, Outcome};
+use crate::mir::cfg::{dominator_intervals, interval_dominates, Cfg};
 use crate::mir::ir::{op_operands_mut, BinOp, Function, Op, Operand, Value, WaveOp};
+use hashbrown::hash_map::Entry;
 use hashbrown::HashMap;
 
 fn is_pure(op: &Op) -> bool {
@@ -66,58 +70,62 @@ fn canonical(op: &Op) -> Op {
 pub fn run(func: &mut Function) -> bool {
     let cfg = Cfg::new(func);
     let idom = cfg.dominators();
-    let order = reverse_postorder(func);
-    // Children in the dominator tree, in reverse postorder.
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); func.blocks.len()];
-    for &b in order.iter().skip(1) {
-        if let Some(parent) = idom[b] {
-            children[parent].push(b);
-        }
-    }
+    let intervals = dominator_intervals(&idom, 0);
+    // Blocks in dominator-tree preorder: once the walk leaves a block's
+    // subtree it never comes back, so an entry whose block does not dominate
+    // the current one is stale and can be replaced (one table, no undo).
+    let mut order: Vec<usize> = reverse_postorder(func).into_iter().filter(|&b| intervals[b].1 != 0).collect();
+    order.sort_by_key(|&b| intervals[b].0);
     let mut subst = Subst::new(func);
-    let mut table: HashMap<Op, Value> = HashMap::new();
+    let mut table: HashMap<Op, (Value, usize)> = HashMap::new();
     let mut removed: Vec<Vec<bool>> = func.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     let mut changed = false;
-    // Depth-first over the tree; each block's entries leave the table when
-    // its subtree is done (the undo log holds what to remove).
-    enum Step {
-        Enter(usize),
-        Leave(usize),
-    }
-    let mut stack = vec![Step::Enter(0)];
-    let mut undo: Vec<Vec<Op>> = vec![Vec::new(); func.blocks.len()];
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Leave(b) => {
-                for key in undo[b].drain(..) {
-                    table.remove(&key);
-                }
+    let defs = definitions(func);
+    for b in order {
+        for i in 0..func.blocks[b].insts.len() {
+            for operand in op_operands_mut(&mut func.blocks[b].insts[i].op) {
+                subst.rewrite(operand);
             }
-            Step::Enter(b) => {
-                stack.push(Step::Leave(b));
-                for child in children[b].iter().rev() {
-                    stack.push(Step::Enter(*child));
+            let Some(result) = func.blocks[b].insts[i].result else { continue };
+            if !is_pure(&func.blocks[b].insts[i].op) {
+                continue;
+            }
+            // An operand just replaced by an equal value or a constant can
+            // make the instruction simplify (`x - y` with y = x): simplify's
+            // rules run here too, so such chains settle in one walk.
+            let op = std::mem::replace(&mut func.blocks[b].insts[i].op, Op::Barrier);
+            let op = match simplify::simplify(&op, func, &defs) {
+                Outcome::Forward(with) => {
+                    subst.set(result, with);
+                    removed[b][i] = true;
+                    changed = true;
+                    func.blocks[b].insts[i].op = op;
+                    continue;
                 }
-                for (i, inst) in func.blocks[b].insts.iter_mut().enumerate() {
-                    for operand in op_operands_mut(&mut inst.op) {
-                        subst.rewrite(operand);
+                Outcome::Replace(new) => {
+                    changed = true;
+                    new
+                }
+                Outcome::Keep => op,
+            };
+            let key = canonical(&op);
+            func.blocks[b].insts[i].op = op;
+            if !is_pure(&func.blocks[b].insts[i].op) {
+                continue;
+            }
+            match table.entry(key) {
+                Entry::Occupied(mut e) => {
+                    let (earlier, block) = *e.get();
+                    if interval_dominates(&intervals, block, b) {
+                        subst.set(result, Operand::Value(earlier));
+                        removed[b][i] = true;
+                        changed = true;
+                    } else {
+                        e.insert((result, b));
                     }
-                    let Some(result) = inst.result else { continue };
-                    if !is_pure(&inst.op) {
-                        continue;
-                    }
-                    let key = canonical(&inst.op);
-                    match table.get(&key) {
-                        Some(&earlier) => {
-                            subst.set(result, Operand::Value(earlier));
-                            removed[b][i] = true;
-                            changed = true;
-                        }
-                        None => {
-                            table.insert(key.clone(), result);
-                            undo[b].push(key);
-                        }
-                    }
+                }
+                Entry::Vacant(e) => {
+                    e.insert((result, b));
                 }
             }
         }

@@ -44,8 +44,9 @@ fn defining_ops(func: &Function) -> Vec<Option<Op>> {
     let mut defs = vec![None; func.values.len()];
     for block in &func.blocks {
         for inst in &block.insts {
-            if let Some(r) = inst.result {
-                if matches!(inst.op, Op::Binary { .. }) {
+            // Only what the rules look at: i64 operations and shifts.
+            if let (Some(r), Op::Binary { op, ty, .. }) = (inst.result, &inst.op) {
+                if *ty == Type::I64 || *op == BinOp::Shl {
                     defs[r.0 as usize] = Some(inst.op.clone());
                 }
             }

@@ -2,7 +2,8 @@
 //! cheap strength reductions, in one walk over the blocks in reverse
 //! postorder (so an instruction's operands are simplified before it).
 //!
-//! An instruction either stays, is rewritten in place into a cheaper one
+//! Block parameters that every edge still taken passes the same operand
+//! become that operand. An instruction either stays, is rewritten in place into a cheaper one
 //! (`mul x, 8` into `shl x, 3`), or disappears, its uses reading another
 //! operand instead (a constant, or a value it merely passes on). Every rule
 //! keeps the exact MIR semantics of docs/mir-semantics.md, undefined
@@ -14,10 +15,10 @@ use super::fold::{self, foldable_type};
 use super::rewrite::{remove_marked, definitions, defining_op, reverse_postorder, Def, Subst};
 use crate::abi::Type;
 use crate::mir::interp::ops::{mask, sext, width};
-use crate::mir::ir::{op_operands_mut, BinOp, CastOp, Const, Function, IntPred, Op, Operand, UnOp};
+use crate::mir::ir::{op_operands_mut, BinOp, CastOp, Const, Function, IntPred, Op, Operand, Terminator, UnOp};
 
 /// What becomes of one instruction.
-enum Outcome {
+pub(super) enum Outcome {
     Keep,
     /// Rewritten into a cheaper operation with the same result.
     Replace(Op),
@@ -31,7 +32,77 @@ pub fn run(func: &mut Function) -> bool {
     let mut subst = Subst::new(func);
     let mut removed: Vec<Vec<bool>> = func.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     let mut changed = false;
+    // Dominance, for replacing a parameter by a value: an edge the walk
+    // knows is not taken is still in the CFG, so the value must dominate the
+    // block by itself.
+    let cfg = crate::mir::cfg::Cfg::new(func);
+    let intervals = crate::mir::cfg::dominator_intervals(&cfg.dominators(), 0);
+    let def_block = func.defining_blocks();
+    let dominates_block = |o: &Operand, b: usize| match o {
+        Operand::Const(_) => true,
+        Operand::Value(v) => match def_block.get(v.0 as usize).copied() {
+            Some(usize::MAX) => true,
+            // Strictly: a value of the block itself may come after a use.
+            Some(d) if d < intervals.len() && d != b => crate::mir::cfg::interval_dominates(&intervals, d, b),
+            _ => false,
+        },
+    };
+    let mut reachable = vec![false; func.blocks.len()];
+    order.iter().for_each(|&b| reachable[b] = true);
+    let mut incoming: Vec<Vec<(usize, usize)>> = vec![Vec::new(); func.blocks.len()];
+    for &p in &order {
+        for (slot, s) in func.blocks[p].term.successors().into_iter().enumerate() {
+            if let Some(list) = incoming.get_mut(s.0 as usize) {
+                list.push((p, slot));
+            }
+        }
+    }
     for &b in &order {
+        // A block parameter that every edge still taken passes the same
+        // operand (itself aside) is that operand. Edges of a `brif` on a
+        // known constant that it does not take do not count, so constants
+        // travel down chains of branches in one walk.
+        for j in 0..func.blocks[b].params.len() {
+            let param = func.blocks[b].params[j];
+            if subst.resolve(&Operand::Value(param)) != Operand::Value(param) {
+                continue;
+            }
+            let mut same: Option<Operand> = None;
+            let mut agree = true;
+            for &(p, slot) in &incoming[b] {
+                let (call, taken) = match &func.blocks[p].term {
+                    Terminator::Br(call) => (call, true),
+                    Terminator::BrIf { cond, then_to, else_to } => {
+                        let call = if slot == 0 { then_to } else { else_to };
+                        let taken = match subst.resolve(cond) {
+                            Operand::Const(c) => (c.bits & 1 != 0) == (slot == 0),
+                            Operand::Value(_) => true,
+                        };
+                        (call, taken)
+                    }
+                    _ => continue,
+                };
+                if !taken {
+                    continue;
+                }
+                let Some(arg) = call.args.get(j).map(|a| subst.resolve(a)) else { agree = false; break };
+                if arg == Operand::Value(param) {
+                    continue;
+                }
+                match &same {
+                    None => same = Some(arg),
+                    Some(s) if *s == arg => {}
+                    _ => {
+                        agree = false;
+                        break;
+                    }
+                }
+            }
+            if let (true, Some(with)) = (agree, same.filter(|w| dominates_block(w, b))) {
+                subst.set(param, with);
+                changed = true;
+            }
+        }
         for i in 0..func.blocks[b].insts.len() {
             for operand in op_operands_mut(&mut func.blocks[b].insts[i].op) {
                 changed |= subst.rewrite(operand);
@@ -86,7 +157,8 @@ fn is_associative_int(op: BinOp) -> bool {
     matches!(op, BinOp::Add | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor)
 }
 
-fn simplify(op: &Op, func: &Function, defs: &[Option<Def>]) -> Outcome {
+/// The rules for one operation whose operands are already rewritten.
+pub(super) fn simplify(op: &Op, func: &Function, defs: &[Option<Def>]) -> Outcome {
     if let Some(c) = fold::evaluate(op) {
         return Outcome::Forward(Operand::Const(c));
     }

@@ -546,68 +546,38 @@ impl<'a> Isel<'a> {
 /// use is the address of a non-atomic local load or store, or the base of
 /// another such `ptradd` by a constant, in a block that every loop holding
 /// the definition also holds (no loop exit in between, where control-flow
-/// lowering would have to merge the address). Removing a pointer can
-/// disqualify the one it was built from, so this iterates until nothing
-/// changes (each round only removes).
+/// lowering would have to merge the address).
 pub(super) fn lds_folded_pointers(func: &Function, structure: &Structure) -> std::collections::HashSet<Value> {
-    use crate::mir::{op_operands, terminator_operands};
-    let mut block_of: HashMap<Value, usize> = HashMap::new();
-    for (b, block) in func.blocks.iter().enumerate() {
-        for inst in &block.insts {
-            if let (Some(r), Op::PtrAdd { ptr, .. }) = (inst.result, &inst.op) {
-                if matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Local)) {
-                    block_of.insert(r, b);
-                }
-            }
-        }
-    }
-    let mut set: std::collections::HashSet<Value> = block_of.keys().copied().collect();
-    loop {
-        let mut out = Vec::new();
-        for (b, block) in func.blocks.iter().enumerate() {
-            for inst in &block.insts {
-                let allowed: Option<Value> = match &inst.op {
-                    Op::Load { ptr: Operand::Value(p), .. } => Some(*p),
-                    Op::Store { ptr: Operand::Value(p), value, .. } if *value != Operand::Value(*p) => Some(*p),
-                    Op::PtrAdd { ptr: Operand::Value(p), offset: Operand::Const(_) } if inst.result.is_some_and(|r| set.contains(&r)) => Some(*p),
-                    _ => None,
-                };
-                for operand in op_operands(&inst.op) {
-                    if let Operand::Value(v) = operand {
-                        let reachable = |d: usize| structure.loop_of.get(d).copied().flatten().is_none_or(|l| structure.loop_contains(l, b));
-                        if set.contains(v) && (allowed != Some(*v) || !reachable(block_of[v])) {
-                            out.push(*v);
-                        }
-                    }
-                }
-            }
-            for operand in terminator_operands(&block.term) {
-                if let Operand::Value(v) = operand {
-                    if set.contains(v) {
-                        out.push(*v);
-                    }
-                }
-            }
-        }
-        if out.is_empty() {
-            return set;
-        }
-        for v in out {
-            set.remove(&v);
-        }
-    }
+    folded_pointers(
+        func,
+        |ptr, _| matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Local)),
+        |def, user| structure.loop_of.get(def).copied().flatten().is_none_or(|l| structure.loop_contains(l, user)),
+    )
 }
 
 /// The global and constant pointers that may stay [`Lowered::VmemAddr`]:
 /// results of `ptradd` by a constant whose every use is the address of a
 /// load or store in the same block (or the base of another such `ptradd`).
 pub(super) fn global_folded_pointers(func: &Function) -> std::collections::HashSet<Value> {
+    folded_pointers(
+        func,
+        |ptr, offset| matches!(offset, Operand::Const(_)) && matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Global | AddrSpace::Constant)),
+        |def, user| def == user,
+    )
+}
+
+/// The `ptradd` results (those `candidate(ptr, offset)` accepts) whose every
+/// use is the address of a load or store, or the base of another such
+/// `ptradd` by a constant, in a block `reaches(def block, use block)`
+/// accepts. Removing a pointer can disqualify the one it was built from, so
+/// this iterates until nothing changes (each round only removes).
+fn folded_pointers(func: &Function, candidate: impl Fn(&Operand, &Operand) -> bool, reaches: impl Fn(usize, usize) -> bool) -> std::collections::HashSet<Value> {
     use crate::mir::{op_operands, terminator_operands};
     let mut block_of: HashMap<Value, usize> = HashMap::new();
     for (b, block) in func.blocks.iter().enumerate() {
         for inst in &block.insts {
-            if let (Some(r), Op::PtrAdd { ptr, offset: Operand::Const(_) }) = (inst.result, &inst.op) {
-                if matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Global | AddrSpace::Constant)) {
+            if let (Some(r), Op::PtrAdd { ptr, offset }) = (inst.result, &inst.op) {
+                if candidate(ptr, offset) {
                     block_of.insert(r, b);
                 }
             }
@@ -626,7 +596,7 @@ pub(super) fn global_folded_pointers(func: &Function) -> std::collections::HashS
                 };
                 for operand in op_operands(&inst.op) {
                     if let Operand::Value(v) = operand {
-                        if set.contains(v) && (allowed != Some(*v) || block_of[v] != b) {
+                        if set.contains(v) && (allowed != Some(*v) || !reaches(block_of[v], b)) {
                             out.push(*v);
                         }
                     }
