@@ -52,6 +52,25 @@ fn count_instructions(code: &[u8], target: Target) -> usize {
     n
 }
 
+/// `llc-22 -O2` of `ll` into `obj`: the median of 5 timed runs.
+fn llc_median(ll: &Path, obj: &Path, gpu: Gpu) -> std::time::Duration {
+    let times = (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            let status = Command::new("llc-22")
+                .args(["-O2", "-mtriple=amdgcn-amd-amdhsa", &format!("-mcpu={gpu}"), "--amdhsa-code-object-version=5", "-filetype=obj", "-o"])
+                .arg(obj)
+                .arg(ll)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            start.elapsed()
+        })
+        .collect();
+    median(times)
+}
+
 /// The kernels of tests/spirv the SPIR-V table compiles.
 const FROM_SPIRV: [&str; 10] = ["vadd", "saxpy", "reduce_lds", "matmul", "divergent_loop", "stencil", "int64_math", "float4_ops", "scan_local", "call_many"];
 
@@ -96,26 +115,13 @@ fn from_spirv(root: &Path, work: &Path) {
                 .status()
                 .unwrap()
                 .success());
-            let mut llc_times = Vec::new();
-            for _ in 0..5 {
-                let start = Instant::now();
-                let status = Command::new("llc-22")
-                    .args(["-O2", "-mtriple=amdgcn-amd-amdhsa", &mcpu, "--amdhsa-code-object-version=5", "-filetype=obj", "-o"])
-                    .arg(&obj)
-                    .arg(&ll)
-                    .stderr(std::process::Stdio::null())
-                    .status()
-                    .unwrap();
-                llc_times.push(start.elapsed());
-                assert!(status.success());
-            }
+            let llc_time = llc_median(&ll, &obj, gpu);
             assert!(Command::new("ld.lld-22").arg("-shared").arg(&obj).arg("-o").arg(&hsaco).status().unwrap().success());
             let loaded = codeobj::read(&std::fs::read(&hsaco).unwrap()).unwrap();
             let kernel = &loaded.kernels[0];
             let meta = kernel.metadata.as_ref().unwrap();
             let llc_insts = count_instructions(&kernel.code, Target::new(gpu));
             let llc_all: usize = loaded.functions.iter().filter(|f| !f.name.starts_with("__clang_ocl_kern_imp_")).map(|f| count_instructions(&f.code, Target::new(gpu))).sum();
-            let llc_time = median(llc_times);
             ours_total += all;
             llc_total += llc_all;
             our_time_total += our_time.as_secs_f64();
@@ -187,19 +193,7 @@ fn main() {
                 continue;
             }
             let obj = work.join(format!("{name}.{gpu}.o"));
-            let mut llc_times = Vec::new();
-            for _ in 0..5 {
-                let start = Instant::now();
-                let status = Command::new("llc-22")
-                    .args(["-O2", "-mtriple=amdgcn-amd-amdhsa", &format!("-mcpu={gpu}"), "--amdhsa-code-object-version=5", "-filetype=obj", "-o"])
-                    .arg(&obj)
-                    .arg(&ll)
-                    .stderr(std::process::Stdio::null())
-                    .status()
-                    .unwrap();
-                llc_times.push(start.elapsed());
-                assert!(status.success());
-            }
+            let llc_time = llc_median(&ll, &obj, gpu);
             let hsaco = work.join(format!("{name}.{gpu}.hsaco"));
             assert!(Command::new("ld.lld-22").arg("-shared").arg(&obj).arg("-o").arg(&hsaco).status().unwrap().success());
             let loaded = codeobj::read(&std::fs::read(&hsaco).unwrap()).unwrap();
@@ -212,7 +206,6 @@ fn main() {
                 .filter(|f| !f.name.starts_with("__clang_ocl_kern_imp_"))
                 .map(|f| count_instructions(&f.code, Target::new(gpu)))
                 .sum();
-            let llc_time = median(llc_times);
             println!(
                 "{name:<16} {gpu:<8} | {:>6} {:>5} {:>5} {:>5} {:>5} {:>7.1}us | {:>6} {:>5} {:>5} {:>5} {:>5} {:>7.1}ms | {:>6.0}x",
                 ours.instructions,

@@ -447,13 +447,18 @@ pub fn compile_module(
     let trace_start = Instant::now();
     let mut trace = crate::opt::Trace::default();
     let observe = crate::opt::Observe { print_after: &options.print_after, verify: options.verify_passes || cfg!(debug_assertions) };
-    let optimized = crate::opt::optimize(module, options.opt_level, &observe, &mut trace).map_err(|why| Diagnostic::new(why, Span::NONE))?;
+    // -O0 compiles the module as it is (no copy).
+    let optimized = if options.opt_level == crate::opt::OptLevel::O0 {
+        None
+    } else {
+        Some(crate::opt::optimize(module, options.opt_level, &observe, &mut trace).map_err(|why| Diagnostic::new(why, Span::NONE))?)
+    };
     report.printed.push_str(&trace.printed);
-    if options.time_passes {
+    if options.time_passes && optimized.is_some() {
         report.timings.extend(trace.timings);
         report.timings.push(("MIR optimisation (total)".to_string(), trace_start.elapsed()));
     }
-    let module = &optimized;
+    let module = optimized.as_ref().unwrap_or(module);
     let uses = implicit_uses(module);
     let callees: HashMap<&str, Vec<&str>> = module.functions.iter().map(|f| (f.name.as_str(), direct_callees(f))).collect();
     // Device functions first: a kernel's scratch depends on what its callees

@@ -46,14 +46,17 @@ pub fn run(func: &mut Function) -> bool {
     // predecessors too); a conditional branch never gets one target twice
     // with different arguments.
     for b in 0..func.blocks.len() {
-        let term = func.blocks[b].term.clone();
-        let new = match term {
-            Terminator::Br(call) => threaded(func, &call).map(Terminator::Br),
+        let new = match &func.blocks[b].term {
+            Terminator::Br(call) => threaded(func, call).map(Terminator::Br),
             Terminator::BrIf { cond, then_to, else_to } => {
-                let t = threaded(func, &then_to).unwrap_or_else(|| then_to.clone());
-                let e = threaded(func, &else_to).unwrap_or_else(|| else_to.clone());
-                let (t, e) = if t.block == e.block && t.args != e.args { (then_to.clone(), else_to.clone()) } else { (t, e) };
-                (t != then_to || e != else_to).then_some(Terminator::BrIf { cond, then_to: t, else_to: e })
+                let (t, e) = (threaded(func, then_to), threaded(func, else_to));
+                if t.is_none() && e.is_none() {
+                    None
+                } else {
+                    let t = t.unwrap_or_else(|| then_to.clone());
+                    let e = e.unwrap_or_else(|| else_to.clone());
+                    (t.block != e.block || t.args == e.args).then(|| Terminator::BrIf { cond: cond.clone(), then_to: t, else_to: e })
+                }
             }
             _ => None,
         };
