@@ -273,6 +273,70 @@ pub fn abi_report(signature: &str, target: &CodeObjectTarget, convention: &str, 
     Ok(if json { format!("{}\n", assignment.to_json()) } else { assignment.to_string() })
 }
 
+/// What `amdgpu-cg abi-fuzz` was asked (the command line, checked by [`abi_fuzz`]).
+pub struct AbiFuzzRequest<'a> {
+    pub caller: &'a str,
+    pub callee: &'a str,
+    pub conv: Option<&'a str>,
+    pub seed: u64,
+    pub count: usize,
+    pub out_dir: Option<std::path::PathBuf>,
+    pub signature: Option<&'a str>,
+    pub caller_kind: Option<&'a str>,
+    pub batch: usize,
+    pub llc: std::path::PathBuf,
+    pub lld: std::path::PathBuf,
+}
+
+/// `amdgpu-cg abi-fuzz`: runs the conformance fuzzer (docs/abi.md section 11).
+pub fn abi_fuzz(target: &CodeObjectTarget, r: &AbiFuzzRequest) -> Result<crate::abifuzz::Summary, CliError> {
+    use crate::abi::{Convention, Signature};
+    use crate::abifuzz::{Compiler, Config};
+    let compiler = |name: &str| match name {
+        "llvm" => Ok(Compiler::Llvm),
+        "ours" => Ok(Compiler::Ours),
+        other => Err(CliError::usage(format!("unknown compiler '{other}' (ours or llvm)"))),
+    };
+    let mut config = Config::new(*target);
+    config.caller = compiler(r.caller)?;
+    config.callee = compiler(r.callee)?;
+    let both_ours = config.caller == Compiler::Ours && config.callee == Compiler::Ours;
+    config.conv = match r.conv {
+        None if both_ours => Convention::AmdgpuCg,
+        None | Some("llvm") => Convention::Llvm,
+        Some(_) => Convention::AmdgpuCg,
+    };
+    if config.conv == Convention::AmdgpuCg && !both_ours {
+        return Err(CliError::usage("LLVM has no amdgpu_cg convention: use --conv llvm when either side is llvm"));
+    }
+    if r.batch == 0 || r.count == 0 {
+        return Err(CliError::usage("--count and --batch must be at least 1"));
+    }
+    config.seed = r.seed;
+    config.count = r.count;
+    config.batch = r.batch;
+    config.out_dir = r.out_dir.clone();
+    config.llc = r.llc.clone();
+    config.lld = r.lld.clone();
+    config.device_caller = r.caller_kind.map(|k| k == "function");
+    if let Some(text) = r.signature {
+        let sig = Signature::parse(text).map_err(|e| {
+            let column = text[..e.offset.min(text.len())].chars().count();
+            CliError::input(format!("error: signature: {}\n  {text}\n  {}^\n", e.message, " ".repeat(column)))
+        })?;
+        config.signature = Some(sig);
+    }
+    if !both_ours {
+        for tool in [&config.llc, &config.lld] {
+            let runs = std::process::Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+            if !runs {
+                return Err(CliError::input(format!("error: cannot run {} (the llvm side needs llc and ld.lld; --llc and --lld name others)", tool.display())));
+            }
+        }
+    }
+    crate::abifuzz::run(&config).map_err(|e| CliError::input(format!("error: {e}")))
+}
+
 /// `amdgpu-cg inspect`: a readable summary of a code object.
 pub fn inspect_file(path: &Path) -> Result<String, CliError> {
     let bytes = std::fs::read(path).map_err(|e| CliError::io(path.display(), e))?;

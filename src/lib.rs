@@ -4,6 +4,7 @@
 //! selection → register allocation → ABI and frame lowering → waitcnt and hazards →
 //! encoding → code object.
 
+pub mod abifuzz;
 pub mod codegen;
 pub mod codeobj;
 pub mod driver;

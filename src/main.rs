@@ -5,6 +5,7 @@
 //! amdgpu-cg check kernel.mir
 //! amdgpu-cg run kernel.mir --grid 256 --block 64 --buffer x=f32:iota:256 --arg x=@x ...
 //! amdgpu-cg abi 'fn(i32, inreg i64) -> f32' --mcpu gfx90a [--conv amdgpu-cg|llvm] [--json]
+//! amdgpu-cg abi-fuzz --mcpu gfx90a --caller ours|llvm --callee ours|llvm [--conv llvm|amdgpu_cg] [--count N] [-o DIR] [--json]
 //! amdgpu-cg inspect kernel.hsaco
 //! amdgpu-cg sim kernel.hsaco --grid 256 --block 64 --buffer x=f32:iota:256 --arg x=@x ...
 //! ```
@@ -100,6 +101,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Fuzz calling-convention conformance between two compilers (ours or
+    /// llc): random signatures, a callee that records what it receives, a
+    /// caller that passes known values, run on the simulator. Exit status 3
+    /// when they disagree.
+    AbiFuzz(AbiFuzzArgs),
     /// Summarise a code object (.hsaco): kernels, descriptors, metadata.
     Inspect {
         input: PathBuf,
@@ -107,6 +113,51 @@ enum Command {
     /// Run a kernel of a code object (.hsaco) on the ISA simulator, with the
     /// same buffer and argument syntax as `run`.
     Sim(SimArgs),
+}
+
+#[derive(Args)]
+struct AbiFuzzArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Who compiles the caller: ours or llvm (llc).
+    #[arg(long, default_value = "ours", value_parser = ["ours", "llvm"])]
+    caller: String,
+    /// Who compiles the callee: ours or llvm (llc).
+    #[arg(long, default_value = "ours", value_parser = ["ours", "llvm"])]
+    callee: String,
+    /// The calling convention: llvm or amdgpu_cg (default: amdgpu_cg when both
+    /// sides are ours, else llvm).
+    #[arg(long, value_parser = ["llvm", "amdgpu_cg", "amdgpu-cg"])]
+    conv: Option<String>,
+    /// Seed of the random signatures and values.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Signatures to check.
+    #[arg(long, default_value_t = 100)]
+    count: usize,
+    /// Reduce each kind of disagreement to a shortest signature and write its
+    /// reproducer (sources, commands, report) under DIR.
+    #[arg(short = 'o', value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Check only this signature (MIR type syntax, as `abi` takes it).
+    #[arg(long)]
+    signature: Option<String>,
+    /// Who makes the call: kernel, function (a device function the kernel
+    /// calls), or both at random (the default).
+    #[arg(long, value_parser = ["kernel", "function"])]
+    caller_kind: Option<String>,
+    /// Signatures built together (one llc run and one link each).
+    #[arg(long, default_value_t = 40)]
+    batch: usize,
+    /// The llc to use for the llvm side.
+    #[arg(long, default_value = "llc-22")]
+    llc: PathBuf,
+    /// The linker.
+    #[arg(long, default_value = "ld.lld-22")]
+    lld: PathBuf,
 }
 
 #[derive(Args)]
@@ -178,11 +229,44 @@ fn main() -> ExitCode {
                 .and_then(|t| driver::abi_report(&signature, &t, &conv, json))
                 .map(|text| print!("{text}"))
         }
+        Some(Command::AbiFuzz(a)) => return abi_fuzz(a),
         Some(Command::Inspect { input }) => driver::inspect_file(&input).map(|text| print!("{text}")),
         Some(Command::Sim(a)) => sim(a),
         None => compile(cli.compile),
     };
     report(result)
+}
+
+fn abi_fuzz(a: AbiFuzzArgs) -> ExitCode {
+    let request = driver::AbiFuzzRequest {
+        caller: &a.caller,
+        callee: &a.callee,
+        conv: a.conv.as_deref(),
+        seed: a.seed,
+        count: a.count,
+        out_dir: a.output.clone(),
+        signature: a.signature.as_deref(),
+        caller_kind: a.caller_kind.as_deref(),
+        batch: a.batch,
+        llc: a.llc.clone(),
+        lld: a.lld.clone(),
+    };
+    let result = driver::parse_target(&a.target.target, &a.target.mcpu).and_then(|t| driver::abi_fuzz(&t, &request));
+    match result {
+        Ok(summary) => {
+            if a.json {
+                println!("{}", amdgpu_cg::abifuzz::json(&summary));
+            } else {
+                print!("{}", amdgpu_cg::abifuzz::text(&summary));
+            }
+            if summary.disagreements.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(3)
+            }
+        }
+        Err(e) => report(Err(e)),
+    }
 }
 
 fn sim(a: SimArgs) -> Result<(), CliError> {

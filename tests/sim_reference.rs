@@ -835,3 +835,35 @@ fn clang_output_decodes_through_the_table() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// D16 loads keep the other half of their destination (gfx1100: global and
+/// scratch `load_d16_b16`, `load_d16_hi_b16`, `load_d16_u8`) and s_pack_lh,
+/// s_pack_hh, s_pack_hl take the documented halves: `halves.cl`.
+#[test]
+fn sixteen_bit_halves_loads_and_packs() {
+    for_each_gpu("halves.cl", |_, sim, co| {
+        let n = 128usize;
+        let a: Vec<u16> = (0..n + 64).map(|j| 0x8000 ^ (j as u16).wrapping_mul(40503)).collect();
+        let b: Vec<u16> = (0..n).map(|j| 0x1234u16.wrapping_add(3 * j as u16)).collect();
+        let c: Vec<u8> = (0..n).map(|j| (j as u8).wrapping_mul(37) | 0x80).collect();
+        let (ux, uy) = (0xa1b2_c3d4u32, 0x9e8f_7a6bu32);
+        let bytes16 = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let (pa, pb, pc) = (sim.alloc("a", bytes16(&a)), sim.alloc("b", bytes16(&b)), sim.alloc("c", c.clone()));
+        let pout = sim.alloc("out", vec![0; 16 * n]);
+        let stats = run(sim, co, "halves", [n as u32, 1, 1], [64, 1, 1], Args::default().ptr(pa).ptr(pb).ptr(pc).ptr(pout).i32(ux as i32).i32(uy as i32))?;
+        let pack = |lo: u16, hi: u16| u32::from(lo) | u32::from(hi) << 16;
+        let (hl, lh, hh) = ((ux >> 16) | (uy & 0xffff) << 16, (ux & 0xffff) | (uy & 0xffff_0000), (ux >> 16) | (uy & 0xffff_0000));
+        let mut want = Vec::new();
+        for i in 0..n {
+            let v = (a[i], b[i]);
+            let w = (u16::from(c[i]), a[i + 1]);
+            let p = (a[(i + (i & 7)) & 63], a[(i + ((i + 3) & 7)) & 63]);
+            want.push(pack(v.0, v.1).wrapping_add(lh));
+            want.push(pack(w.0, w.1) ^ hh);
+            want.push(pack(p.0, p.1).wrapping_add(hl));
+            want.push(pack(v.0, v.1).wrapping_mul(3).wrapping_add(pack(w.0, w.1)));
+        }
+        compare("out", &u32s(sim.read(pout).unwrap()), &want)?;
+        Ok(stats)
+    });
+}

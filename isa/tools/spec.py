@@ -46,6 +46,8 @@ for n, sig, fl in [
     ("s_bfe_u32", "s1|s1,s1", "scc_def"), ("s_bfe_i32", "s1|s1,s1", "scc_def"),
     ("s_bfe_u64", "s2|s2,s1", "scc_def"), ("s_mul_hi_u32", "s1|s1,s1", ""),
     ("s_mul_hi_i32", "s1|s1,s1", ""), ("s_pack_ll_b32_b16", "s1|s1,s1", ""),
+    ("s_pack_lh_b32_b16", "s1|s1,s1", ""), ("s_pack_hh_b32_b16", "s1|s1,s1", ""),
+    ("s_pack_hl_b32_b16", "s1|s1,s1", ""),
 ]:
     add(n, None, "SOP2", "SOP2", sig, fl)
 for k in range(1, 5):
@@ -307,6 +309,10 @@ add("ds_permute_b32", None, "DS", "DS", "v1|v1,v1", "load")
 # ---------------- FLAT / GLOBAL / SCRATCH ----------------
 LD = [("dword", "b32", 1), ("dwordx2", "b64", 2), ("dwordx3", "b96", 3), ("dwordx4", "b128", 4),
       ("ubyte", "u8", 1), ("sbyte", "i8", 1), ("ushort", "u16", 1), ("sshort", "i16", 1)]
+# D16 loads write one half of the destination and keep the other.
+D16 = [("ubyte_d16", "d16_u8", 1), ("ubyte_d16_hi", "d16_hi_u8", 1), ("sbyte_d16", "d16_i8", 1),
+       ("sbyte_d16_hi", "d16_hi_i8", 1), ("short_d16", "d16_b16", 1), ("short_d16_hi", "d16_hi_b16", 1)]
+LD = LD + D16
 ST = [("dword", "b32", 1), ("dwordx2", "b64", 2), ("dwordx3", "b96", 3), ("dwordx4", "b128", 4),
       ("byte", "b8", 1), ("short", "b16", 1)]
 for seg, fmt in [("flat", "FLAT"), ("global", "GLOBAL"), ("scratch", "SCRATCH")]:

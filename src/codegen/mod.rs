@@ -60,16 +60,24 @@ pub struct Options {
 }
 
 /// What a kernel assumes about a function defined elsewhere: LLVM's default
-/// stack size for external calls, and register counts that cover small
-/// functions (docs/abi.md, "Interop").
+/// stack size for external calls, and every register the target lets a
+/// function use (nothing bounds what another object's function uses; the
+/// ABI fuzzer found LLVM callees above any smaller guess; docs/abi.md, "Interop").
 pub const EXTERNAL_STACK_BYTES: u32 = 16384;
 /// Stack a recursive call chain gets beyond one frame of each function on it
 /// (the kernel reports a dynamic stack; docs/abi.md section 3.1).
 pub const DYNAMIC_STACK_BYTES: u32 = 16384;
-pub const EXTERNAL_VGPRS: u32 = 128;
-pub const EXTERNAL_SGPRS: u32 = 96;
+pub const EXTERNAL_VGPRS: u32 = 256;
+/// s0-s101 (gfx9) or s0-s105 (gfx11); VCC and the other extras are added on top.
+pub fn external_sgprs(target: crate::isa::Target) -> u32 {
+    if target.gpu.generation() == crate::isa::Generation::Gfx11 {
+        106
+    } else {
+        102
+    }
+}
 /// AGPRs on targets that have them (LLVM keeps callee-saved VGPRs in AGPRs).
-pub const EXTERNAL_AGPRS: u32 = 64;
+pub const EXTERNAL_AGPRS: u32 = 256;
 
 /// What a kernel uses, for `--stats` and the closing measurements.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,8 +180,10 @@ pub fn compile_kernel(
         let order: Vec<&str> = structure.order.iter().map(|&b| func.blocks[b].name.as_str()).collect();
         report.printed.push_str(&format!("; after structure: @{}\n;   order: {}\n;   loops: {:?}\n", func.name, order.join(" "), structure.loops));
     }
-    // Selection and allocation run again with scratch enabled when the first
-    // allocation spills VGPRs (scratch changes the kernel's input registers).
+    // A kernel's selection and allocation run again with scratch enabled when
+    // the first allocation spills VGPRs (scratch changes the kernel's input
+    // registers). A device function always reaches scratch through s[0:3] and
+    // SP, so its first allocation stands.
     // A kernel with stack slots, or whose calls pass or return values in
     // memory, or call functions that use the stack, has scratch from the start.
     let stack_slots = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::StackSlot { .. }));
@@ -196,7 +206,7 @@ pub fn compile_kernel(
         }
         let allocation = regalloc::allocate(&selected.vcode, t, &func.name)?;
         lap(report, "regalloc");
-        if !scratch && expand::spills_vgprs(&allocation) {
+        if func.kind == FuncKind::Kernel && !scratch && expand::spills_vgprs(&allocation) {
             scratch = true;
             continue;
         }
@@ -532,7 +542,7 @@ pub fn compile_module(
             }
             if options.external.iter().any(|e| e == f) {
                 k.resources.num_vgpr = k.resources.num_vgpr.max(EXTERNAL_VGPRS);
-                k.resources.num_sgpr = k.resources.num_sgpr.max(EXTERNAL_SGPRS);
+                k.resources.num_sgpr = k.resources.num_sgpr.max(external_sgprs(target.target));
                 if target.target.gpu.has_agprs() {
                     k.resources.num_agpr = k.resources.num_agpr.max(EXTERNAL_AGPRS);
                 }

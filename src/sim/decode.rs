@@ -37,7 +37,7 @@ named! {
     s_max_i32, s_max_u32, s_cselect_b32, s_cselect_b64, s_and_b32, s_and_b64, s_or_b32, s_or_b64,
     s_xor_b32, s_xor_b64, s_nand_b32, s_nor_b32, s_xnor_b32, s_lshl_b32, s_lshl_b64, s_lshr_b32,
     s_lshr_b64, s_ashr_i32, s_ashr_i64, s_bfm_b32, s_mul_i32, s_bfe_u32, s_bfe_i32, s_bfe_u64,
-    s_mul_hi_u32, s_mul_hi_i32, s_pack_ll_b32_b16, s_lshl1_add_u32, s_lshl2_add_u32,
+    s_mul_hi_u32, s_mul_hi_i32, s_pack_ll_b32_b16, s_pack_lh_b32_b16, s_pack_hh_b32_b16, s_pack_hl_b32_b16, s_lshl1_add_u32, s_lshl2_add_u32,
     s_lshl3_add_u32, s_lshl4_add_u32, s_andn2_b32, s_andn2_b64, s_orn2_b32, s_orn2_b64,
     // SOP1
     s_mov_b32, s_mov_b64, s_cmov_b32, s_cmov_b64, s_not_b32, s_not_b64, s_brev_b32,
@@ -134,6 +134,10 @@ pub enum Atom {
 pub enum Access {
     /// `size` bytes (1, 2, 4, 8, 12, 16); sub-dword loads extend by `signed`.
     Load { size: u8, signed: bool },
+    /// A D16 load: `size` (1 or 2) bytes, extended by `signed` to 16 bits, into
+    /// the low (or, `hi`, the high) half of the destination; the other half
+    /// keeps its value.
+    LoadD16 { size: u8, signed: bool, hi: bool },
     Store { size: u8 },
     /// `wide`: 64-bit operands.
     Atomic { op: Atom, wide: bool },
@@ -386,6 +390,10 @@ fn mem_sem(name: &str) -> Option<Sem> {
         return None;
     };
     let acc = if let Some(s) = r.strip_prefix("load_") {
+        if let Some((s, half)) = s.split_once("_d16") {
+            let (size, signed) = size_of(s)?;
+            return Some(Sem::Vmem { seg, acc: Access::LoadD16 { size, signed, hi: half == "_hi" } }).filter(|_| half.is_empty() || half == "_hi");
+        }
         let (size, signed) = size_of(s)?;
         Access::Load { size, signed }
     } else if let Some(s) = r.strip_prefix("store_") {

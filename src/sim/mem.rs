@@ -254,7 +254,7 @@ fn access(ctx: &mut MemCtx, p: Place, acc: Access, w: &Wave, data: Option<&Opera
     out.clear();
     if let (Place::Lds(a), Some(r)) = (&p, ctx.races.as_deref_mut()) {
         match acc {
-            Access::Load { size, .. } => r.access(ctx.wave, *a, size as u64, false)?,
+            Access::Load { size, .. } | Access::LoadD16 { size, .. } => r.access(ctx.wave, *a, size as u64, false)?,
             Access::Store { size } => r.access(ctx.wave, *a, size as u64, true)?,
             Access::Atomic { .. } => {}
         }
@@ -271,6 +271,13 @@ fn access(ctx: &mut MemCtx, p: Place, acc: Access, w: &Wave, data: Option<&Opera
                     out.push(u32::from_le_bytes(c.try_into().unwrap()));
                 }
             }
+        }
+        Access::LoadD16 { size, signed, .. } => {
+            // The 16-bit value; `vmem` merges it into the destination's half.
+            let mut buf = [0u8; 2];
+            let b = &mut buf[..size as usize];
+            read_place(ctx, &p, b)?;
+            out.push(extend(b, signed) & 0xffff);
         }
         Access::Store { size } => {
             let o = data.ok_or("store without data")?;
@@ -306,7 +313,7 @@ fn access(ctx: &mut MemCtx, p: Place, acc: Access, w: &Wave, data: Option<&Opera
 
 fn acc_size(acc: Access) -> u64 {
     match acc {
-        Access::Load { size, .. } | Access::Store { size } => size as u64,
+        Access::Load { size, .. } | Access::LoadD16 { size, .. } | Access::Store { size } => size as u64,
         Access::Atomic { wide, .. } => if wide { 8 } else { 4 },
     }
 }
@@ -433,10 +440,10 @@ pub fn vmem(w: &mut Wave, d: &DInst, seg: Seg, acc: Access, ctx: &mut MemCtx) ->
     // Operand positions: loads (va, sa), stores/atomics (va, data, sa); MUBUF loads
     // (va, rsrc, soffset), stores (data, va, rsrc, soffset).
     let (va, data, sa, rsrc, soff) = match (seg, acc) {
-        (Seg::Buffer, Access::Load { .. }) => (i.uses.first(), None, None, i.uses.get(1), i.uses.get(2)),
+        (Seg::Buffer, Access::Load { .. } | Access::LoadD16 { .. }) => (i.uses.first(), None, None, i.uses.get(1), i.uses.get(2)),
         (Seg::Buffer, Access::Store { .. }) => (i.uses.get(1), i.uses.first(), None, i.uses.get(2), i.uses.get(3)),
         (Seg::Buffer, Access::Atomic { .. }) => (i.uses.get(1), i.uses.first(), None, i.uses.get(2), i.uses.get(3)),
-        (_, Access::Load { .. }) => (i.uses.first(), None, i.uses.get(1), None, None),
+        (_, Access::Load { .. } | Access::LoadD16 { .. }) => (i.uses.first(), None, i.uses.get(1), None, None),
         (_, _) => (i.uses.first(), i.uses.get(1), i.uses.get(2), None, None),
     };
     let mut results = [LaneOut::default(); 64];
@@ -511,7 +518,13 @@ pub fn vmem(w: &mut Wave, d: &DInst, seg: Seg, acc: Access, ctx: &mut MemCtx) ->
     if let Some(o) = dst {
         for l in 0..lanes {
             if exec >> l & 1 == 1 {
-                set_v_dwords(w, &o, l, 0, results[l as usize].as_slice());
+                if let Access::LoadD16 { hi, .. } = acc {
+                    let (old, half) = (v_dword(w, &o, l, 0), results[l as usize].as_slice()[0]);
+                    let merged = if hi { (old & 0xffff) | half << 16 } else { (old & 0xffff_0000) | half };
+                    set_v_dwords(w, &o, l, 0, &[merged]);
+                } else {
+                    set_v_dwords(w, &o, l, 0, results[l as usize].as_slice());
+                }
             }
         }
     }

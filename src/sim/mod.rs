@@ -185,6 +185,8 @@ pub struct Snapshot {
     /// The wave's private memory (empty without scratch), swizzled as the
     /// hardware lays it out.
     pub scratch: Vec<u8>,
+    /// The device address of that memory (what a buffer-scratch V# must hold).
+    pub scratch_base: u64,
 }
 
 impl Snapshot {
@@ -520,6 +522,7 @@ fn run_group(
                             sgpr: w.sgpr.to_vec(),
                             vgpr: w.vgpr.clone(),
                             scratch: dev.bytes(w.scratch_base).map(<[u8]>::to_vec).unwrap_or_default(),
+                            scratch_base: w.scratch_base,
                         };
                         watch.hits.push(snapshot);
                     }

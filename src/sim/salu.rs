@@ -119,6 +119,9 @@ pub fn exec(w: &mut Wave, d: &DInst, n: N, next: u64) -> Result<Flow, String> {
             w.scc = r != 0;
         }
         N::s_pack_ll_b32_b16 => bin32!(|a: u32, b: u32, _| ((a & 0xffff) | (b << 16), None)),
+        N::s_pack_lh_b32_b16 => bin32!(|a: u32, b: u32, _| ((a & 0xffff) | (b & 0xffff_0000), None)),
+        N::s_pack_hh_b32_b16 => bin32!(|a: u32, b: u32, _| ((a >> 16) | (b & 0xffff_0000), None)),
+        N::s_pack_hl_b32_b16 => bin32!(|a: u32, b: u32, _| ((a >> 16) | (b << 16), None)),
         N::s_lshl1_add_u32 | N::s_lshl2_add_u32 | N::s_lshl3_add_u32 | N::s_lshl4_add_u32 => {
             let sh = match n {
                 N::s_lshl1_add_u32 => 1,
