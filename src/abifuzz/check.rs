@@ -208,9 +208,10 @@ fn check_group(
             f.got = (!never).then_some(u64::from(got));
             f.lanes = bad.len() as u32;
             if let Some(entry) = views.entry {
-                f.caller_put = search(entry, want, piece.bits, target);
+                let loc = |m: Option<&Assignment>| m.filter(|m| !m.args[i].by_ref).and_then(|m| m.args[i].pieces.get(k)).map(|p| p.loc);
+                f.caller_put = locate(entry, loc(caller_model), want, piece.bits, target);
                 if !never {
-                    f.callee_looked = search(entry, got, piece.bits, target);
+                    f.callee_looked = locate(entry, loc(callee_model), got, piece.bits, target);
                 }
             }
             f.callee_convention = model(callee_model, k);
@@ -266,8 +267,9 @@ fn check_group(
             f.got = (output(piece.parts[0].0, t) != unwritten).then_some(u64::from(got));
             f.lanes = bad.len() as u32;
             if let Some(back) = views.back {
-                f.callee_put = search(back, want, piece.bits, target);
-                f.caller_looked = search(back, got, piece.bits, target);
+                let loc = |m: Option<&Assignment>| m.filter(|m| m.sret.is_none()).and_then(|m| m.ret.get(k)).map(|p| p.loc);
+                f.callee_put = locate(back, loc(callee_model), want, piece.bits, target);
+                f.caller_looked = locate(back, loc(caller_model), got, piece.bits, target);
             }
             let model = |m: Option<&Assignment>| -> Option<String> {
                 let m = m?;
@@ -376,6 +378,35 @@ fn locations(locs: &[Location]) -> String {
     locs.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
 }
 
+/// The stack pointer of a snapshot in bytes per lane.
+fn sp_lane(snap: &Snapshot, target: isa::Target) -> u64 {
+    if target.gpu.has_architected_flat_scratch() {
+        u64::from(snap.sgpr[32])
+    } else {
+        u64::from(snap.sgpr[32]) / u64::from(snap.lanes)
+    }
+}
+
+/// What lane 0 holds at `loc` in a snapshot.
+fn read(snap: &Snapshot, loc: Location, target: isa::Target) -> Option<u32> {
+    match loc {
+        Location::Sgpr(n) => snap.sgpr.get(n as usize).copied(),
+        Location::Vgpr(n) => ((n as usize) < snap.vgpr.len() / snap.lanes as usize).then(|| snap.v(n, 0)),
+        Location::Stack { offset, size } => snap.private(0, sp_lane(snap, target) + u64::from(offset), size.min(4) as usize).map(|v| v as u32),
+    }
+}
+
+/// Where `value` is: the convention's place for it when it holds the value
+/// (there the value is by design, wherever else it is by chance), else every
+/// place that holds it.
+fn locate(snap: &Snapshot, convention: Option<Location>, value: u32, bits: u32, target: isa::Target) -> Vec<String> {
+    let m = mask(bits.min(32)) as u32;
+    match convention {
+        Some(loc) if read(snap, loc, target).is_some_and(|x| x & m == value & m) => vec![loc.to_string()],
+        _ => search(snap, value, bits, target),
+    }
+}
+
 /// Where `value` (its low `bits`) is in a snapshot: SGPRs, lane 0's VGPRs and
 /// lane 0's private memory, named relative to the SP (`[sp+8]`, `[sp-16]`).
 /// Values of 8 bits or fewer are looked for in registers only (they would be
@@ -399,7 +430,7 @@ pub fn search(snap: &Snapshot, value: u32, bits: u32, target: isa::Target) -> Ve
         }
     }
     if bits >= 16 && !snap.scratch.is_empty() {
-        let sp = if target.gpu.has_architected_flat_scratch() { u64::from(snap.sgpr[32]) } else { u64::from(snap.sgpr[32]) / u64::from(snap.lanes) };
+        let sp = sp_lane(snap, target);
         let lane_bytes = snap.scratch.len() as u64 / u64::from(snap.lanes);
         let step = if bits == 16 { 2 } else { 4 };
         let width = if bits == 16 { 2 } else { 4 };

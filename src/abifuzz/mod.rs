@@ -289,10 +289,8 @@ fn evaluate(config: &Config, probes: &[Probe], first: usize, clock: &mut Clock) 
     }
 }
 
-/// Runs the fuzzer.
-pub fn run(config: &Config) -> Result<Summary, String> {
-    config.validate()?;
-    let started = Instant::now();
+/// The probes of a run: the given signature, or `count` random ones.
+fn draw(config: &Config) -> Result<Vec<Probe>, String> {
     let mut rng = Rng::new(config.seed);
     let mut probes = Vec::new();
     match &config.signature {
@@ -313,6 +311,19 @@ pub fn run(config: &Config) -> Result<Summary, String> {
             }
         }
     }
+    Ok(probes)
+}
+
+/// The signatures a run of `config` checks, in order.
+pub fn signatures(config: &Config) -> Result<Vec<Signature>, String> {
+    Ok(draw(config)?.into_iter().map(|p| p.sig).collect())
+}
+
+/// Runs the fuzzer.
+pub fn run(config: &Config) -> Result<Summary, String> {
+    config.validate()?;
+    let started = Instant::now();
+    let probes = draw(config)?;
     // Batches are independent (each has its own code object and simulator):
     // they run on every core, and the results are put back in order.
     let batches: Vec<&[Probe]> = probes.chunks(config.batch).collect();
