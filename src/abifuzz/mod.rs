@@ -427,8 +427,9 @@ const TEXT_FINDINGS: usize = 8;
 pub fn text(s: &Summary) -> String {
     let c = &s.config;
     let mut t = format!(
-        "abi-fuzz: {}, caller {}, callee {}, convention {}, seed {}\n",
+        "abi-fuzz: {} wave{}, caller {}, callee {}, convention {}, seed {}\n",
         c.target.isa_name(),
+        c.target.target.wave.lanes(),
         side(c.caller, c),
         side(c.callee, c),
         conv_name(c.conv),
@@ -495,6 +496,7 @@ pub fn json(s: &Summary) -> String {
     let counts: serde_json::Map<String, serde_json::Value> = s.counts().into_iter().map(|(k, n)| (k.name().to_string(), n.into())).collect();
     let v = serde_json::json!({
         "target": c.target.isa_name(),
+        "wave_size": c.target.target.wave.lanes(),
         "caller": c.caller.name(),
         "callee": c.callee.name(),
         "convention": conv_name(c.conv),
