@@ -216,7 +216,7 @@ impl Body {
     }
 
     /// The element `v: t` as a 64-bit word (zero-extended bits).
-    fn to_word(&mut self, t: &Type, v: &str) -> String {
+    fn word_of(&mut self, t: &Type, v: &str) -> String {
         let bits = element_bits(t);
         let as_int = match t {
             Type::F16 | Type::F32 | Type::F64 => self.cast("bitcast", t, v, &int_type(bits)),
@@ -231,7 +231,7 @@ impl Body {
     }
 
     /// An element of type `t` from an integer `v` of its width.
-    fn from_int(&mut self, t: &Type, v: &str) -> String {
+    fn element_from(&mut self, t: &Type, v: &str) -> String {
         let int = int_type(element_bits(t));
         match t {
             Type::F16 | Type::F32 | Type::F64 => self.cast("bitcast", &int, v, t),
@@ -292,7 +292,7 @@ pub fn callee(lang: Lang, n: usize, probe: &Probe, llvm_conv: bool, wave: u32) -
         let mut elems = Vec::new();
         b.flatten(&a.ty, &format!("%p{i}"), &mut elems);
         for (t, v) in elems {
-            let w = b.to_word(&t, &v);
+            let w = b.word_of(&t, &v);
             record(&mut b, w, &mut hash);
         }
     }
@@ -314,7 +314,7 @@ pub fn callee(lang: Lang, n: usize, probe: &Probe, llvm_conv: bool, wave: u32) -
                     _ => b.cast("trunc", &Type::I32, &m, &int),
                 };
                 let x = b.bin("xor", &int, &m, &literal(bits, e.value));
-                elems.push(b.from_int(&e.ty, &x));
+                elems.push(b.element_from(&e.ty, &x));
             }
             Some((rt.clone(), b.build(rt, &mut elems.iter())))
         }
@@ -384,7 +384,7 @@ pub fn caller(lang: Lang, n: usize, probe: &Probe, wave: u32) -> String {
             } else {
                 literal(bits, e.value)
             };
-            elems.push(b.from_int(&e.ty, &v));
+            elems.push(b.element_from(&e.ty, &v));
         }
         let v = b.build(&a.ty, &mut elems.iter());
         args.push(match lang {
@@ -416,7 +416,7 @@ pub fn caller(lang: Lang, n: usize, probe: &Probe, wave: u32) -> String {
         let mut elems = Vec::new();
         b.flatten(r, &v, &mut elems);
         for (t, v) in elems {
-            words.push(b.to_word(&t, &v));
+            words.push(b.word_of(&t, &v));
         }
     }
     for k in &kept {

@@ -19,7 +19,7 @@ impl Rng {
         Rng(seed ^ 0x9e37_79b9_7f4a_7c15 | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -28,7 +28,7 @@ impl Rng {
 
     /// Uniform in `0..n` (n > 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.next_u64() % n
     }
 
     /// True with probability `percent`/100.
@@ -155,7 +155,7 @@ fn mask(bits: u32) -> u64 {
 /// A value for an element: random bits; floats normal, so no compiler or
 /// register move can change them.
 fn element_value(rng: &mut Rng, ty: &Type) -> u64 {
-    let r = rng.next();
+    let r = rng.next_u64();
     match ty {
         Type::F16 => (r & 0x83ff) | (4 + r % 20) << 10,
         Type::F32 => (r & 0x807f_ffff) | (100 + r % 50) << 23,
@@ -330,7 +330,7 @@ impl Probe {
             element_paths(r, "", &mut paths);
             ret = elements(r).into_iter().zip(paths).map(|(ty, path)| Element { value: element_value(rng, &ty), per_lane: false, path, ty }).collect();
         }
-        let keep = (0..KEEP_VECTOR + KEEP_SCALAR).map(|_| (rng.next() as u32) | 1).collect();
+        let keep = (0..KEEP_VECTOR + KEEP_SCALAR).map(|_| (rng.next_u64() as u32) | 1).collect();
         Probe { sig, args, ret, device_caller, keep }
     }
 

@@ -286,6 +286,9 @@ pub struct Simulator {
     loads: u64,
     /// Dispatches started (the dispatch id).
     dispatches: u64,
+    /// Decoded instructions of each loaded code object and wave size, kept
+    /// across dispatches (a code object's bytes never change once loaded).
+    decoded: std::collections::HashMap<(u64, u32), Vec<Option<Rc<DInst>>>>,
 }
 
 fn image_of(data: &[u8]) -> Result<Vec<u8>, String> {
@@ -323,7 +326,7 @@ fn image_of(data: &[u8]) -> Result<Vec<u8>, String> {
 
 impl Simulator {
     pub fn new() -> Simulator {
-        Simulator { device: Device::new(), options: Options::default(), loads: 0, dispatches: 0 }
+        Simulator { device: Device::new(), options: Options::default(), loads: 0, dispatches: 0, decoded: Default::default() }
     }
 
     /// Maps `data` at a fresh device address.
@@ -429,7 +432,7 @@ impl Simulator {
         let limits = dispatch::register_limits(&kd, target);
         let groups = [grid[0].div_ceil(block[0]), grid[1].div_ceil(block[1]), grid[2].div_ceil(block[2])];
         let mut stats = Stats::default();
-        let mut cache: Vec<Option<Rc<DInst>>> = vec![None; co.image.len() / 4 + 1];
+        let mut cache = self.decoded.remove(&(co.base, lanes)).filter(|c| c.len() == co.image.len() / 4 + 1).unwrap_or_else(|| vec![None; co.image.len() / 4 + 1]);
         let entry = co.base + k.entry_address;
         let result = (|| -> Result<(), SimError> {
             for gz in 0..groups[2] {
@@ -471,6 +474,7 @@ impl Simulator {
         self.device.free(queue);
         self.device.free(kernarg_addr);
         self.device.free(packet_addr);
+        self.decoded.insert((co.base, lanes), cache);
         result?;
         stats.wall = start.elapsed();
         Ok(stats)
