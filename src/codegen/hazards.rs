@@ -177,7 +177,7 @@ fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
 /// instructions would read that SGPR too early. Successors are the branch
 /// targets and, unless the block ends in an unconditional jump, the next block.
 fn pad_block_ends(code: &mut Expanded, target: Target) {
-    use std::collections::HashMap;
+    use hashbrown::HashMap;
     let position: HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(p, (b, _, _))| (*b, p)).collect();
     let mut pads: Vec<(usize, usize, u32)> = Vec::new();
     for (p, (_, _, insts)) in code.blocks.iter().enumerate() {

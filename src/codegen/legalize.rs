@@ -21,7 +21,7 @@
 //!   saturating float → i8/i16/i64, i8/i16/i64 → float, `fptrunc f64 → f16`
 //!   (rounded to odd in f32 first, so the result is rounded once);
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use crate::abi::AddrSpace;
 use crate::isa;

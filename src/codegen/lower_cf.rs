@@ -27,7 +27,7 @@
 //! *variables*: assigned in several places. `ssa_repair.rs` turns them (and
 //! values whose definitions a skip edge bypasses) into SSA for regalloc2.
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use regalloc2 as ra;
 

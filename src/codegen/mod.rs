@@ -28,7 +28,7 @@ pub mod unify_returns;
 pub mod vcode;
 pub mod waitcnt;
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::abi::ImplicitInput;

@@ -17,7 +17,7 @@
 //!
 //! Cost: linear in the instructions of each variable's live region.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use regalloc2 as ra;
 
@@ -120,7 +120,7 @@ pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables
     let interval = crate::mir::cfg::dominator_intervals(&idom, rpo[0]);
     let dominates = |a: usize, b: usize| crate::mir::cfg::interval_dominates(&interval, a, b);
     let mut variables: Vec<ra::VReg> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = hashbrown::HashSet::new();
     for (&v, list) in &uses {
         let ok = match def_count.get(&v) {
             Some(&(1, db, dpos)) if !vars.zero_default.contains(&v) => list.iter().all(|&(ub, upos)| if ub == db { upos > dpos } else { dominates(db, ub) }),

@@ -228,7 +228,7 @@ fn region_order(st: &Structure, region: Option<usize>, start: usize, ret_block: 
         out
     };
     let mut post = Vec::new();
-    let mut visited = std::collections::HashSet::new();
+    let mut visited = hashbrown::HashSet::new();
     visited.insert(start);
     let mut stack = vec![(start, node_succs(start), 0usize)];
     while let Some((node, succs, i)) = stack.last_mut() {

@@ -75,8 +75,42 @@ pub fn analyze(func: &Function) -> Uniformity {
     }
     let mut divergent_branches = vec![false; n];
     let mut partial_exec = vec![false; n];
-    // Which block defines each value, for the temporal-divergence rule.
+    // For the temporal-divergence rules: which values each block defines, and
+    // the blocks that use each value. Each divergent branch's region and each
+    // loop is then visited once, in time linear in what it defines.
     let def_block = func.defining_blocks();
+    let mut defined_in: Vec<Vec<Value>> = vec![Vec::new(); n];
+    for (v, &b) in def_block.iter().enumerate() {
+        if b != usize::MAX {
+            defined_in[b].push(Value(v as u32));
+        }
+    }
+    let mut used_in: Vec<Vec<u32>> = vec![Vec::new(); func.values.len()];
+    for (ub, block) in func.blocks.iter().enumerate() {
+        let uses = block.insts.iter().flat_map(|i| crate::mir::op_operands(&i.op)).chain(crate::mir::terminator_operands(&block.term));
+        for o in uses {
+            if let Operand::Value(v) = o {
+                let list = &mut used_in[v.0 as usize];
+                if list.last() != Some(&(ub as u32)) {
+                    list.push(ub as u32);
+                }
+            }
+        }
+    }
+    // Marks the values defined in `blocks` (where `inside` holds) and used where it does not.
+    let escaping = |blocks: &[usize], inside: &dyn Fn(usize) -> bool, divergent: &mut Vec<bool>, changed: &mut bool| {
+        for &r in blocks {
+            for &v in &defined_in[r] {
+                if !divergent[v.0 as usize] && used_in[v.0 as usize].iter().any(|&u| !inside(u as usize)) {
+                    divergent[v.0 as usize] = true;
+                    *changed = true;
+                }
+            }
+        }
+    };
+    let mut branch_done = vec![false; n];
+    let mut loop_done = vec![false; loops.len()];
+    let mut in_region = vec![usize::MAX; n];
 
     let operand_div = |divergent: &[bool], o: &Operand| matches!(o, Operand::Value(v) if divergent[v.0 as usize]);
     let mut changed = true;
@@ -140,35 +174,25 @@ pub fn analyze(func: &Function) -> Uniformity {
         // Temporal divergence of loops: a divergent branch in a loop whose
         // paths meet only outside it lets lanes leave at different iterations,
         // so what the loop defines differs per lane after it.
-        for body in &loops {
+        for (l, body) in loops.iter().enumerate() {
             let inside = |b: usize| body.binary_search(&b).is_ok();
-            if !body.iter().any(|&b| divergent_branches[b] && !ipdom[b].is_some_and(inside)) {
+            if loop_done[l] || !body.iter().any(|&b| divergent_branches[b] && !ipdom[b].is_some_and(inside)) {
                 continue;
             }
-            for (ub, block) in func.blocks.iter().enumerate() {
-                if inside(ub) {
-                    continue;
-                }
-                let uses = block.insts.iter().flat_map(|i| crate::mir::op_operands(&i.op)).chain(crate::mir::terminator_operands(&block.term));
-                for o in uses {
-                    if let Operand::Value(v) = o {
-                        let d = def_block[v.0 as usize];
-                        if d != usize::MAX && inside(d) && !divergent[v.0 as usize] {
-                            divergent[v.0 as usize] = true;
-                            changed = true;
-                        }
-                    }
-                }
-            }
+            loop_done[l] = true;
+            escaping(body, &inside, &mut divergent, &mut changed);
         }
-        // Sync dependence of every divergent branch.
+        // Sync dependence of every divergent branch (once: what it marks does
+        // not depend on what else is divergent).
         for b in 0..n {
-            if !divergent_branches[b] {
+            if !divergent_branches[b] || branch_done[b] {
                 continue;
             }
+            branch_done[b] = true;
             let stop = ipdom[b];
             let region = region_between(&cfg, b, stop);
             for &r in &region {
+                in_region[r] = b;
                 if !partial_exec[r] {
                     partial_exec[r] = true;
                     changed = true;
@@ -181,24 +205,7 @@ pub fn analyze(func: &Function) -> Uniformity {
                 }
             }
             // Temporal divergence: values defined in the region, used outside it.
-            for (ub, block) in func.blocks.iter().enumerate() {
-                if region.contains(&ub) {
-                    continue;
-                }
-                let uses = block
-                    .insts
-                    .iter()
-                    .flat_map(|i| crate::mir::op_operands(&i.op))
-                    .chain(crate::mir::terminator_operands(&block.term));
-                for o in uses {
-                    if let Operand::Value(v) = o {
-                        if region.contains(&def_block[v.0 as usize]) && !divergent[v.0 as usize] {
-                            divergent[v.0 as usize] = true;
-                            changed = true;
-                        }
-                    }
-                }
-            }
+            escaping(&region, &|u| in_region[u] == b, &mut divergent, &mut changed);
         }
     }
     Uniformity { divergent_values: divergent, divergent_branches, partial_exec }

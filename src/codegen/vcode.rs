@@ -645,7 +645,7 @@ mod tests {
 /// Backward liveness over the machine CFG; a value is live from its definition to
 /// its last use, block parameters from the block's start.
 pub fn max_live_vgprs(vcode: &VCode) -> u32 {
-    use std::collections::HashSet;
+    use hashbrown::HashSet;
     let is_vgpr = |v: ra::VReg| vcode.class(v) == Class::Vgpr;
     let n = vcode.blocks.len();
     let mut live_in: Vec<HashSet<ra::VReg>> = vec![HashSet::new(); n];

@@ -2,7 +2,7 @@
 //! computes every header, table and string layout; we choose the order, the
 //! alignments and the addresses the way `ld.lld-22 -shared` does).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use amdgpu_abi::descriptor::{
     DESCRIPTOR_ALIGN, DESCRIPTOR_SIZE, ENTRY_OFFSET_FIELD, KERNEL_ENTRY_ALIGN,

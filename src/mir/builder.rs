@@ -17,7 +17,7 @@
 //! amdgpu_cg::mir::verify::verify(&module).unwrap();
 //! ```
 
-use std::collections::HashSet;
+use hashbrown::HashSet;
 
 use super::diag::Diagnostic;
 use super::ir::*;

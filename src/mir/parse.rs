@@ -10,7 +10,7 @@
 //! later in the text (a call to a function below, a branch to a block below), the
 //! constant is resolved after the function or module has been read.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use super::diag::Diagnostic;
 use super::float;

@@ -8,7 +8,7 @@
 //! each carries the source span of the instruction (or, for builder-made code, a
 //! textual location).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use super::cfg::Cfg;
 use super::diag::Diagnostic;

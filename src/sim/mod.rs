@@ -288,7 +288,7 @@ pub struct Simulator {
     dispatches: u64,
     /// Decoded instructions of each loaded code object and wave size, kept
     /// across dispatches (a code object's bytes never change once loaded).
-    decoded: std::collections::HashMap<(u64, u32), Vec<Option<Rc<DInst>>>>,
+    decoded: hashbrown::HashMap<(u64, u32), Vec<Option<Rc<DInst>>>>,
 }
 
 fn image_of(data: &[u8]) -> Result<Vec<u8>, String> {

@@ -3,7 +3,7 @@
 //! `OpPhi` operand is defined before it is used), `OpPhi`s as block
 //! parameters whose arguments the predecessors' branches pass.
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use rspirv::dr::Operand as O;
 use rspirv::spirv::{MemoryAccess, MemorySemantics, Op, Scope, StorageClass};

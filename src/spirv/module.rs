@@ -2,7 +2,7 @@
 //! walk in module order (SPIR-V declares before it uses, except forward
 //! pointers and the function bodies themselves).
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use rspirv::dr::Operand as O;
 use rspirv::spirv::{BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, FunctionParameterAttribute, Op, StorageClass};

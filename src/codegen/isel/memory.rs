@@ -547,7 +547,7 @@ impl<'a> Isel<'a> {
 /// another such `ptradd` by a constant, in a block that every loop holding
 /// the definition also holds (no loop exit in between, where control-flow
 /// lowering would have to merge the address).
-pub(super) fn lds_folded_pointers(func: &Function, structure: &Structure) -> std::collections::HashSet<Value> {
+pub(super) fn lds_folded_pointers(func: &Function, structure: &Structure) -> hashbrown::HashSet<Value> {
     folded_pointers(
         func,
         |ptr, _| matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Local)),
@@ -558,7 +558,7 @@ pub(super) fn lds_folded_pointers(func: &Function, structure: &Structure) -> std
 /// The global and constant pointers that may stay [`Lowered::VmemAddr`]:
 /// results of `ptradd` by a constant whose every use is the address of a
 /// load or store in the same block (or the base of another such `ptradd`).
-pub(super) fn global_folded_pointers(func: &Function) -> std::collections::HashSet<Value> {
+pub(super) fn global_folded_pointers(func: &Function) -> hashbrown::HashSet<Value> {
     folded_pointers(
         func,
         |ptr, offset| matches!(offset, Operand::Const(_)) && matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Global | AddrSpace::Constant)),
@@ -571,7 +571,7 @@ pub(super) fn global_folded_pointers(func: &Function) -> std::collections::HashS
 /// `ptradd` by a constant, in a block `reaches(def block, use block)`
 /// accepts. Removing a pointer can disqualify the one it was built from, so
 /// this iterates until nothing changes (each round only removes).
-fn folded_pointers(func: &Function, candidate: impl Fn(&Operand, &Operand) -> bool, reaches: impl Fn(usize, usize) -> bool) -> std::collections::HashSet<Value> {
+fn folded_pointers(func: &Function, candidate: impl Fn(&Operand, &Operand) -> bool, reaches: impl Fn(usize, usize) -> bool) -> hashbrown::HashSet<Value> {
     use crate::mir::{op_operands, terminator_operands};
     let mut block_of: HashMap<Value, usize> = HashMap::new();
     for (b, block) in func.blocks.iter().enumerate() {
@@ -583,7 +583,7 @@ fn folded_pointers(func: &Function, candidate: impl Fn(&Operand, &Operand) -> bo
             }
         }
     }
-    let mut set: std::collections::HashSet<Value> = block_of.keys().copied().collect();
+    let mut set: hashbrown::HashSet<Value> = block_of.keys().copied().collect();
     loop {
         let mut out = Vec::new();
         for (b, block) in func.blocks.iter().enumerate() {

@@ -10,7 +10,7 @@
 //! that meet at their joins are merged lane by lane into accumulators
 //! ([`MKind::LaneMerge`]) threaded through the region.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use regalloc2 as ra;
 
@@ -176,7 +176,7 @@ struct Isel<'a> {
     lds_size: u32,
     /// Uniform compares used only by their own block's branch (see
     /// [`Lowered::ScalarCmp`]).
-    branch_only_compares: std::collections::HashSet<Value>,
+    branch_only_compares: hashbrown::HashSet<Value>,
     inst_ref: Option<&'a Inst>,
     /// Instructions the selector refused, in order: selection goes on past
     /// them (their results get placeholder registers) so that one run reports
@@ -186,9 +186,9 @@ struct Isel<'a> {
     /// accesses bypass the caches (see `memory_model.rs`).
     volatile_access: bool,
     /// Local pointers selected as [`Lowered::LdsAddr`].
-    lds_folded: std::collections::HashSet<Value>,
+    lds_folded: hashbrown::HashSet<Value>,
     /// Global pointers that may be selected as [`Lowered::VmemAddr`].
-    global_folded: std::collections::HashSet<Value>,
+    global_folded: hashbrown::HashSet<Value>,
     /// i64 values that are a 32-bit value zero- (false) or sign-extended
     /// (true), for the 32 x 32 -> 64 multiplies.
     wide_ext: HashMap<Value, (Operand, bool)>,
@@ -1245,7 +1245,7 @@ impl<'a> IselHandle<'_, 'a> {
             }
         }
         let mut out: HashMap<usize, Vec<ra::VReg>> = HashMap::new();
-        let mut seen: std::collections::HashSet<ra::VReg> = std::collections::HashSet::new();
+        let mut seen: hashbrown::HashSet<ra::VReg> = hashbrown::HashSet::new();
         for (b, block) in self.isel.blocks.iter().enumerate() {
             let uses = block.insts.iter().flat_map(|m| m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use).map(|o| o.vreg())).chain(block.succ_args.iter().flatten().copied());
             for v in uses {
@@ -1509,7 +1509,7 @@ fn finish(mut blocks: Vec<BlockBuild>, mut vc: VCode) -> VCode {
 
 
 /// Uniform `icmp`s whose only use is the branch at the end of their own block.
-fn branch_only_compares(func: &Function) -> std::collections::HashSet<Value> {
+fn branch_only_compares(func: &Function) -> hashbrown::HashSet<Value> {
     let mut uses: HashMap<Value, usize> = HashMap::new();
     for block in &func.blocks {
         let operands = block.insts.iter().flat_map(|i| crate::mir::op_operands(&i.op)).chain(crate::mir::terminator_operands(&block.term));
@@ -1519,7 +1519,7 @@ fn branch_only_compares(func: &Function) -> std::collections::HashSet<Value> {
             }
         }
     }
-    let mut set = std::collections::HashSet::new();
+    let mut set = hashbrown::HashSet::new();
     for block in &func.blocks {
         let crate::mir::Terminator::BrIf { cond: Operand::Value(c), .. } = &block.term else { continue };
         let defined_here = block.insts.iter().any(|i| i.result == Some(*c) && matches!(i.op, Op::Icmp { ref ty, .. } if *ty == Type::I32));

@@ -1,6 +1,6 @@
 //! The executor: work-groups, work-items, frames, barriers, memory accesses.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use super::memory::{SlotMemory, APERTURE_SIZE, LOCAL_APERTURE, PRIVATE_APERTURE};
 use super::ops::{self, mask, sext, width};
