@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::emit::{self, OUTPUTS, RECORDS, UNIFORM};
-use super::probe::{element_bits, pieces, Probe, IMPLICIT, KEEP_VECTOR};
+use super::probe::{element_bits, pieces, Piece, Probe, IMPLICIT, KEEP_VECTOR};
 use super::{Compiler, Config, Finding, Kind};
 use crate::abi::{self, Assignment, Convention, Location, RegKind};
 use crate::isa::{self, Opcode};
@@ -151,6 +151,20 @@ fn swappc_addresses(code: &[u8], start: u64, target: isa::Target) -> Vec<u64> {
     found
 }
 
+/// The lanes where `piece` differs between the wanted and the received
+/// element values (`lanes_values[lane]`), the first of them, and the piece's
+/// two values there.
+fn first_difference(piece: &Piece, lanes_values: &[(Vec<u64>, Vec<u64>)]) -> Option<(Vec<u32>, u32, u32, u32)> {
+    let bad: Vec<u32> = (0..lanes_values.len() as u32).filter(|&t| {
+        let (w, g) = &lanes_values[t as usize];
+        piece.value(w) != piece.value(g)
+    }).collect();
+    let &t = bad.first()?;
+    let (w, g) = &lanes_values[t as usize];
+    let (want, got) = (piece.value(w), piece.value(g));
+    Some((bad, t, want, got))
+}
+
 fn mask(bits: u32) -> u64 {
     if bits >= 64 {
         u64::MAX
@@ -194,13 +208,7 @@ fn check_group(
             })
             .collect();
         for (k, piece) in ps.iter().enumerate() {
-            let bad: Vec<u32> = (0..lanes).filter(|&t| {
-                let (w, gv) = &lanes_values[t as usize];
-                piece.value(w) != piece.value(gv)
-            }).collect();
-            let Some(&t) = bad.first() else { continue };
-            let (w, gv) = &lanes_values[t as usize];
-            let (want, got) = (piece.value(w), piece.value(gv));
+            let Some((bad, t, want, got)) = first_difference(piece, &lanes_values) else { continue };
             let never = piece.parts.iter().any(|&(e, _)| record(a.first + e, t) == unwritten);
             let inreg = if a.inreg { "inreg " } else { "" };
             let mut f = Finding::new(Kind::Argument, format!("argument {i} ({inreg}{}) piece '{}'", a.ty, piece.path));
@@ -255,13 +263,7 @@ fn check_group(
             })
             .collect();
         for (k, piece) in ps.iter().enumerate() {
-            let bad: Vec<u32> = (0..lanes).filter(|&t| {
-                let (w, gv) = &lanes_values[t as usize];
-                piece.value(w) != piece.value(gv)
-            }).collect();
-            let Some(&t) = bad.first() else { continue };
-            let (w, gv) = &lanes_values[t as usize];
-            let (want, got) = (piece.value(w), piece.value(gv));
+            let Some((bad, t, want, got)) = first_difference(piece, &lanes_values) else { continue };
             let mut f = Finding::new(Kind::Result, format!("result ({rt}) piece '{}'", piece.path));
             f.expected = Some(u64::from(want));
             f.got = (output(piece.parts[0].0, t) != unwritten).then_some(u64::from(got));
