@@ -7,7 +7,8 @@
 //!
 //! Shapes: `straight` (one block of random i32/f32 arithmetic on pools of 8 + 8
 //! values), `ifchain` (the same stream cut into divergent if-then triangles,
-//! every value passed through each join), `kernels` (many small kernels in one
+//! every value passed through each join), `loops` (a chain of uniform loops of
+//! 20 operations, every value carried around each back edge), `kernels` (many small kernels in one
 //! module), `calls` (a kernel calling many device functions).
 //!
 //! `cargo bench --bench stress [-- SHAPE...]` (release; needs llc-22 and /usr/bin/time). The
@@ -185,6 +186,52 @@ fn ifchain(lang: Lang, ops: usize, blocks: usize) -> String {
     format!("{head}{}{}", kernel_head(lang, "k"), b.text)
 }
 
+/// A chain of `count` uniform loops (trip count `%n`), `ops / count`
+/// operations in each body, every value carried around the back edge.
+fn loops(lang: Lang, ops: usize, count: usize) -> String {
+    let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+    let mut b = Body::new(lang);
+    b.start("%tid");
+    let per = ops / count;
+    let mut pred = "entry".to_string();
+    let f32 = b.f32();
+    for k in 0..count {
+        let before: Vec<String> = b.ints.iter().chain(&b.floats).cloned().collect();
+        let names: Vec<String> = (0..16).map(|j| format!("%q{k}_{j}")).collect();
+        match lang {
+            Lang::Mir => {
+                let params: Vec<String> = names.iter().enumerate().map(|(j, n)| format!("{n}: {}", if j < 8 { "i32" } else { f32 })).collect();
+                b.line(&format!("  br h{k}(0, {})\nh{k}(%c{k}: i32, {}):", before.join(", "), params.join(", ")));
+            }
+            Lang::Ir => b.line(&format!("  br label %h{k}\nh{k}:")),
+        }
+        b.ints = names[..8].to_vec();
+        b.floats = names[8..].to_vec();
+        let body_start = b.text.len();
+        b.stream(&mut rng, per);
+        let after: Vec<String> = b.ints.iter().chain(&b.floats).cloned().collect();
+        let next = b.op(format!("add i32 %c{k}, 1"));
+        let more = b.op(format!("icmp ult i32 {next}, %n"));
+        match lang {
+            Lang::Mir => b.line(&format!("  brif {more}, h{k}({next}, {}), x{k}\nx{k}:", after.join(", "))),
+            Lang::Ir => {
+                let mut phis = format!("  %c{k} = phi i32 [0, %{pred}], [{next}, %h{k}]\n");
+                for j in 0..16 {
+                    let t = if j < 8 { "i32" } else { f32 };
+                    phis.push_str(&format!("  {} = phi {t} [{}, %{pred}], [{}, %h{k}]\n", names[j], before[j], after[j]));
+                }
+                b.text.insert_str(body_start, &phis);
+                b.line(&format!("  br i1 {more}, label %h{k}, label %x{k}\nx{k}:"));
+            }
+        }
+        pred = format!("x{k}");
+    }
+    let v = b.finish();
+    kernel_tail(&mut b, &v);
+    let head = if lang == Lang::Ir { IR_HEADER } else { "" };
+    format!("{head}{}{}", kernel_head(lang, "k"), b.text)
+}
+
 fn kernels(lang: Lang, count: usize, ops: usize) -> String {
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let mut t = String::from(if lang == Lang::Ir { IR_HEADER } else { "" });
@@ -276,9 +323,10 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let target = Target::new(Gpu::Gfx90a);
     type Gen = fn(Lang, usize) -> String;
-    let shapes: [(&str, Gen, [usize; 3]); 4] = [
+    let shapes: [(&str, Gen, [usize; 3]); 5] = [
         ("straight", |l, n| straight(l, n), [1_000, 5_000, 25_000]),
         ("ifchain", |l, n| ifchain(l, n, n / 10), [1_000, 3_000, 10_000]),
+        ("loops", |l, n| loops(l, n, n / 20), [1_000, 2_000, 4_000]),
         ("kernels", |l, n| kernels(l, n / 100, 100), [1_000, 4_000, 16_000]),
         ("calls", |l, n| calls(l, n / 50, 50), [500, 2_000, 8_000]),
     ];
