@@ -306,11 +306,8 @@ pub fn abi_fuzz(target: &CodeObjectTarget, r: &AbiFuzzRequest) -> Result<crate::
         None | Some("llvm") => Convention::Llvm,
         Some(_) => Convention::AmdgpuCg,
     };
-    if config.conv == Convention::AmdgpuCg && !both_ours {
-        return Err(CliError::usage("LLVM has no amdgpu_cg convention: use --conv llvm when either side is llvm"));
-    }
-    if r.batch == 0 || r.count == 0 {
-        return Err(CliError::usage("--count and --batch must be at least 1"));
+    if r.count == 0 {
+        return Err(CliError::usage("--count must be at least 1"));
     }
     config.seed = r.seed;
     config.count = r.count;
@@ -319,6 +316,7 @@ pub fn abi_fuzz(target: &CodeObjectTarget, r: &AbiFuzzRequest) -> Result<crate::
     config.llc = r.llc.clone();
     config.lld = r.lld.clone();
     config.device_caller = r.caller_kind.map(|k| k == "function");
+    config.validate().map_err(CliError::usage)?;
     if let Some(text) = r.signature {
         let sig = Signature::parse(text).map_err(|e| {
             let column = text[..e.offset.min(text.len())].chars().count();

@@ -223,27 +223,7 @@ fn optimisation_levels() {
     let input = scratch("vadd_unoptimised.mir");
     std::fs::write(
         &input,
-        "kernel @vadd(%a: ptr<global>, %b: ptr<global>, %c: ptr<global>) {
-entry:
-  %g = workgroup_id x
-  %s = workgroup_size x
-  %t = workitem_id x
-  %m = mul i32 %g, %s
-  %i = add i32 %m, %t
-  %w = zext i32 %i to i64
-  %o1 = mul i64 %w, 4
-  %p1 = ptradd %a, %o1
-  %x = load f32 %p1
-  %o2 = mul i64 %w, 4
-  %p2 = ptradd %b, %o2
-  %y = load f32 %p2
-  %z = fadd f32 %x, %y
-  %o3 = mul i64 %w, 4
-  %p3 = ptradd %c, %o3
-  store f32 %z, %p3
-  ret
-}
-",
+        include_str!("data/opt/vadd_unoptimised.mir"),
     )
     .unwrap();
     let mut counts = Vec::new();

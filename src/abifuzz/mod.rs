@@ -85,7 +85,8 @@ impl Config {
         }
     }
 
-    fn validate(&self) -> Result<(), String> {
+    /// Why the configuration cannot run (a usage error), if it cannot.
+    pub fn validate(&self) -> Result<(), String> {
         if self.conv == Convention::AmdgpuCg && (self.caller == Compiler::Llvm || self.callee == Compiler::Llvm) {
             return Err("LLVM has no amdgpu_cg convention: use --conv llvm when either side is llvm".into());
         }
