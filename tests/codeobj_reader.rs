@@ -54,7 +54,7 @@ fn write_then_read_gives_back_what_we_wrote() {
             let co = sample(t, v, &code, true);
             let loaded = read(&write_hsaco(&co).unwrap()).unwrap();
             assert_eq!(loaded.version, v);
-            assert_eq!(loaded.target, t);
+            assert_eq!(loaded.target, Some(t));
             assert_eq!(loaded.e_flags, t.e_flags());
             assert_eq!(loaded.symbol_table, ".symtab");
             assert_eq!(loaded.metadata.len(), 1);
@@ -315,7 +315,7 @@ fn reads_and_summarizes_llvm_objects() {
             .arg(&hsaco));
         let loaded = read(&std::fs::read(&hsaco).unwrap()).unwrap();
         let target = CodeObjectTarget::parse(mcpu, None).unwrap();
-        assert_eq!(loaded.target, target);
+        assert_eq!(loaded.target, Some(target));
         assert_eq!(loaded.version.number(), version);
         let k = loaded
             .kernels

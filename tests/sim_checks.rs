@@ -40,7 +40,7 @@ fn kernel_code(hsaco: &[u8], kernel: &str) -> (usize, Vec<u8>, Target) {
     let co = amdgpu_cg::codeobj::read(hsaco).unwrap();
     let k = co.kernels.iter().find(|k| k.name == kernel).unwrap();
     let pos = hsaco.windows(k.code.len()).position(|w| w == k.code.as_slice()).unwrap();
-    (pos, k.code.clone(), co.target.target)
+    (pos, k.code.clone(), co.target.expect("a modelled target").target)
 }
 
 /// Decodes `code` into (offset, instruction).

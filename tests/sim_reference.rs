@@ -867,3 +867,40 @@ fn sixteen_bit_halves_loads_and_packs() {
         Ok(stats)
     });
 }
+
+/// Generic targets (code object v6): gfx11-generic code runs as gfx1100 and
+/// gfx9-4-generic code as gfx942, with the results computed in Rust; gfx9-generic
+/// code (gfx900-gfx90c, none of which the simulator models) is read and refused
+/// as an unsupported target, not as an unreadable file.
+#[test]
+fn generic_targets_run_as_their_member_processor() {
+    let n = 300usize;
+    let alpha = -1.75f32;
+    let x: Vec<f32> = (0..n).map(|i| (i as f32 - 100.0) * 0.5).collect();
+    let y: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.25).collect();
+    let mut failures = Vec::new();
+    for (gpu, wave) in [("gfx11-generic", &[][..]), ("gfx11-generic", &["-mwavefrontsize64"][..]), ("gfx9-4-generic", &[][..])] {
+        let mut flags = vec!["-mcode-object-version=6"];
+        flags.extend_from_slice(wave);
+        let Some(hsaco) = compile("saxpy.cl", gpu, &flags) else { return };
+        let mut sim = Simulator::new();
+        let co = sim.load(&hsaco).unwrap_or_else(|e| panic!("{gpu}: {e}"));
+        let px = sim.alloc("x", bytes_f32(&x));
+        let py = sim.alloc("y", bytes_f32(&y));
+        let pq = sim.alloc("q", vec![0; 4 * n]);
+        let result = run(&mut sim, &co, "saxpy", [n as u32, 1, 1], [64, 1, 1], Args::default().f32(alpha).ptr(px).ptr(py).ptr(pq).i32(n as i32)).and_then(|_| {
+            let want_y: Vec<u32> = (0..n).map(|i| alpha.mul_add(x[i], y[i]).to_bits()).collect();
+            let want_q: Vec<u32> = (0..n).map(|i| (x[i] / (i as f32 + 1.0)).to_bits()).collect();
+            compare("y", &u32s(sim.read(py).unwrap()), &want_y)?;
+            compare("q", &u32s(sim.read(pq).unwrap()), &want_q)
+        });
+        if let Err(e) = result {
+            failures.push(format!("{gpu} {wave:?}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let Some(hsaco) = compile("saxpy.cl", "gfx9-generic", &["-mcode-object-version=6"]) else { return };
+    let err = Simulator::new().load(&hsaco).map(|_| ()).unwrap_err();
+    assert_eq!(err.kind, amdgpu_cg::sim::ErrorKind::UnsupportedTarget, "{err}");
+    assert!(err.to_string().contains("gfx9-generic"), "{err}");
+}

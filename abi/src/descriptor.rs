@@ -379,6 +379,9 @@ pub enum ComputePgmRsrc3 {
         /// Bit 31.
         image_op: bool,
     },
+    /// A processor whose layout amdgpu-cg does not model (read from another
+    /// compiler's code object): the raw bits.
+    Other(u32),
 }
 
 impl ComputePgmRsrc3 {
@@ -406,6 +409,7 @@ impl ComputePgmRsrc3 {
                     | u32::from(trap_on_end) << 11
                     | u32::from(image_op) << 31)
             }
+            ComputePgmRsrc3::Other(bits) => Ok(bits),
         }
     }
 
@@ -554,6 +558,15 @@ impl KernelDescriptor {
         bytes: &[u8],
         generation: Generation,
     ) -> Result<KernelDescriptor, DescriptorError> {
+        KernelDescriptor::decode_for(bytes, Some(generation))
+    }
+
+    /// [`KernelDescriptor::decode`] for any processor: `None` (a processor whose
+    /// `compute_pgm_rsrc3` layout is not modelled) keeps that word's raw bits.
+    pub fn decode_for(
+        bytes: &[u8],
+        generation: Option<Generation>,
+    ) -> Result<KernelDescriptor, DescriptorError> {
         if bytes.len() != DESCRIPTOR_SIZE {
             return Err(DescriptorError::WrongSize(bytes.len()));
         }
@@ -566,7 +579,10 @@ impl KernelDescriptor {
             kernel_code_entry_byte_offset: i64::from_le_bytes(
                 bytes[0x10..0x18].try_into().unwrap(),
             ),
-            compute_pgm_rsrc3: ComputePgmRsrc3::from_bits(u32_at(0x2c), generation),
+            compute_pgm_rsrc3: match generation {
+                Some(g) => ComputePgmRsrc3::from_bits(u32_at(0x2c), g),
+                None => ComputePgmRsrc3::Other(u32_at(0x2c)),
+            },
             compute_pgm_rsrc1: ComputePgmRsrc1::from_bits(u32_at(0x30)),
             compute_pgm_rsrc2: ComputePgmRsrc2::from_bits(u32_at(0x34)),
             kernel_code_properties: KernelCodeProperties::from_bits(u16_at(0x38)),

@@ -36,16 +36,26 @@ pub fn summary(co: &LoadedCodeObject) -> String {
         co.version.number(),
         co.abi_version
     );
-    let t = &co.target;
+    let p = &co.processor;
+    let generic = if p.processor.generic {
+        format!(", generic version {}", p.generic_version)
+    } else {
+        String::new()
+    };
+    let runs = match (&co.target, p.processor.generic) {
+        (Some(t), true) => format!("; amdgpu-cg simulates it as {}", t.target.gpu),
+        (Some(_), false) => String::new(),
+        (None, _) => "; amdgpu-cg does not compile for or simulate this processor".to_string(),
+    };
     let _ = writeln!(
         o,
-        "target: {} (e_flags 0x{:x}: {}, xnack {}, sramecc {}), wave{}",
-        t.isa_name(),
+        "target: amdgcn-amd-amdhsa--{} (e_flags 0x{:x}: {}{generic}, xnack {}, sramecc {}), wave{}{runs}",
+        p.processor_with_features(),
         co.e_flags,
-        t.target.gpu,
-        t.xnack.describe(),
-        t.sramecc.describe(),
-        t.target.wave.lanes()
+        p.processor.name,
+        p.xnack.describe(),
+        p.sramecc.describe(),
+        co.wave.lanes()
     );
     for m in &co.metadata {
         let _ = writeln!(
@@ -193,6 +203,9 @@ fn kernel(o: &mut String, k: &LoadedKernel) {
                 yes(trap_on_end),
                 yes(image_op)
             );
+        }
+        ComputePgmRsrc3::Other(bits) => {
+            let _ = writeln!(o, "    rsrc3 0x{bits:08x} (layout not modelled for this processor)");
         }
     }
     let p = &d.kernel_code_properties;

@@ -13,6 +13,7 @@
 pub mod frame;
 pub mod inspect;
 pub mod metadata;
+pub mod processor;
 pub mod reader;
 pub mod target;
 mod writer;
@@ -22,6 +23,7 @@ use thiserror::Error;
 pub use amdgpu_abi::descriptor::{DescriptorError, KernelDescriptor, KernelResources};
 pub use metadata::{Access, HiddenArg, KernelArg, KernelMetadata, Metadata, ValueKind};
 pub use reader::{read, LoadedCodeObject, LoadedFunction, LoadedKernel};
+pub use processor::{ObjectProcessor, Processor};
 pub use target::{CodeObjectTarget, FeatureSetting};
 pub use writer::{write_hsaco, write_relocatable};
 

@@ -4,12 +4,13 @@
 //! with the abi crate, the metadata note with [`Metadata::from_msgpack`].
 
 use amdgpu_abi::descriptor::{KernelDescriptor, DESCRIPTOR_SIZE};
-use amdgpu_isa::{Target, WaveSize};
+use amdgpu_isa::{Generation, Target, WaveSize};
 use object::elf;
 use object::read::elf::{ElfFile64, FileHeader as _, SectionHeader as _};
 use object::{Endian, Endianness, Object, ObjectSection, ObjectSymbol, SectionIndex, SymbolKind};
 
 use super::metadata::{KernelMetadata, Metadata};
+use super::processor::{Family, ObjectProcessor};
 use super::{
     CodeObjectError, CodeObjectTarget, CodeObjectVersion, ELFOSABI_AMDGPU_HSA, NT_AMDGPU_METADATA,
 };
@@ -51,8 +52,15 @@ pub struct LoadedCodeObject {
     pub abi_version: u8,
     pub version: CodeObjectVersion,
     pub e_flags: u32,
-    /// From `e_flags`; the wave size from the first kernel's descriptor.
-    pub target: CodeObjectTarget,
+    /// The processor and feature settings `e_flags` name.
+    pub processor: ObjectProcessor,
+    /// The target amdgpu-cg models that runs this code: the processor itself, or
+    /// for a generic target the member amdgpu-cg models (gfx11-generic runs as
+    /// gfx1100, gfx9-4-generic as gfx942); `None` for any other processor. Its
+    /// wave size is the first kernel's.
+    pub target: Option<CodeObjectTarget>,
+    /// The first kernel's wave size (the processor's default without kernels).
+    pub wave: WaveSize,
     /// Every `NT_AMDGPU_METADATA` note (a link of several LLVM objects has one
     /// per input object); kernels take their metadata from the first that lists them.
     pub metadata: Vec<Metadata>,
@@ -96,7 +104,17 @@ pub fn read(data: &[u8]) -> Result<LoadedCodeObject, CodeObjectError> {
         ))
     })?;
     let e_flags = header.e_flags(endian);
-    let mut target = CodeObjectTarget::from_e_flags(e_flags)?;
+    let processor = ObjectProcessor::from_e_flags(e_flags).ok_or_else(|| {
+        rerr(format!(
+            "e_flags 0x{e_flags:x}: machine 0x{:x} is not an AMDGCN processor LLVM 22 knows",
+            e_flags & super::target::EF_AMDGPU_MACH
+        ))
+    })?;
+    let mut target = processor.processor.runs_as.map(|gpu| CodeObjectTarget {
+        target: Target::new(gpu),
+        xnack: processor.xnack,
+        sramecc: processor.sramecc,
+    });
     let e_type = header.e_type(endian);
 
     let mut sections = Vec::new();
@@ -161,7 +179,11 @@ pub fn read(data: &[u8]) -> Result<LoadedCodeObject, CodeObjectError> {
         });
     }
 
-    let generation = target.target.gpu.generation();
+    let generation = match processor.processor.family {
+        Family::Cdna => Some(Generation::Gfx9),
+        Family::Gfx11 => Some(Generation::Gfx11),
+        _ => None,
+    };
     let mut kernels = Vec::new();
     for sym in &symbols {
         let name = sym.name()?;
@@ -181,7 +203,7 @@ pub fn read(data: &[u8]) -> Result<LoadedCodeObject, CodeObjectError> {
             )));
         }
         let bytes = symbol_bytes(section, sym.address(), 64)?;
-        let descriptor = KernelDescriptor::decode(&bytes, generation)?;
+        let descriptor = KernelDescriptor::decode_for(&bytes, generation)?;
         let func = functions.iter().find(|f| f.name == kernel_name);
         let entry_address = if e_type == elf::ET_REL {
             func.map(|f| f.address).unwrap_or(0)
@@ -215,14 +237,15 @@ pub fn read(data: &[u8]) -> Result<LoadedCodeObject, CodeObjectError> {
             metadata: md,
         });
     }
-    if let Some(k) = kernels.first() {
-        let wave = if k.descriptor.kernel_code_properties.enable_wavefront_size32 {
-            WaveSize::W32
-        } else {
-            WaveSize::W64
-        };
-        if let Some(t) = Target::with_wave(target.target.gpu, wave) {
-            target.target = t;
+    let wave = match kernels.first() {
+        Some(k) if k.descriptor.kernel_code_properties.enable_wavefront_size32 => WaveSize::W32,
+        Some(_) => WaveSize::W64,
+        None if matches!(processor.processor.family, Family::Gfx10 | Family::Gfx11 | Family::Gfx12) => WaveSize::W32,
+        None => WaveSize::W64,
+    };
+    if let Some(t) = target.as_mut() {
+        if let Some(with_wave) = Target::with_wave(t.target.gpu, wave) {
+            t.target = with_wave;
         }
     }
     Ok(LoadedCodeObject {
@@ -230,7 +253,9 @@ pub fn read(data: &[u8]) -> Result<LoadedCodeObject, CodeObjectError> {
         abi_version: ident.abi_version,
         version,
         e_flags,
+        processor,
         target,
+        wave,
         metadata,
         kernels,
         functions,

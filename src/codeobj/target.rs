@@ -5,13 +5,11 @@ use std::fmt;
 
 use amdgpu_isa::{Gpu, Target, WaveSize};
 
+use super::processor::{ObjectProcessor, Processor};
 use super::CodeObjectError;
 
-/// `EF_AMDGPU_MACH` mask.
+/// `EF_AMDGPU_MACH` mask (the values are in [`super::processor::PROCESSORS`]).
 pub const EF_AMDGPU_MACH: u32 = 0xff;
-pub const EF_AMDGPU_MACH_AMDGCN_GFX90A: u32 = 0x3f;
-pub const EF_AMDGPU_MACH_AMDGCN_GFX942: u32 = 0x4c;
-pub const EF_AMDGPU_MACH_AMDGCN_GFX1100: u32 = 0x41;
 /// `EF_AMDGPU_FEATURE_XNACK_V4` mask (bits 9:8).
 pub const EF_AMDGPU_FEATURE_XNACK_V4: u32 = 0x300;
 /// `EF_AMDGPU_FEATURE_SRAMECC_V4` mask (bits 11:10).
@@ -40,7 +38,7 @@ impl FeatureSetting {
         }
     }
 
-    fn from_bits(b: u32) -> FeatureSetting {
+    pub(crate) fn from_bits(b: u32) -> FeatureSetting {
         match b & 3 {
             0 => FeatureSetting::Unsupported,
             1 => FeatureSetting::Any,
@@ -163,31 +161,28 @@ impl CodeObjectTarget {
 
     /// `e_flags` (code object v4+ layout).
     pub fn e_flags(&self) -> u32 {
-        let mach = match self.target.gpu {
-            Gpu::Gfx90a => EF_AMDGPU_MACH_AMDGCN_GFX90A,
-            Gpu::Gfx942 => EF_AMDGPU_MACH_AMDGCN_GFX942,
-            Gpu::Gfx1100 => EF_AMDGPU_MACH_AMDGCN_GFX1100,
-        };
-        mach | self.xnack.bits() << 8 | self.sramecc.bits() << 10
+        Processor::of_gpu(self.target.gpu).mach | self.xnack.bits() << 8 | self.sramecc.bits() << 10
     }
 
-    /// Decodes `e_flags`; the wave size cannot be seen there, it is the GPU's default.
+    /// Decodes `e_flags` of a processor amdgpu-cg compiles for (generic targets
+    /// and other processors are errors: [`ObjectProcessor`] names them); the wave
+    /// size cannot be seen there, it is the GPU's default.
     pub fn from_e_flags(flags: u32) -> Result<CodeObjectTarget, CodeObjectError> {
-        let gpu = match flags & EF_AMDGPU_MACH {
-            EF_AMDGPU_MACH_AMDGCN_GFX90A => Gpu::Gfx90a,
-            EF_AMDGPU_MACH_AMDGCN_GFX942 => Gpu::Gfx942,
-            EF_AMDGPU_MACH_AMDGCN_GFX1100 => Gpu::Gfx1100,
-            other => {
-                return Err(CodeObjectError::Read(format!(
-                    "e_flags 0x{flags:x}: machine 0x{other:x} is not gfx90a, gfx942 or gfx1100"
-                )))
-            }
+        let not_ours = || {
+            CodeObjectError::Read(format!(
+                "e_flags 0x{flags:x}: machine 0x{:x} is not gfx90a, gfx942 or gfx1100",
+                flags & EF_AMDGPU_MACH
+            ))
         };
-        Ok(CodeObjectTarget {
-            target: Target::new(gpu),
-            xnack: FeatureSetting::from_bits((flags & EF_AMDGPU_FEATURE_XNACK_V4) >> 8),
-            sramecc: FeatureSetting::from_bits((flags & EF_AMDGPU_FEATURE_SRAMECC_V4) >> 10),
-        })
+        let p = ObjectProcessor::from_e_flags(flags).ok_or_else(not_ours)?;
+        match p.processor.runs_as {
+            Some(gpu) if !p.processor.generic => Ok(CodeObjectTarget {
+                target: Target::new(gpu),
+                xnack: p.xnack,
+                sramecc: p.sramecc,
+            }),
+            _ => Err(not_ours()),
+        }
     }
 }
 

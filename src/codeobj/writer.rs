@@ -150,10 +150,11 @@ fn validate(co: &CodeObject) -> Result<(), CodeObjectError> {
             );
         }
         let rsrc3_gen = match d.compute_pgm_rsrc3 {
-            amdgpu_abi::descriptor::ComputePgmRsrc3::Gfx9 { .. } => Generation::Gfx9,
-            amdgpu_abi::descriptor::ComputePgmRsrc3::Gfx11 { .. } => Generation::Gfx11,
+            amdgpu_abi::descriptor::ComputePgmRsrc3::Gfx9 { .. } => Some(Generation::Gfx9),
+            amdgpu_abi::descriptor::ComputePgmRsrc3::Gfx11 { .. } => Some(Generation::Gfx11),
+            amdgpu_abi::descriptor::ComputePgmRsrc3::Other(_) => None,
         };
-        if rsrc3_gen != t.gpu.generation() {
+        if rsrc3_gen != Some(t.gpu.generation()) {
             return bad("compute_pgm_rsrc3 is for another generation".into());
         }
         if let Some(u) = m.uses_dynamic_stack {

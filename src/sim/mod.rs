@@ -64,6 +64,8 @@ pub enum Flow {
 pub enum ErrorKind {
     /// The code object cannot be loaded or the kernel is not in it.
     Load,
+    /// A readable code object for a processor the simulator does not model.
+    UnsupportedTarget,
     /// The bytes at the PC are not an instruction the decoder knows.
     Decode,
     /// Decoded, but the simulator has no semantics for it.
@@ -348,7 +350,18 @@ impl Simulator {
         self.device
             .map_at("code object", base, image.clone(), false)
             .map_err(|e| SimError::new(ErrorKind::Load, e))?;
-        let target = loaded.target.target;
+        let target = match loaded.target {
+            Some(t) => t.target,
+            None => {
+                return Err(SimError::new(
+                    ErrorKind::UnsupportedTarget,
+                    format!(
+                        "the code object is for {}, which the simulator does not model (it runs gfx90a, gfx942 and gfx1100 code, and gfx9-4-generic and gfx11-generic code as gfx942 and gfx1100)",
+                        loaded.processor.processor_with_features()
+                    ),
+                ))
+            }
+        };
         Ok(CodeObject { loaded, target, base, image })
     }
 
