@@ -222,13 +222,9 @@ pub fn compile_file(
         }
     }
     let bytes = match emit {
-        Emit::Asm => {
-            let mut asm = format!("\t.amdgcn_target \"{}\"\n\t.text\n", target.isa_name());
-            for k in &kernels {
-                asm.push_str(&format!("\t.globl {0}\n\t.p2align 8\n\t.type {0},@function\n{0}:\n{1}", k.name, k.asm));
-            }
-            asm.into_bytes()
-        }
+        Emit::Asm => codeobj::asm::listing(&object, |name| kernels.iter().find(|k| k.name == name).map(|k| k.asm.as_str()))
+            .map_err(|e| CliError::input(format!("error: {e}")))?
+            .into_bytes(),
         Emit::Obj => codeobj::write_relocatable(&object).map_err(|e| CliError::input(format!("error: {e}")))?,
         _ => codeobj::write_hsaco(&object).map_err(|e| {
             let hint = match &e {

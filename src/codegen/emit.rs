@@ -50,6 +50,9 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
     let mut instructions = 0;
     let mut calls = Vec::new();
     let mut cfi = Vec::new();
+    // After a call's `s_getpc_b64`: the callee and how many of the two
+    // relocated literals (`s_add_u32`, `s_addc_u32`) are still to print.
+    let mut call_literals: Option<(String, u8)> = None;
     for &(b, ref name, ref insts) in &code.blocks {
         if labels[b] || b == 0 {
             asm.push_str(&format!("{}:{}; {name}\n", label(b), " ".repeat(4)));
@@ -68,12 +71,28 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
                 inst.imm = delta as u16;
                 let mnemonic = isa::print::mnemonic(&inst, target.gpu);
                 asm.push_str(&format!("  {mnemonic} {}\n", label(t)));
+            } else if let Some((callee, done)) = call_literals.take() {
+                // The literal is a placeholder the linker fills in: the listing
+                // names the relocation instead, as llc-22's does, so that it
+                // re-assembles into the same code.
+                let [lo, hi] = crate::codeobj::Reloc::getpc_pair(0, &callee);
+                let r = if done == 0 { lo } else { hi };
+                let text = isa::print(&inst, target);
+                let placeholder = format!("0x{:x}", super::expand::CALL_LITERAL_PLACEHOLDER);
+                let at = text.rfind(&placeholder).ok_or_else(|| {
+                    Diagnostic::new(format!("internal error: call literal missing in '{text}' in @{func_name}"), crate::mir::Span::NONE)
+                })?;
+                asm.push_str(&format!("  {}{}{}\n", &text[..at], r.asm_expression(), &text[at + placeholder.len()..]));
+                if done == 0 {
+                    call_literals = Some((callee, 1));
+                }
             } else {
                 asm.push_str(&format!("  {}\n", isa::print(&inst, target)));
             }
             isa::encode(&inst, target, &mut bytes).map_err(|err| fail(err, &inst))?;
             if let Some(callee) = &e.call {
                 calls.push((bytes.len() as u64, callee.clone()));
+                call_literals = Some((callee.clone(), 0));
             }
             cfi.extend(e.cfi.iter().filter(|c| c.after).map(|c| (bytes.len() as u32, c.event.clone())));
             instructions += 1;

@@ -17,6 +17,10 @@ use super::vcode::*;
 use crate::isa::{self, Opcode, Target, WaveSize};
 use crate::mir::Diagnostic;
 
+/// The literal of a call's `s_add_u32`/`s_addc_u32` before the relocation fills
+/// it in (any value that is not an inline constant keeps the literal's slot).
+pub const CALL_LITERAL_PLACEHOLDER: u32 = 0x1010_1010;
+
 /// A machine instruction, possibly a branch to a block (resolved at encoding).
 #[derive(Clone, Debug)]
 pub struct Emitted {
@@ -726,7 +730,7 @@ impl Ctx<'_> {
                 // the return address in s[30:31].
                 let ra = isa::Reg::s(30, 2);
                 let (lo, hi) = (isa::Reg::s(30, 1), isa::Reg::s(31, 1));
-                let slot = isa::Operand::Literal(0x1010_1010);
+                let slot = isa::Operand::Literal(CALL_LITERAL_PLACEHOLDER);
                 self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(ra)], vec![]), target: None, call: Some(callee.clone()), cfi: Vec::new() });
                 self.push(isa::Inst::new(Opcode::s_add_u32, vec![isa::Operand::Reg(lo)], vec![isa::Operand::Reg(lo), slot]));
                 self.push(isa::Inst::new(Opcode::s_addc_u32, vec![isa::Operand::Reg(hi)], vec![isa::Operand::Reg(hi), slot]));

@@ -10,6 +10,7 @@
 //! The input is a [`CodeObject`]: a target, a code object version and a list of
 //! [`Function`]s; kernels carry a [`KernelInfo`] (descriptor plus metadata).
 
+pub mod asm;
 pub mod frame;
 pub mod inspect;
 pub mod metadata;
@@ -157,6 +158,15 @@ pub struct Reloc {
 }
 
 impl Reloc {
+    /// The operand an assembler reads for this relocation: `callee@rel32@lo+4`.
+    pub fn asm_expression(&self) -> String {
+        let part = match self.kind {
+            RelocKind::Rel32Lo => "lo",
+            RelocKind::Rel32Hi => "hi",
+        };
+        format!("{}@rel32@{part}{:+}", asm::symbol(&self.symbol), self.addend)
+    }
+
     /// The two relocations of an `s_getpc_b64 s[n:n+1]` / `s_add_u32 sn, sn, lit` /
     /// `s_addc_u32 sn+1, sn+1, lit` sequence, given the offset of the byte after
     /// `s_getpc_b64` (the address it returns): literals at +4 and +12.

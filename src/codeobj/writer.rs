@@ -211,7 +211,7 @@ fn validate(co: &CodeObject) -> Result<(), CodeObjectError> {
 }
 
 /// The metadata note as written: the version's keys, names filled in.
-fn build_metadata(co: &CodeObject) -> Metadata {
+pub(super) fn build_metadata(co: &CodeObject) -> Metadata {
     let kernels = co
         .functions
         .iter()
