@@ -45,7 +45,7 @@ fn build_scale_kernel() -> Module {
 
     f.switch_to(exit);
     f.ret(None);
-    Module { functions: vec![f.finish().expect("every block is terminated")] }
+    Module::new(vec![f.finish().expect("every block is terminated")])
 }
 
 fn main() {

@@ -3,11 +3,10 @@
 //! parsing, the interpreter front, and writing output files atomically.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::codegen;
 use crate::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
-use crate::isa::WaveSize;
 use crate::mir::{self, Diagnostic, Module, SourceFile};
 
 /// An error for the command line: the text to print (already rendered, with
@@ -58,6 +57,8 @@ pub enum Emit {
     Obj,
     /// A loadable code object (ET_DYN).
     Hsaco,
+    /// A clang offload bundle (a HIP fat binary) of every device's code object.
+    Bundle,
 }
 
 /// Parses `--target` (with target-lexicon) and `--mcpu` (`gfx90a`, `gfx90a:xnack-`,
@@ -74,16 +75,7 @@ pub fn parse_target(triple: &str, mcpu: &str) -> Result<CodeObjectTarget, CliErr
         )));
     }
     // The wave size is a feature of ours (`wavefrontsize64`), not of the ISA string.
-    let mut wave = None;
-    let mut rest = Vec::new();
-    for part in mcpu.split(':') {
-        match part {
-            "wavefrontsize64+" => wave = Some(WaveSize::W64),
-            "wavefrontsize64-" => wave = Some(WaveSize::W32),
-            other => rest.push(other),
-        }
-    }
-    CodeObjectTarget::parse(&rest.join(":"), wave).map_err(|e| CliError::usage(e.to_string()))
+    CodeObjectTarget::parse_with_wave(mcpu).map_err(|e| CliError::usage(e.to_string()))
 }
 
 /// Reads a text file.
@@ -188,8 +180,9 @@ pub fn run_file(
     Ok(output.to_string())
 }
 
-/// `amdgpu-cg FILE`: compiles a MIR file to the requested form. The report
-/// (`--print-after`, `--time-passes`, `--stats`) is returned as text for stderr.
+/// `amdgpu-cg FILE`: compiles a MIR file to the requested form for one device.
+/// The report (`--print-after`, `--time-passes`, `--stats`) is returned as text
+/// for stderr.
 pub fn compile_file(
     path: &Path,
     target: &CodeObjectTarget,
@@ -198,16 +191,108 @@ pub fn compile_file(
     options: &codegen::Options,
     stats: bool,
 ) -> Result<(Vec<u8>, String), CliError> {
-    let version = CodeObjectVersion::from_number(code_object_version).map_err(|e| CliError::usage(e.to_string()))?;
     let (module, file) = load_input(path)?;
     if emit == Emit::Mir {
         return Ok((module.to_string().into_bytes(), String::new()));
     }
+    let mut outputs = compile_devices(&module, &file, std::slice::from_ref(target), emit, code_object_version, options, stats)?;
+    let output = outputs.pop().expect("one device, one output");
+    match emit {
+        Emit::Bundle => Ok((bundle(std::slice::from_ref(&output))?, output.report)),
+        _ => Ok((output.bytes, output.report)),
+    }
+}
+
+/// One device's result of [`compile_devices`].
+#[derive(Clone, Debug)]
+pub struct DeviceOutput {
+    pub target: CodeObjectTarget,
+    /// The requested form (a `.hsaco` when a bundle was asked for).
+    pub bytes: Vec<u8>,
+    /// What goes to stderr: `--print-after`, `--time-passes`, `--stats`.
+    pub report: String,
+}
+
+/// The devices to compile for: `--mcpu` when given (a comma-separated list,
+/// `gfx90a,gfx942:xnack-,gfx1100`), else the module's `target device_triples`
+/// line, else gfx90a. None may be listed twice.
+pub fn device_targets(triple: &str, mcpu: Option<&str>, module: &Module) -> Result<Vec<CodeObjectTarget>, CliError> {
+    let list: Vec<&str> = match mcpu {
+        Some(list) => list.split(',').map(str::trim).collect(),
+        None if !module.device_triples.is_empty() => {
+            module.device_triples.iter().map(|t| t.trim_start_matches("amdgcn-amd-amdhsa--")).collect()
+        }
+        None => vec!["gfx90a"],
+    };
+    let mut targets: Vec<CodeObjectTarget> = Vec::new();
+    for entry in list {
+        if entry.is_empty() {
+            return Err(CliError::usage("--mcpu has an empty entry in its list"));
+        }
+        let t = parse_target(triple, entry)?;
+        if targets.contains(&t) {
+            return Err(CliError::usage(format!("device {} is listed twice", t.target_id_with_wave())));
+        }
+        targets.push(t);
+    }
+    Ok(targets)
+}
+
+/// Compiles `module` for every device in `targets`, the devices in parallel
+/// (each output is what a run for that device alone writes, byte for byte), and
+/// checks that every kernel has one interface on all of them.
+pub fn compile_devices(
+    module: &Module,
+    file: &SourceFile,
+    targets: &[CodeObjectTarget],
+    emit: Emit,
+    code_object_version: u32,
+    options: &codegen::Options,
+    stats: bool,
+) -> Result<Vec<DeviceOutput>, CliError> {
+    let version = CodeObjectVersion::from_number(code_object_version).map_err(|e| CliError::usage(e.to_string()))?;
+    let several = targets.len() > 1;
+    let results: Vec<Result<(DeviceOutput, codeobj::CodeObject), CliError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = targets
+            .iter()
+            .map(|target| scope.spawn(move || compile_device(module, file, target, emit, version, options, stats, several)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    });
+    let mut outputs = Vec::with_capacity(results.len());
+    let mut objects = Vec::with_capacity(results.len());
+    for r in results {
+        let (output, object) = r?;
+        objects.push((output.target.target_id_with_wave(), object));
+        outputs.push(output);
+    }
+    if several {
+        let named: Vec<(String, &codeobj::CodeObject)> = objects.iter().map(|(n, o)| (n.clone(), o)).collect();
+        codeobj::interface::check(&named)
+            .map_err(|e| CliError::input(format!("error: the kernels' interfaces differ between devices:\n{e}\n")))?;
+    }
+    Ok(outputs)
+}
+
+/// One device of [`compile_devices`]: the output and the code object it came from.
+#[allow(clippy::too_many_arguments)]
+fn compile_device(
+    module: &Module,
+    file: &SourceFile,
+    target: &CodeObjectTarget,
+    emit: Emit,
+    version: CodeObjectVersion,
+    options: &codegen::Options,
+    stats: bool,
+    several: bool,
+) -> Result<(DeviceOutput, codeobj::CodeObject), CliError> {
+    // With several devices an error says which one it is about.
+    let device = if several { format!("(for {}) ", target.target_id_with_wave()) } else { String::new() };
     let mut report = codegen::Report::default();
     // What --print-after collected is shown even when a later pass fails: that is
     // when a compiler engineer needs it most.
-    let (object, kernels) = codegen::compile_module(&module, target, version, options, &mut report)
-        .map_err(|d| CliError::input(format!("{}{}", report.printed, render_diagnostics(&file, &d.0))))?;
+    let (object, kernels) = codegen::compile_module(module, target, version, options, &mut report)
+        .map_err(|d| CliError::input(format!("{}{device}{}", report.printed, render_diagnostics(file, &d.0))))?;
     let mut side = report.printed;
     for (pass, time) in &report.timings {
         side.push_str(&format!("time {pass}: {:.3} ms\n", time.as_secs_f64() * 1e3));
@@ -221,27 +306,57 @@ pub fn compile_file(
             ));
         }
     }
+    let fail = |e: codeobj::CodeObjectError| CliError::input(format!("error: {device}{e}"));
     let bytes = match emit {
+        Emit::Mir => module.to_string().into_bytes(),
         Emit::Asm => codeobj::asm::listing(&object, |name| kernels.iter().find(|k| k.name == name).map(|k| k.asm.as_str()))
-            .map_err(|e| CliError::input(format!("error: {e}")))?
+            .map_err(fail)?
             .into_bytes(),
-        Emit::Obj => codeobj::write_relocatable(&object).map_err(|e| CliError::input(format!("error: {e}")))?,
-        _ => codeobj::write_hsaco(&object).map_err(|e| {
+        Emit::Obj => codeobj::write_relocatable(&object).map_err(fail)?,
+        Emit::Hsaco | Emit::Bundle => codeobj::write_hsaco(&object).map_err(|e| {
             let hint = match &e {
                 codeobj::CodeObjectError::UndefinedSymbol { .. } => {
                     "\nnote: a function defined elsewhere (--extern) needs a relocatable object (--emit obj) linked with the object that defines it (ld.lld -shared)"
                 }
                 _ => "",
             };
-            CliError::input(format!("error: {e}{hint}"))
+            CliError::input(format!("error: {device}{e}{hint}"))
         })?,
     };
-    Ok((bytes, side))
+    Ok((DeviceOutput { target: *target, bytes, report: side }, object))
+}
+
+/// The clang offload bundle of the devices' code objects (docs/code-object.md).
+pub fn bundle(outputs: &[DeviceOutput]) -> Result<Vec<u8>, CliError> {
+    let entries: Vec<(String, Vec<u8>)> =
+        outputs.iter().map(|o| (codeobj::bundle::device_entry_id(&o.target), o.bytes.clone())).collect();
+    codeobj::bundle::write(&entries).map_err(|e| {
+        CliError::usage(format!("{e} (a bundle names a device by its target id, which has no wave size: compile wave32 and wave64 into separate bundles)"))
+    })
+}
+
+/// Where one device's output goes when a run compiles several: `output` with
+/// `%t` replaced by the device, or, for a directory (`out/`), the input's stem,
+/// a dash and the device there. The device's name is its target id with `:`
+/// turned into `_` (`gfx942_sramecc+_xnack-`).
+pub fn device_output_path(output: &Path, input: &Path, target: &CodeObjectTarget, extension: &str) -> PathBuf {
+    let device = target.target_id_with_wave().replace(':', "_");
+    let text = output.to_string_lossy();
+    if text.contains("%t") {
+        return PathBuf::from(text.replace("%t", &device));
+    }
+    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    output.join(format!("{stem}-{device}.{extension}"))
 }
 
 /// Writes a file completely or not at all: the bytes go to a temporary file next
-/// to the destination, which is then renamed over it.
+/// to the destination, which is then renamed over it. A destination that exists
+/// and is not a regular file (`/dev/null`, a FIFO, a terminal) is written in
+/// place: renaming over it would replace the device with a file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return std::fs::write(path, bytes).map_err(|e| CliError::io(path.display(), e));
+    }
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
     if let Err(e) = std::fs::write(&temporary, bytes) {

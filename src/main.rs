@@ -34,9 +34,23 @@ struct TargetArgs {
     /// Target triple (parsed with target-lexicon); only amdgcn-amd-amdhsa is supported.
     #[arg(long, default_value = "amdgcn-amd-amdhsa")]
     target: String,
-    /// The GPU: gfx90a, gfx942 or gfx1100, optionally with features (gfx90a:xnack-).
-    #[arg(long, default_value = "gfx90a")]
-    mcpu: String,
+    /// The GPU: gfx90a, gfx942 or gfx1100, optionally with features
+    /// (gfx90a:xnack-, gfx1100:wavefrontsize64+). Default gfx90a. To compile
+    /// for several devices at once, a comma-separated list (gfx90a,gfx942,gfx1100);
+    /// without --mcpu, a module's `target device_triples` line decides.
+    #[arg(long)]
+    mcpu: Option<String>,
+}
+
+impl TargetArgs {
+    /// The single device of the commands that take one.
+    fn single(&self) -> Result<amdgpu_cg::codeobj::CodeObjectTarget, CliError> {
+        let mcpu = self.mcpu.as_deref().unwrap_or("gfx90a");
+        if mcpu.contains(',') {
+            return Err(CliError::usage("this command takes one device in --mcpu, not a list"));
+        }
+        driver::parse_target(&self.target, mcpu)
+    }
 }
 
 #[derive(Args)]
@@ -225,7 +239,7 @@ fn main() -> ExitCode {
         Some(Command::Check { input }) => driver::check_file(&input).map(|summary| print!("{summary}")),
         Some(Command::Run(args)) => run(args),
         Some(Command::Abi { signature, target, conv, json }) => {
-            driver::parse_target(&target.target, &target.mcpu)
+            target.single()
                 .and_then(|t| driver::abi_report(&signature, &t, &conv, json))
                 .map(|text| print!("{text}"))
         }
@@ -251,7 +265,7 @@ fn abi_fuzz(a: AbiFuzzArgs) -> ExitCode {
         llc: a.llc.clone(),
         lld: a.lld.clone(),
     };
-    let result = driver::parse_target(&a.target.target, &a.target.mcpu).and_then(|t| driver::abi_fuzz(&t, &request));
+    let result = a.target.single().and_then(|t| driver::abi_fuzz(&t, &request));
     match result {
         Ok(summary) => {
             if a.json {
@@ -315,7 +329,6 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
     let Some(input) = args.input else {
         return Err(CliError::usage("no input file (try 'amdgpu-cg --help')"));
     };
-    let target = driver::parse_target(&args.target.target, &args.target.mcpu)?;
     let emit = if args.assembly { Emit::Asm } else { args.emit };
     let mut print_after = args.print_after.clone();
     if args.print_after_all {
@@ -328,19 +341,76 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
     }
     let opt_level = amdgpu_cg::opt::OptLevel::parse(&args.opt_level).unwrap_or_default();
     let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false };
-    let (bytes, side) = driver::compile_file(&input, &target, emit, args.code_object_version, &options, args.stats)?;
-    eprint!("{side}");
-    match (&args.output, emit) {
-        (Some(path), _) if path.as_os_str() != "-" => driver::write_atomically(path, &bytes),
-        (None, Emit::Hsaco | Emit::Obj) => {
-            let extension = if emit == Emit::Hsaco { "hsaco" } else { "o" };
-            driver::write_atomically(&default_output(&input, extension), &bytes)
-        }
-        _ => {
-            use std::io::Write;
-            std::io::stdout().write_all(&bytes).map_err(|e| CliError::io("<stdout>", e))
+    let (module, file) = driver::load_input(&input)?;
+    let targets = driver::device_targets(&args.target.target, args.target.mcpu.as_deref(), &module)?;
+    let to_stdout = args.output.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if emit == Emit::Mir {
+        let text = module.to_string();
+        return match &args.output {
+            Some(path) if !to_stdout => driver::write_atomically(path, text.as_bytes()),
+            _ => stdout(text.as_bytes()),
+        };
+    }
+    // Checked before compiling: several outputs need somewhere to go.
+    let several = targets.len() > 1 && emit != Emit::Bundle;
+    if several && (args.output.is_none() || to_stdout) {
+        return Err(CliError::usage(format!(
+            "{} devices give {} outputs: name a directory (-o DIR/), an output pattern with %t (-o 'out/k-%t.hsaco'), or ask for one --emit bundle",
+            targets.len(),
+            targets.len()
+        )));
+    }
+    if let Some(output) = args.output.as_deref().filter(|_| several) {
+        let text = output.to_string_lossy();
+        // A directory is one that exists or a name ending in '/' (created);
+        // anything else is most likely one file's name, which cannot hold several.
+        if !text.contains("%t") && !text.ends_with('/') && !output.is_dir() {
+            return Err(CliError::usage(format!(
+                "-o {text}: {} devices give {} outputs; write -o {text}/ for a directory, a pattern with %t, or --emit bundle",
+                targets.len(),
+                targets.len()
+            )));
         }
     }
+    let outputs = driver::compile_devices(&module, &file, &targets, emit, args.code_object_version, &options, args.stats)?;
+    for o in &outputs {
+        eprint!("{}", o.report);
+    }
+    let extension = match emit {
+        Emit::Hsaco => "hsaco",
+        Emit::Obj => "o",
+        Emit::Asm => "s",
+        Emit::Bundle => "hipfb",
+        Emit::Mir => "mir",
+    };
+    if several {
+        let output = args.output.as_deref().expect("checked above");
+        if !output.to_string_lossy().contains("%t") {
+            std::fs::create_dir_all(output).map_err(|e| CliError::io(output.display(), e))?;
+        }
+        // Every path first: two devices may not write one file.
+        let paths: Vec<PathBuf> = outputs.iter().map(|o| driver::device_output_path(output, &input, &o.target, extension)).collect();
+        for (i, p) in paths.iter().enumerate() {
+            if paths[..i].contains(p) {
+                return Err(CliError::usage(format!("two devices would write {}", p.display())));
+            }
+        }
+        for (o, path) in outputs.iter().zip(&paths) {
+            driver::write_atomically(path, &o.bytes)?;
+        }
+        return Ok(());
+    }
+    let bytes = if emit == Emit::Bundle { driver::bundle(&outputs)? } else { outputs.into_iter().next().expect("one device").bytes };
+    match (&args.output, emit) {
+        (Some(path), _) if !to_stdout => driver::write_atomically(path, &bytes),
+        (None, Emit::Hsaco | Emit::Obj | Emit::Bundle) => driver::write_atomically(&default_output(&input, extension), &bytes),
+        _ => stdout(&bytes),
+    }
+}
+
+fn stdout(bytes: &[u8]) -> Result<(), CliError> {
+    use std::io::Write;
+    std::io::stdout().write_all(bytes).map_err(|e| CliError::io("<stdout>", e))
 }
 
 fn default_output(input: &Path, extension: &str) -> PathBuf {

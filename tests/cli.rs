@@ -237,3 +237,14 @@ fn optimisation_levels() {
     }
     assert!(counts[1] < counts[0] && counts[2] <= counts[1], "instructions at -O0, -O1, -O2: {counts:?}");
 }
+
+/// `-o /dev/null` writes to the device: the atomic write (temporary file, then
+/// rename) must not replace a device with a regular file, which it did as root.
+#[test]
+fn output_to_dev_null_leaves_the_device_alone() {
+    use std::os::unix::fs::FileTypeExt;
+    let o = exe().arg(example("saxpy.mir")).args(["-o", "/dev/null"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let kind = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(kind.is_char_device(), "/dev/null is no longer a character device");
+}

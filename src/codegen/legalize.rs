@@ -1127,7 +1127,7 @@ mod tests {
         let module = parse(text).unwrap();
         verify(&module).unwrap();
         let legal = run(&module.functions[0], NativeFloatAtomics::default()).expect("something to legalize");
-        let legal_module = Module { functions: vec![legal] };
+        let legal_module = Module::new(vec![legal]);
         verify(&legal_module).unwrap_or_else(|e| panic!("{e:?}\n{}", legal_module));
         let inputs: Vec<Vec<u64>> = operand_types.iter().map(edge_values).collect();
         let mut tuple = vec![0usize; inputs.len()];
@@ -1207,7 +1207,7 @@ mod tests {
         // large ones) against dividends of every magnitude.
         let text = "func @f(%a: i64, %b: i64) -> i64 {\nentry:\n  %q = udiv i64 %a, %b\n  %r = urem i64 %a, %b\n  %x = xor i64 %q, %r\n  %y = mul i64 %q, 3\n  %z = add i64 %x, %y\n  ret %z\n}\n";
         let module = parse(text).unwrap();
-        let legal_module = Module { functions: vec![run(&module.functions[0], NativeFloatAtomics::default()).unwrap()] };
+        let legal_module = Module::new(vec![run(&module.functions[0], NativeFloatAtomics::default()).unwrap()]);
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
             state ^= state << 13;
@@ -1277,7 +1277,7 @@ mod tests {
         for op in ["sin", "cos"] {
             let text = format!("func @f(%a: f32) -> f32 {{\nentry:\n  %r = {op} f32 %a\n  ret %r\n}}\n");
             let module = parse(&text).unwrap();
-            let legal_module = Module { functions: vec![run(&module.functions[0], NativeFloatAtomics::default()).unwrap()] };
+            let legal_module = Module::new(vec![run(&module.functions[0], NativeFloatAtomics::default()).unwrap()]);
             verify(&legal_module).unwrap();
             let mut state = 0x1234_5678_9abc_def0u64;
             let mut inputs: Vec<u32> = vec![0, 0x8000_0000, 0x3f80_0000, 0x3f49_0fdb, 0x3fc9_0fdb, 0x4049_0fdb, 0x7f7f_ffff, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 1, 0x4b80_0000, 0x5a00_0000];

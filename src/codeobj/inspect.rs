@@ -8,9 +8,29 @@ use object::elf;
 
 use super::reader::{LoadedCodeObject, LoadedKernel};
 
-/// Reads `data` and summarizes it; errors become the text of the result.
+/// Reads `data` (a code object, or a clang offload bundle of them) and
+/// summarizes it.
 pub fn summary_of_bytes(data: &[u8]) -> Result<String, super::CodeObjectError> {
+    if super::bundle::is_bundle(data) {
+        return bundle_summary(data);
+    }
     Ok(summary(&super::read(data)?))
+}
+
+/// A bundle: its entries, then each code object's summary.
+fn bundle_summary(data: &[u8]) -> Result<String, super::CodeObjectError> {
+    let entries = super::bundle::read(data)?;
+    let mut o = format!("clang offload bundle, {} entries\n", entries.len());
+    for e in &entries {
+        let _ = writeln!(o, "\nentry {} at offset 0x{:x}, {} bytes", e.id, e.offset, e.data.len());
+        if e.data.is_empty() {
+            let _ = writeln!(o, "  (empty)");
+            continue;
+        }
+        let co = super::read(&e.data).map_err(|err| super::CodeObjectError::Bundle(format!("entry {}: {err}", e.id)))?;
+        o.push_str(&summary(&co));
+    }
+    Ok(o)
 }
 
 fn vis(v: u8) -> &'static str {

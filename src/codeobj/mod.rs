@@ -11,8 +11,10 @@
 //! [`Function`]s; kernels carry a [`KernelInfo`] (descriptor plus metadata).
 
 pub mod asm;
+pub mod bundle;
 pub mod frame;
 pub mod inspect;
+pub mod interface;
 pub mod metadata;
 pub mod processor;
 pub mod reader;
@@ -322,6 +324,8 @@ pub enum CodeObjectError {
     },
     #[error("kernel '{kernel}': {message}")]
     InconsistentKernel { kernel: String, message: String },
+    #[error("offload bundle: {0}")]
+    Bundle(String),
     #[error("kernel descriptor: {0}")]
     Descriptor(#[from] DescriptorError),
     #[error("ELF writer: {0}")]

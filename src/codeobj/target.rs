@@ -141,6 +141,31 @@ impl CodeObjectTarget {
         Ok(t)
     }
 
+    /// A target id with amdgpu-cg's wave-size feature: `gfx1100:wavefrontsize64+`
+    /// (or `-`) picks the wave size, the rest is [`CodeObjectTarget::parse`]'s.
+    pub fn parse_with_wave(text: &str) -> Result<CodeObjectTarget, CodeObjectError> {
+        let mut wave = None;
+        let mut rest = Vec::new();
+        for part in text.split(':') {
+            match part {
+                "wavefrontsize64+" => wave = Some(WaveSize::W64),
+                "wavefrontsize64-" => wave = Some(WaveSize::W32),
+                other => rest.push(other),
+            }
+        }
+        CodeObjectTarget::parse(&rest.join(":"), wave)
+    }
+
+    /// The target id with the wave size when it is not the GPU's default, as
+    /// [`CodeObjectTarget::parse_with_wave`] reads it: `gfx1100:wavefrontsize64+`.
+    pub fn target_id_with_wave(&self) -> String {
+        let mut s = self.processor_with_features();
+        if self.target.wave != self.target.gpu.default_wave_size() {
+            s += ":wavefrontsize64+";
+        }
+        s
+    }
+
     /// `gfx90a:sramecc+:xnack-` ("any" settings are omitted, sramecc first).
     pub fn processor_with_features(&self) -> String {
         let mut s = self.target.gpu.name().to_string();

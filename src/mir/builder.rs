@@ -13,7 +13,7 @@
 //! let addr = f.ptradd(out, offset);
 //! f.store(Type::I32, tid, addr);
 //! f.ret(None);
-//! let module = Module { functions: vec![f.finish().unwrap()] };
+//! let module = Module::new(vec![f.finish().unwrap()]);
 //! amdgpu_cg::mir::verify::verify(&module).unwrap();
 //! ```
 

@@ -1043,9 +1043,19 @@ impl Function {
 #[derive(Clone, Debug, Default)]
 pub struct Module {
     pub functions: Vec<Function>,
+    /// The devices the module is compiled for, from its
+    /// `target device_triples = "..."` line (docs/mir.md): target ids like
+    /// `amdgcn-amd-amdhsa--gfx90a:xnack-`, each checked by the parser. Empty when
+    /// the module names none (the command line's `--mcpu` decides).
+    pub device_triples: Vec<String>,
 }
 
 impl Module {
+    /// A module of `functions` that names no devices.
+    pub fn new(functions: Vec<Function>) -> Module {
+        Module { functions, device_triples: Vec::new() }
+    }
+
     /// Finds a function by name (without `@`).
     pub fn function(&self, name: &str) -> Option<&Function> {
         self.functions.iter().find(|f| f.name == name)

@@ -28,6 +28,13 @@ pub fn parse(text: &str) -> Result<Module, Diagnostic> {
         if parser.pos >= text.len() {
             break;
         }
+        if parser.peek() == Tok::Ident("target".into()) {
+            if !module.functions.is_empty() || !module.device_triples.is_empty() {
+                return parser.error("the 'target device_triples' line comes once, before the first function");
+            }
+            module.device_triples = parser.device_triples()?;
+            continue;
+        }
         let (func, calls) = parser.function()?;
         if module.functions.iter().any(|f: &Function| f.name == func.name) {
             return Err(Diagnostic::new(format!("function '@{}' is defined more than once", func.name), func.span));
@@ -392,6 +399,44 @@ impl<'a> Parser<'a> {
             return Err(Diagnostic::new(format!("'{name}' asks for more than 1024 work-items per work-group"), Span::new(open.start as usize, (close.start + close.len) as usize)));
         }
         Ok(size)
+    }
+
+    /// `target device_triples = "amdgcn-amd-amdhsa--gfx90a,amdgcn-amd-amdhsa--gfx942"`:
+    /// the devices the module is compiled for, each a target id amdgpu-cg
+    /// compiles for, none twice.
+    fn device_triples(&mut self) -> Result<Vec<String>, Diagnostic> {
+        self.next();
+        if !self.eat_ident("device_triples") {
+            return self.error("expected 'device_triples' after 'target'");
+        }
+        self.expect_punct("=", "after 'device_triples'")?;
+        self.skip_trivia();
+        let open = self.pos;
+        if !self.text[open..].starts_with('"') {
+            return self.error("expected a quoted, comma-separated list of device triples");
+        }
+        let body_start = open + 1;
+        let Some(len) = self.text[body_start..].find(['"', '\n']).filter(|&l| self.text[body_start + l..].starts_with('"')) else {
+            return Err(Diagnostic::new("the device triples' string is not closed on its line", Span::new(open, open + 1)));
+        };
+        self.pos = body_start + len + 1;
+        let mut triples: Vec<String> = Vec::new();
+        let mut at = body_start;
+        for entry in self.text[body_start..body_start + len].split(',') {
+            let span = Span::new(at, (at + entry.len()).max(at + 1));
+            at += entry.len() + 1;
+            let id = entry.trim();
+            let Some(processor) = id.strip_prefix("amdgcn-amd-amdhsa--") else {
+                return Err(Diagnostic::new(format!("device triple '{id}' is not amdgcn-amd-amdhsa--<processor>[:feature+|-]"), span));
+            };
+            let target = crate::codeobj::CodeObjectTarget::parse_with_wave(processor).map_err(|e| Diagnostic::new(format!("device triple '{id}': {e}"), span))?;
+            let canonical = format!("amdgcn-amd-amdhsa--{}", target.target_id_with_wave());
+            if triples.contains(&canonical) {
+                return Err(Diagnostic::new(format!("device triple '{id}' is listed twice"), span));
+            }
+            triples.push(canonical);
+        }
+        Ok(triples)
     }
 
     /// The attributes after a kernel's parameter list (docs/mir.md).

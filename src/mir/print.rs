@@ -8,6 +8,9 @@ use crate::abi::Type;
 
 impl fmt::Display for Module {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.device_triples.is_empty() {
+            writeln!(f, "target device_triples = \"{}\"\n", self.device_triples.join(","))?;
+        }
         for (i, func) in self.functions.iter().enumerate() {
             if i > 0 {
                 writeln!(f)?;

@@ -125,7 +125,7 @@ pub fn optimize(module: &Module, level: OptLevel, observe: &Observe, trace: &mut
 /// The verifier on one function of the module after a pass.
 fn check(module: &Module, index: usize, pass: &str) -> Result<(), String> {
     let func = &module.functions[index];
-    let single = Module { functions: vec![func.clone()] };
+    let single = Module::new(vec![func.clone()]);
     // Calls need their callees: verify the function with the module's
     // other functions present as they are.
     let whole = if func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::ir::Op::Call { .. })) { module } else { &single };

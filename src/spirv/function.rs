@@ -199,7 +199,7 @@ pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
         }
     }
     if errors.is_empty() {
-        Ok(Module { functions })
+        Ok(Module::new(functions))
     } else {
         Err(errors)
     }

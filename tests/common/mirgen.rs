@@ -298,5 +298,5 @@ pub fn build_kernel(choices: &[u32]) -> Module {
         g.f.store(Type::I32, value, slot);
     }
     g.f.ret(None);
-    Module { functions: vec![g.f.finish().expect("generator terminates every block")] }
+    Module::new(vec![g.f.finish().expect("generator terminates every block")])
 }
