@@ -10,6 +10,7 @@ pub mod codeobj;
 pub mod driver;
 pub mod mir;
 pub mod opt;
+pub mod parallel;
 pub mod sim;
 pub mod spirv;
 

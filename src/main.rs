@@ -88,6 +88,10 @@ struct CompileArgs {
     /// Print per-kernel register, memory and occupancy statistics.
     #[arg(long)]
     stats: bool,
+    /// Functions compiled at once: 0 (the default) for one per core, 1 for
+    /// one at a time. The output is the same for every value.
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
+    jobs: usize,
     /// Optimisation level: -O0 (straight to selection), -O1 (one round of
     /// the MIR passes) or -O2 (to a fixed point; the default).
     #[arg(short = 'O', value_name = "LEVEL", default_value = "2", value_parser = ["0", "1", "2"])]
@@ -340,7 +344,7 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
         }
     }
     let opt_level = amdgpu_cg::opt::OptLevel::parse(&args.opt_level).unwrap_or_default();
-    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false };
+    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false, jobs: args.jobs };
     let (module, file) = driver::load_input(&input)?;
     let targets = driver::device_targets(&args.target.target, args.target.mcpu.as_deref(), &module)?;
     let to_stdout = args.output.as_ref().is_some_and(|p| p.as_os_str() == "-");

@@ -57,6 +57,10 @@ pub struct Options {
     pub opt_level: crate::opt::OptLevel,
     /// Run the MIR verifier after every MIR pass (on in debug builds).
     pub verify_passes: bool,
+    /// Functions compiled at once (`-j`): 0 for one per core, 1 for one at a
+    /// time. The output is the same whatever the number (functions are compiled
+    /// independently and collected in module order).
+    pub jobs: usize,
 }
 
 /// What a kernel assumes about a function defined elsewhere: LLVM's default
@@ -461,7 +465,7 @@ pub fn compile_module(
     let optimized = if options.opt_level == crate::opt::OptLevel::O0 {
         None
     } else {
-        Some(crate::opt::optimize(module, options.opt_level, &observe, &mut trace).map_err(|why| Diagnostic::new(why, Span::NONE))?)
+        Some(crate::opt::optimize_in_parallel(module, options.opt_level, &observe, &mut trace, options.jobs).map_err(|why| Diagnostic::new(why, Span::NONE))?)
     };
     report.printed.push_str(&trace.printed);
     if options.time_passes && optimized.is_some() {
@@ -486,8 +490,11 @@ pub fn compile_module(
     // Every function is compiled even after one fails, so that all refusals of
     // the module are reported together.
     let mut refusals: Vec<Diagnostic> = Vec::new();
-    for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == FuncKind::Device && !external(&f.name)) {
-        match compile_kernel(module, &uses, &HashMap::new(), func, target, version, options, report) {
+    let no_needs = HashMap::new();
+    let devices: Vec<usize> = (0..module.functions.len()).filter(|&i| module.functions[i].kind == FuncKind::Device && !external(&module.functions[i].name)).collect();
+    for (i, result, printed) in in_parallel(&devices, options.jobs, |i, r| compile_kernel(module, &uses, &no_needs, &module.functions[i], target, version, options, r)) {
+        merge(report, printed);
+        match result {
             Ok(k) => {
                 frames.insert(k.name.clone(), k.frame_bytes);
                 compiled[i] = Some(k);
@@ -501,8 +508,10 @@ pub fn compile_module(
         .map(|f| (f.to_string(), stack_need(f, &frames, &callees, &options.external, &mut Vec::new(), &mut HashMap::new())))
         .collect();
     let needs_only: HashMap<String, u32> = stack_needs.iter().map(|(f, (n, _))| (f.clone(), *n)).collect();
-    for (i, func) in module.functions.iter().enumerate().filter(|(_, f)| f.kind == FuncKind::Kernel) {
-        match compile_kernel(module, &uses, &needs_only, func, target, version, options, report) {
+    let kernels: Vec<usize> = (0..module.functions.len()).filter(|&i| module.functions[i].kind == FuncKind::Kernel).collect();
+    for (i, result, printed) in in_parallel(&kernels, options.jobs, |i, r| compile_kernel(module, &uses, &needs_only, &module.functions[i], target, version, options, r)) {
+        merge(report, printed);
+        match result {
             Ok(k) => compiled[i] = Some(k),
             Err(ds) => refusals.extend(ds.0),
         }
@@ -576,6 +585,23 @@ pub fn compile_module(
         functions.push(codeobj::Function { name: k.name.clone(), code: k.code.clone(), visibility, kernel, relocs, frame: k.frame_rows.clone() });
     }
     Ok((CodeObject { target: *target, version, functions }, compiled))
+}
+
+/// Runs `work` on every index of `items`, `jobs` at a time (0: one per core),
+/// each with its own report; the results come back in `items` order, so that
+/// the output does not depend on the number of threads or their timing.
+fn in_parallel<T: Send>(items: &[usize], jobs: usize, work: impl Fn(usize, &mut Report) -> T + Sync) -> Vec<(usize, T, Report)> {
+    crate::parallel::map_in_order(items.len(), jobs, |at| {
+        let mut report = Report::default();
+        let result = work(items[at], &mut report);
+        (items[at], result, report)
+    })
+}
+
+/// Appends one function's report to the module's.
+fn merge(into: &mut Report, from: Report) {
+    into.printed.push_str(&from.printed);
+    into.timings.extend(from.timings);
 }
 
 /// The OpenCL spelling of an argument type, for the metadata's `.type_name`

@@ -35,6 +35,19 @@ pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
     }
 }
 
+/// Checks one function; its calls are checked against the functions of
+/// `module` (the function itself need not be in it: an optimiser checks its
+/// working copy against the module it came from).
+pub fn verify_function(module: &Module, func: &Function) -> Result<(), Vec<Diagnostic>> {
+    let mut checker = Checker { module, func, errors: Vec::new() };
+    checker.function();
+    if checker.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(checker.errors)
+    }
+}
+
 struct Checker<'a> {
     module: &'a Module,
     func: &'a Function,

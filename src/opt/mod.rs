@@ -86,50 +86,63 @@ pub struct Trace {
 /// Optimises every function of a module (calls keep their signatures: the
 /// passes change no function's interface).
 pub fn optimize(module: &Module, level: OptLevel, observe: &Observe, trace: &mut Trace) -> Result<Module, String> {
-    let mut out = module.clone();
+    optimize_in_parallel(module, level, observe, trace, 1)
+}
+
+/// [`optimize`] with the functions on up to `jobs` threads (0: one per core):
+/// each function is optimised alone, so the result and the trace are the same
+/// for any number of threads.
+pub fn optimize_in_parallel(module: &Module, level: OptLevel, observe: &Observe, trace: &mut Trace, jobs: usize) -> Result<Module, String> {
     if level == OptLevel::O0 {
-        return Ok(out);
+        return Ok(module.clone());
     }
-    for index in 0..out.functions.len() {
-        let rounds = if level == OptLevel::O2 { MAX_ROUNDS } else { 1 };
-        let mut timings: Vec<Duration> = vec![Duration::ZERO; MIR_PASSES.len()];
-        for _ in 0..rounds {
-            let mut changed = false;
-            for (p, pass) in MIR_PASSES.iter().enumerate().filter(|(_, p)| p.level <= level) {
-                let start = Instant::now();
-                let did = (pass.run)(&mut out.functions[index]);
-                timings[p] += start.elapsed();
-                changed |= did;
-                let func = &out.functions[index];
-                if did && observe.print_after.iter().any(|w| w == pass.name || w == "all") {
-                    trace.printed.push_str(&format!("; after {}: @{}\n{func}\n", pass.name, func.name));
-                }
-                if observe.verify {
-                    check(&out, index, pass.name)?;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        let name = &out.functions[index].name;
-        for (p, pass) in MIR_PASSES.iter().enumerate() {
-            if pass.level <= level {
-                trace.timings.push((format!("{name}: {}", pass.name), timings[p]));
-            }
-        }
+    let results = crate::parallel::map_in_order(module.functions.len(), jobs, |index| optimize_function(module, index, level, observe));
+    let mut out = Module { functions: Vec::with_capacity(module.functions.len()), device_triples: module.device_triples.clone() };
+    for result in results {
+        let (func, one) = result?;
+        trace.printed.push_str(&one.printed);
+        trace.timings.extend(one.timings);
+        out.functions.push(func);
     }
     Ok(out)
 }
 
-/// The verifier on one function of the module after a pass.
-fn check(module: &Module, index: usize, pass: &str) -> Result<(), String> {
-    let func = &module.functions[index];
-    let single = Module::new(vec![func.clone()]);
-    // Calls need their callees: verify the function with the module's
-    // other functions present as they are.
-    let whole = if func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::ir::Op::Call { .. })) { module } else { &single };
-    crate::mir::verify::verify(whole).map_err(|errors| {
+/// One function of `module` through the pass rounds, with its own trace.
+fn optimize_function(module: &Module, index: usize, level: OptLevel, observe: &Observe) -> Result<(Function, Trace), String> {
+    let mut func = module.functions[index].clone();
+    let mut trace = Trace::default();
+    let rounds = if level == OptLevel::O2 { MAX_ROUNDS } else { 1 };
+    let mut timings: Vec<Duration> = vec![Duration::ZERO; MIR_PASSES.len()];
+    for _ in 0..rounds {
+        let mut changed = false;
+        for (p, pass) in MIR_PASSES.iter().enumerate().filter(|(_, p)| p.level <= level) {
+            let start = Instant::now();
+            let did = (pass.run)(&mut func);
+            timings[p] += start.elapsed();
+            changed |= did;
+            if did && observe.print_after.iter().any(|w| w == pass.name || w == "all") {
+                trace.printed.push_str(&format!("; after {}: @{}\n{func}\n", pass.name, func.name));
+            }
+            if observe.verify {
+                check(module, &func, pass.name)?;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (p, pass) in MIR_PASSES.iter().enumerate() {
+        if pass.level <= level {
+            trace.timings.push((format!("{}: {}", func.name, pass.name), timings[p]));
+        }
+    }
+    Ok((func, trace))
+}
+
+/// The verifier on one function after a pass; its calls are checked against
+/// the signatures in `module` (which no pass changes).
+fn check(module: &Module, func: &Function, pass: &str) -> Result<(), String> {
+    crate::mir::verify::verify_function(module, func).map_err(|errors| {
         let first = errors.first().map(|d| d.message.clone()).unwrap_or_default();
         format!("internal error: the MIR of @{} is invalid after the '{pass}' pass: {first}\n{func}", func.name)
     })

@@ -1,0 +1,80 @@
+//! Functions compiled in parallel (`-j`) give the same bytes, the same report
+//! and the same refusals as one at a time, whatever the number of threads.
+
+use std::path::Path;
+
+use amdgpu_cg::codegen::{self, Options, Report};
+use amdgpu_cg::codeobj::{write_hsaco, CodeObjectVersion};
+use amdgpu_cg::driver;
+
+/// `@name(` becomes `@name_SUFFIX(`: every function and call of a module renamed.
+fn rename_functions(text: &str, suffix: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('@') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).unwrap_or(rest.len());
+        out.push_str(&rest[..len]);
+        if rest[len..].starts_with('(') {
+            out.push_str(suffix);
+        }
+        rest = &rest[len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Many kernels and device functions: renamed copies of the examples.
+fn many_functions() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut text = String::new();
+    for copy in 0..6 {
+        for file in ["examples/saxpy.mir", "examples/matmul.mir", "examples/divergent_loop.mir", "examples/call.mir", "tests/data/codegen/nested_calls.mir"] {
+            text.push_str(&rename_functions(&std::fs::read_to_string(root.join(file)).unwrap(), &format!("_{copy}")));
+            text.push('\n');
+        }
+    }
+    text
+}
+
+#[test]
+fn any_number_of_jobs_gives_the_same_output() {
+    let text = many_functions();
+    let module = amdgpu_cg::mir::parse(&text).unwrap_or_else(|d| panic!("{d}"));
+    assert!(module.functions.len() >= 40, "{} functions", module.functions.len());
+    for mcpu in ["gfx90a", "gfx1100"] {
+        let target = driver::parse_target("amdgcn-amd-amdhsa", mcpu).unwrap();
+        let run = |jobs: usize| {
+            let options = Options { jobs, print_after: vec!["regalloc".into(), "emit".into()], ..Options::default() };
+            let mut report = Report::default();
+            let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &options, &mut report).unwrap_or_else(|d| panic!("{d}"));
+            (write_hsaco(&object).unwrap(), report.printed)
+        };
+        let (serial, serial_text) = run(1);
+        for jobs in [2, 3, 8, 0] {
+            let (bytes, printed) = run(jobs);
+            assert!(bytes == serial, "{mcpu} -j {jobs}: the code object differs from -j 1");
+            assert!(printed == serial_text, "{mcpu} -j {jobs}: the --print-after text differs from -j 1");
+        }
+    }
+}
+
+#[test]
+fn refusals_are_reported_in_module_order_at_any_jobs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let module = amdgpu_cg::mir::parse(&std::fs::read_to_string(root.join("tests/data/codegen/several_refusals.mir")).unwrap()).unwrap();
+    let target = driver::parse_target("amdgcn-amd-amdhsa", "gfx942").unwrap();
+    let errors = |jobs: usize| {
+        let options = Options { jobs, ..Options::default() };
+        let Err(d) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &options, &mut Report::default()) else {
+            panic!("several_refusals.mir compiled")
+        };
+        d.to_string()
+    };
+    let serial = errors(1);
+    assert!(serial.lines().count() >= 2, "{serial}");
+    for jobs in [2, 4] {
+        assert_eq!(errors(jobs), serial, "-j {jobs}");
+    }
+}
