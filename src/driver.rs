@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::codegen;
 use crate::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
@@ -111,15 +112,33 @@ pub fn load_module(path: &Path) -> Result<Module, CliError> {
 
 /// [`load_module`], with the source file diagnostics refer to (empty for SPIR-V).
 pub fn load_input(path: &Path) -> Result<(Module, SourceFile), CliError> {
+    load_input_timed(path).map(|(module, file, _)| (module, file))
+}
+
+/// [`load_input`] with the time of each step (read, parse, verify; read and
+/// translate for SPIR-V), for `--time-passes`.
+pub fn load_input_timed(path: &Path) -> Result<(Module, SourceFile, Vec<(String, Duration)>), CliError> {
+    let mut clock = Instant::now();
+    let mut timings = Vec::new();
+    let mut lap = |timings: &mut Vec<(String, Duration)>, step: &str| {
+        timings.push((step.to_string(), clock.elapsed()));
+        clock = Instant::now();
+    };
     let bytes = std::fs::read(path).map_err(|e| CliError::io(path.display(), e))?;
+    lap(&mut timings, "read");
     let name = path.display().to_string();
     if crate::spirv::is_spirv(&bytes) {
         let module = load_spirv(&name, &bytes)?;
-        return Ok((module, SourceFile::new(name, String::new())));
+        lap(&mut timings, "SPIR-V translation and verify");
+        return Ok((module, SourceFile::new(name, String::new()), timings));
     }
     let text = String::from_utf8(bytes).map_err(|_| CliError::input(format!("error: {name}: neither MIR text (it is not UTF-8) nor SPIR-V (no magic number)")))?;
-    let module = load_module_text(&name, &text)?;
-    Ok((module, SourceFile::new(name, text)))
+    let rendered = |ds: &[Diagnostic]| CliError::input(render_diagnostics(&SourceFile::new(name.as_str(), text.as_str()), ds));
+    let module = mir::parse(&text).map_err(|d| rendered(&[d]))?;
+    lap(&mut timings, "parse");
+    mir::verify::verify(&module).map_err(|ds| rendered(&ds))?;
+    lap(&mut timings, "verify");
+    Ok((module, SourceFile::new(name, text), timings))
 }
 
 /// Translates a SPIR-V binary into a verified MIR module.
@@ -307,6 +326,7 @@ fn compile_device(
         }
     }
     let fail = |e: codeobj::CodeObjectError| CliError::input(format!("error: {device}{e}"));
+    let writer_start = Instant::now();
     let bytes = match emit {
         Emit::Mir => module.to_string().into_bytes(),
         Emit::Asm => codeobj::asm::listing(&object, |name| kernels.iter().find(|k| k.name == name).map(|k| k.asm.as_str()))
@@ -323,6 +343,14 @@ fn compile_device(
             CliError::input(format!("error: {device}{e}{hint}"))
         })?,
     };
+    if options.time_passes {
+        let writer = match emit {
+            Emit::Asm => "listing writer",
+            Emit::Mir => "MIR printer",
+            _ => "code object writer",
+        };
+        side.push_str(&format!("time {writer}: {:.3} ms\n", writer_start.elapsed().as_secs_f64() * 1e3));
+    }
     Ok((DeviceOutput { target: *target, bytes, report: side }, object))
 }
 

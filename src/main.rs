@@ -238,6 +238,7 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
+    START.get_or_init(std::time::Instant::now);
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Check { input }) => driver::check_file(&input).map(|summary| print!("{summary}")),
@@ -345,7 +346,8 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
     }
     let opt_level = amdgpu_cg::opt::OptLevel::parse(&args.opt_level).unwrap_or_default();
     let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false, jobs: args.jobs };
-    let (module, file) = driver::load_input(&input)?;
+    let startup = START.get().map(|s| s.elapsed()).unwrap_or_default();
+    let (module, file, load_timings) = driver::load_input_timed(&input)?;
     let targets = driver::device_targets(&args.target.target, args.target.mcpu.as_deref(), &module)?;
     let to_stdout = args.output.as_ref().is_some_and(|p| p.as_os_str() == "-");
     if emit == Emit::Mir {
@@ -376,10 +378,34 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
             )));
         }
     }
+    let compile_start = std::time::Instant::now();
     let outputs = driver::compile_devices(&module, &file, &targets, emit, args.code_object_version, &options, args.stats)?;
+    let compile_time = compile_start.elapsed();
+    let report_start = std::time::Instant::now();
     for o in &outputs {
         eprint!("{}", o.report);
     }
+    let report_time = report_start.elapsed();
+    // --time-passes ends with what the whole run spent: the steps outside the
+    // passes, and how much of the wall time the listed steps account for.
+    let finish = |output_time: std::time::Duration| {
+        if !args.time_passes {
+            return;
+        }
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let mut accounted = startup + compile_time + report_time + output_time;
+        eprintln!("time start-up: {:.3} ms", ms(startup));
+        for (step, time) in &load_timings {
+            eprintln!("time {step}: {:.3} ms", ms(*time));
+            accounted += *time;
+        }
+        eprintln!("time compile ({} device{}, wall): {:.3} ms", targets.len(), if targets.len() == 1 { "" } else { "s" }, ms(compile_time));
+        eprintln!("time report printing: {:.3} ms", ms(report_time));
+        eprintln!("time output: {:.3} ms", ms(output_time));
+        let total = START.get().map_or(accounted, |s| s.elapsed());
+        eprintln!("time total (wall): {:.3} ms; the steps above account for {:.3} ms ({:.1}%)", ms(total), ms(accounted), 100.0 * ms(accounted) / ms(total).max(1e-9));
+    };
+    let output_start = std::time::Instant::now();
     let extension = match emit {
         Emit::Hsaco => "hsaco",
         Emit::Obj => "o",
@@ -402,6 +428,7 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
         for (o, path) in outputs.iter().zip(&paths) {
             driver::write_atomically(path, &o.bytes)?;
         }
+        finish(output_start.elapsed());
         return Ok(());
     }
     let bytes = if emit == Emit::Bundle { driver::bundle(&outputs)? } else { outputs.into_iter().next().expect("one device").bytes };
@@ -409,8 +436,13 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
         (Some(path), _) if !to_stdout => driver::write_atomically(path, &bytes),
         (None, Emit::Hsaco | Emit::Obj | Emit::Bundle) => driver::write_atomically(&default_output(&input, extension), &bytes),
         _ => stdout(&bytes),
-    }
+    }?;
+    finish(output_start.elapsed());
+    Ok(())
 }
+
+/// When `main` started: the start of `--time-passes`' total.
+static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
 fn stdout(bytes: &[u8]) -> Result<(), CliError> {
     use std::io::Write;

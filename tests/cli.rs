@@ -114,6 +114,13 @@ fn listing_mir_and_pass_printing() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains(".amdgcn_target \"amdgcn-amd-amdhsa--gfx1100\"") && out.contains("global_load_b32"), "{out}");
     assert!(err.contains("; after isel: @vector_add") && err.contains("time vector_add: regalloc"), "{err}");
+    // --time-passes accounts for the whole run, not only the passes.
+    for step in ["start-up", "read", "parse", "verify", "MIR optimisation (wall)", "code generation (wall)", "listing writer", "compile (1 device, wall)", "report printing", "output"] {
+        assert!(err.contains(&format!("time {step}: ")), "no '{step}' line:\n{err}");
+    }
+    let total = err.lines().find(|l| l.starts_with("time total (wall): ")).unwrap_or_else(|| panic!("no total:\n{err}"));
+    let numbers: Vec<f64> = total.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter_map(|w| w.parse().ok()).collect();
+    assert!(numbers.len() >= 2 && numbers[1] <= numbers[0] + 1e-3, "the steps cannot take longer than the run: {total}");
     let o = exe().arg(example("vector_add.mir")).args(["--emit", "mir"]).output().unwrap();
     let (out, _) = text(&o);
     assert!(out.starts_with("kernel @vector_add("), "{out}");

@@ -470,8 +470,9 @@ pub fn compile_module(
     report.printed.push_str(&trace.printed);
     if options.time_passes && optimized.is_some() {
         report.timings.extend(trace.timings);
-        report.timings.push(("MIR optimisation (total)".to_string(), trace_start.elapsed()));
+        report.timings.push(("MIR optimisation (wall)".to_string(), trace_start.elapsed()));
     }
+    let codegen_start = Instant::now();
     let module = optimized.as_ref().unwrap_or(module);
     let uses = implicit_uses(module);
     let callees: HashMap<&str, Vec<&str>> = module.functions.iter().map(|f| (f.name.as_str(), direct_callees(f))).collect();
@@ -562,6 +563,9 @@ pub fn compile_module(
         k.stats.sgprs = k.resources.num_sgpr;
         k.stats.agprs = k.resources.num_agpr;
         k.stats.occupancy = occupancy(target.target, k.resources.num_vgpr, k.resources.num_sgpr);
+    }
+    if options.time_passes {
+        report.timings.push(("code generation (wall)".to_string(), codegen_start.elapsed()));
     }
     let mut functions = Vec::new();
     for k in &compiled {
