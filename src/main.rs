@@ -18,6 +18,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use amdgpu_cg::driver::{self, CliError, Emit};
+
+/// The command line allocates with mimalloc: a compile makes and frees many
+/// small vectors and maps, and glibc's malloc/free took about 30% of a large
+/// module's compile time (perf, docs/performance.md). The library leaves the
+/// allocator to its embedder.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
