@@ -115,6 +115,9 @@ fn bundle_round_trips_through_clang_offload_bundler() {
         assert!(text.contains(&format!("entry hipv4-amdgcn-amd-amdhsa--{d} at offset")), "{text}");
     }
     assert_eq!(text.matches("kernel call_scale").count(), 3, "{text}");
+    // Where one code object is expected, a bundle is named as such.
+    let out = exe().args(["sim"]).arg(&bundle).args(["--grid", "1", "--block", "1"]).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("clang offload bundle"), "{}", String::from_utf8_lossy(&out.stderr));
     // A bundle of one device from the library path the CLI uses.
     let t = driver::parse_target("amdgcn-amd-amdhsa", "gfx90a").unwrap();
     let (one, _) = driver::compile_file(&input, &t, driver::Emit::Bundle, 5, &Options::default(), false).unwrap();

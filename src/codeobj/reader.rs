@@ -78,6 +78,11 @@ fn rerr(msg: impl Into<String>) -> CodeObjectError {
 
 /// Loads a code object.
 pub fn read(data: &[u8]) -> Result<LoadedCodeObject, CodeObjectError> {
+    if super::bundle::is_bundle(data) {
+        return Err(rerr(
+            "this is a clang offload bundle, not one code object: `amdgpu-cg inspect` lists its entries, `clang-offload-bundler --unbundle` splits them",
+        ));
+    }
     let file = ElfFile64::<Endianness>::parse(data)?;
     let endian = file.endian();
     let header = file.elf_header();
