@@ -271,12 +271,9 @@ pub fn compile_devices(
 ) -> Result<Vec<DeviceOutput>, CliError> {
     let version = CodeObjectVersion::from_number(code_object_version).map_err(|e| CliError::usage(e.to_string()))?;
     let several = targets.len() > 1;
-    let results: Vec<Result<(DeviceOutput, codeobj::CodeObject), CliError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = targets
-            .iter()
-            .map(|target| scope.spawn(move || compile_device(module, file, target, emit, version, options, stats, several)))
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    // One thread per device (each with its functions on `options.jobs`).
+    let results = crate::parallel::map_in_order(targets.len(), targets.len(), |i| {
+        compile_device(module, file, &targets[i], emit, version, options, stats, several)
     });
     let mut outputs = Vec::with_capacity(results.len());
     let mut objects = Vec::with_capacity(results.len());
@@ -305,14 +302,15 @@ fn compile_device(
     stats: bool,
     several: bool,
 ) -> Result<(DeviceOutput, codeobj::CodeObject), CliError> {
-    // With several devices an error says which one it is about.
-    let device = if several { format!("(for {}) ", target.target_id_with_wave()) } else { String::new() };
+    // With several devices, errors and reports say which device they are about.
+    let device = if several { format!("note: compiling for {}:\n", target.target_id_with_wave()) } else { String::new() };
     let mut report = codegen::Report::default();
     // What --print-after collected is shown even when a later pass fails: that is
     // when a compiler engineer needs it most.
     let (object, kernels) = codegen::compile_module(module, target, version, options, &mut report)
         .map_err(|d| CliError::input(format!("{}{device}{}", report.printed, render_diagnostics(file, &d.0))))?;
-    let mut side = report.printed;
+    let header = if several { format!("; device {}\n", target.target_id_with_wave()) } else { String::new() };
+    let mut side = header + &report.printed;
     for (pass, time) in &report.timings {
         side.push_str(&format!("time {pass}: {:.3} ms\n", time.as_secs_f64() * 1e3));
     }
@@ -321,11 +319,11 @@ fn compile_device(
             let s = &k.stats;
             side.push_str(&format!(
                 "{} ({}): {} instructions, {} bytes, {} VGPRs (at most {} values live), {} SGPRs, {} AGPRs, {} spills, {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD\n",
-                s.name, target.isa_name(), s.instructions, s.code_bytes, s.vgprs, s.max_live_vgprs, s.sgprs, s.agprs, s.spills, s.scratch_bytes, s.lds_bytes, s.occupancy
+                s.name, format!("amdgcn-amd-amdhsa--{}", target.target_id_with_wave()), s.instructions, s.code_bytes, s.vgprs, s.max_live_vgprs, s.sgprs, s.agprs, s.spills, s.scratch_bytes, s.lds_bytes, s.occupancy
             ));
         }
     }
-    let fail = |e: codeobj::CodeObjectError| CliError::input(format!("error: {device}{e}"));
+    let fail = |e: codeobj::CodeObjectError| CliError::input(format!("{device}error: {e}"));
     let writer_start = Instant::now();
     let bytes = match emit {
         Emit::Mir => module.to_string().into_bytes(),
@@ -340,7 +338,7 @@ fn compile_device(
                 }
                 _ => "",
             };
-            CliError::input(format!("error: {device}{e}{hint}"))
+            CliError::input(format!("{device}error: {e}{hint}"))
         })?,
     };
     if options.time_passes {

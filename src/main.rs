@@ -1,7 +1,8 @@
 //! The `amdgpu-cg` command line.
 //!
 //! ```text
-//! amdgpu-cg kernel.mir -o kernel.hsaco [--mcpu gfx90a] [--emit mir|asm|obj|hsaco]
+//! amdgpu-cg kernel.mir -o kernel.hsaco [--mcpu gfx90a] [--emit mir|asm|obj|hsaco|bundle] [-j N]
+//! amdgpu-cg kernel.mir --mcpu gfx90a,gfx942,gfx1100 -o out/   (or -o 'k-%t.hsaco', or --emit bundle)
 //! amdgpu-cg check kernel.mir
 //! amdgpu-cg run kernel.mir --grid 256 --block 64 --buffer x=f32:iota:256 --arg x=@x ...
 //! amdgpu-cg abi 'fn(i32, inreg i64) -> f32' --mcpu gfx90a [--conv amdgpu-cg|llvm] [--json]
@@ -95,8 +96,9 @@ struct CompileArgs {
     /// Print per-kernel register, memory and occupancy statistics.
     #[arg(long)]
     stats: bool,
-    /// Functions compiled at once: 0 (the default) for one per core, 1 for
-    /// one at a time. The output is the same for every value.
+    /// Threads for the functions: 0 (the default) for one per core, 1 for
+    /// one at a time; with several devices they are shared out among them.
+    /// The output is the same for every value.
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
     jobs: usize,
     /// Optimisation level: -O0 (straight to selection), -O1 (one round of
@@ -352,7 +354,7 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
         }
     }
     let opt_level = amdgpu_cg::opt::OptLevel::parse(&args.opt_level).unwrap_or_default();
-    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false, jobs: args.jobs };
+    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false, jobs: 1 };
     let startup = START.get().map(|s| s.elapsed()).unwrap_or_default();
     let (module, file, load_timings) = driver::load_input_timed(&input)?;
     let targets = driver::device_targets(&args.target.target, args.target.mcpu.as_deref(), &module)?;
@@ -385,6 +387,20 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
             )));
         }
     }
+    if emit == Emit::Bundle {
+        // A bundle names devices by target id, which has no wave size.
+        let ids: Vec<String> = targets.iter().map(amdgpu_cg::codeobj::bundle::device_entry_id).collect();
+        if let Some(i) = (1..ids.len()).find(|&i| ids[..i].contains(&ids[i])) {
+            return Err(CliError::usage(format!(
+                "offload bundle: two entries for {} (a bundle names a device by its target id, which has no wave size: compile wave32 and wave64 into separate bundles)",
+                ids[i]
+            )));
+        }
+    }
+    // -j: the threads of the run, shared out among the devices (each also has
+    // its own thread).
+    let jobs = if args.jobs == 0 { amdgpu_cg::parallel::cores() } else { args.jobs };
+    let options = amdgpu_cg::codegen::Options { jobs: (jobs / targets.len()).max(1), ..options };
     let compile_start = std::time::Instant::now();
     let outputs = driver::compile_devices(&module, &file, &targets, emit, args.code_object_version, &options, args.stats)?;
     let compile_time = compile_start.elapsed();

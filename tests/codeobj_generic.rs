@@ -164,3 +164,20 @@ fn inspect_on_the_command_line_reads_a_generic_object() {
     assert!(text.contains("simulates it as gfx1100"), "{text}");
     assert!(text.contains("kernel k"), "{text}");
 }
+
+/// The table holds exactly the AMDGCN processors llc-22 knows: one missing
+/// from it would be a code object the reader refuses.
+#[test]
+fn the_table_lists_every_processor_llc_knows() {
+    let Some(llc) = amdgpu_cg::isa::llvm_tools::require("llc-22") else { return };
+    let out = Command::new(llc).args(["-mtriple=amdgcn-amd-amdhsa", "-mcpu=help"]).output().expect("run llc-22");
+    // The list goes to stdout or stderr depending on the version: read both.
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let section = text.split("Available CPUs").nth(1).and_then(|s| s.split("Available features").next()).expect("a CPU list");
+    let mut llc_names: Vec<&str> = section.lines().filter_map(|l| l.split_whitespace().next()).filter(|w| w.starts_with("gfx")).collect();
+    llc_names.sort();
+    llc_names.dedup();
+    let mut ours: Vec<&str> = PROCESSORS.iter().map(|p| p.name).collect();
+    ours.sort();
+    assert_eq!(ours, llc_names, "the processor table and llc-22 -mcpu=help disagree");
+}

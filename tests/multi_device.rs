@@ -157,6 +157,7 @@ fn bad_device_lists_are_located_errors() {
         ("target device_triples = \"amdgcn-amd-amdhsa--gfx803\"", "unknown GPU", "1:26"),
         ("target device_triples = \"amdgcn-amd-amdhsa--gfx90a,amdgcn-amd-amdhsa--gfx942,amdgcn-amd-amdhsa--gfx90a\"", "listed twice", "1:78"),
         ("target device_triples = \"gfx90a\"", "is not amdgcn-amd-amdhsa--", "1:26"),
+        ("target device_triples = \"amdgcn-amd-amdhsa--gfx90a, amdgcn-amd-amdhsa--gfx803\"", "unknown GPU", "1:53"),
         ("target device_triples = \"amdgcn-amd-amdhsa--gfx90a", "not closed", "1:25"),
         ("target triple = \"x\"", "expected 'device_triples'", "1:8"),
     ] {

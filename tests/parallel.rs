@@ -45,17 +45,20 @@ fn any_number_of_jobs_gives_the_same_output() {
     assert!(module.functions.len() >= 40, "{} functions", module.functions.len());
     for mcpu in ["gfx90a", "gfx1100"] {
         let target = driver::parse_target("amdgcn-amd-amdhsa", mcpu).unwrap();
-        let run = |jobs: usize| {
-            let options = Options { jobs, print_after: vec!["regalloc".into(), "emit".into()], ..Options::default() };
+        let run = |jobs: usize, level: amdgpu_cg::opt::OptLevel| {
+            let options = Options { jobs, opt_level: level, print_after: vec!["gvn".into(), "simplify".into(), "regalloc".into(), "emit".into()], time_passes: false, ..Options::default() };
             let mut report = Report::default();
             let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &options, &mut report).unwrap_or_else(|d| panic!("{d}"));
             (write_hsaco(&object).unwrap(), report.printed)
         };
-        let (serial, serial_text) = run(1);
-        for jobs in [2, 3, 8, 0] {
-            let (bytes, printed) = run(jobs);
-            assert!(bytes == serial, "{mcpu} -j {jobs}: the code object differs from -j 1");
-            assert!(printed == serial_text, "{mcpu} -j {jobs}: the --print-after text differs from -j 1");
+        for level in [amdgpu_cg::opt::OptLevel::O1, amdgpu_cg::opt::OptLevel::O2] {
+            let (serial, serial_text) = run(1, level);
+            assert!(serial_text.contains("; after gvn:") && serial_text.contains("; after regalloc:"), "the report prints the MIR and machine passes");
+            for jobs in [2, 3, 8] {
+                let (bytes, printed) = run(jobs, level);
+                assert!(bytes == serial, "{mcpu} {level:?} -j {jobs}: the code object differs from -j 1");
+                assert!(printed == serial_text, "{mcpu} {level:?} -j {jobs}: the --print-after text differs from -j 1");
+            }
         }
     }
 }

@@ -57,9 +57,11 @@ pub struct Options {
     pub opt_level: crate::opt::OptLevel,
     /// Run the MIR verifier after every MIR pass (on in debug builds).
     pub verify_passes: bool,
-    /// Functions compiled at once (`-j`): 0 for one per core, 1 for one at a
-    /// time. The output is the same whatever the number (functions are compiled
-    /// independently and collected in module order).
+    /// Threads for a module's functions (`-j`): 0 and 1 compile one at a time
+    /// (the library's default: an embedder decides about threads), more use up
+    /// to that many (at most `parallel::MAX_THREADS`). The output is the same
+    /// whatever the number (functions are compiled independently and collected
+    /// in module order).
     pub jobs: usize,
 }
 

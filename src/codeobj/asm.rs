@@ -59,6 +59,13 @@ pub fn listing<'a>(co: &CodeObject, body: impl Fn(&str) -> Option<&'a str>) -> R
     let _ = writeln!(o, "\t.amdhsa_code_object_version {}", co.version.number());
     let _ = writeln!(o, "\t.text");
     for (i, f) in co.functions.iter().enumerate() {
+        if f.name.starts_with(".L") {
+            // The assembler keeps `.L` names out of the symbol table.
+            return Err(CodeObjectError::InconsistentKernel {
+                kernel: f.name.clone(),
+                message: "a name starting with '.L' is an assembler-local label: the listing cannot define it as a symbol".into(),
+            });
+        }
         let name = symbol(&f.name);
         let text = body(&f.name).ok_or_else(|| CodeObjectError::InconsistentKernel {
             kernel: f.name.clone(),
@@ -90,8 +97,8 @@ pub fn listing<'a>(co: &CodeObject, body: impl Fn(&str) -> Option<&'a str>) -> R
         }
     }
     // LLVM's instruction-prefetch padding after the last function (the writer's
-    // `layout_text`): gfx9 `s_nop 0` to 64 bytes and 256 more, gfx11
-    // `s_code_end` to 128 bytes and 96 more.
+    // `layout_text`): gfx9 `s_nop 0` to a 64-byte boundary and 256 words more,
+    // gfx11 `s_code_end` to a 128-byte boundary and 96 words more.
     let (align_log2, words, fill) = match target.gpu.generation() {
         Generation::Gfx9 => (6, 256, 0xbf80_0000u32),
         Generation::Gfx11 => (7, 96, 0xbf9f_0000u32),
@@ -260,8 +267,8 @@ fn next_free_sgpr(gpu: Gpu, xnack_reserved: bool, g: u64) -> Result<(u64, bool),
 /// A string the YAML reader of llvm-mc takes as a string without a tag: starts
 /// like an identifier, holds nothing YAML or the number parser reads otherwise.
 fn plain(s: &str) -> bool {
-    let first_ok = s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    let reserved = ["true", "false", "yes", "no", "on", "off", "null", "nan", "inf", "infinity", "y", "n"];
+    let first_ok = s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '.');
+    let reserved = ["true", "false", "yes", "no", "on", "off", "null", "nan", "inf", "infinity", "y", "n", ".inf", ".nan", ".infinity"];
     first_ok
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')
         && !reserved.contains(&s.to_ascii_lowercase().as_str())
@@ -274,7 +281,8 @@ fn scalar(v: &Value) -> String {
             if plain(s) {
                 s.to_string()
             } else {
-                // `!str` keeps "123" or "true" a string (llc-22 writes the same).
+                // `!str` keeps "123" or "true" a string (llc-22 tags those the
+                // same way; it also leaves `float*` untagged, which we tag).
                 format!("!str '{}'", s.replace('\'', "''"))
             }
         }
@@ -282,6 +290,8 @@ fn scalar(v: &Value) -> String {
         Value::Integer(i) => i.to_string(),
         Value::F32(f) => format!("{f:?}"),
         Value::F64(f) => format!("{f:?}"),
+        // Our notes hold no nil, binary or extension values (Metadata writes
+        // none); they are printed in rmpv's own syntax, which llvm-mc rejects.
         Value::Nil => "~".to_string(),
         other => format!("{other}"),
     }
@@ -366,6 +376,8 @@ mod tests {
     #[test]
     fn strings_that_would_read_as_other_types_are_tagged() {
         assert_eq!(scalar(&Value::from("global_buffer")), "global_buffer");
+        assert_eq!(scalar(&Value::from(".value_kind")), ".value_kind");
+        assert_eq!(scalar(&Value::from(".inf")), "!str '.inf'");
         assert_eq!(scalar(&Value::from("123")), "!str '123'");
         assert_eq!(scalar(&Value::from("true")), "!str 'true'");
         assert_eq!(scalar(&Value::from("float*")), "!str 'float*'");

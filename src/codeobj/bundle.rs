@@ -97,6 +97,9 @@ pub fn read(bytes: &[u8]) -> Result<Vec<BundleEntry>, CodeObjectError> {
     };
     let count = word(&mut at, "the entry count")?;
     let mut entries = Vec::new();
+    // Entries are copied out: their sizes together may not exceed the file
+    // (clang's never overlap), or a damaged header could ask for gigabytes.
+    let mut total: u64 = 0;
     for i in 0..count {
         let offset = word(&mut at, "an entry offset")?;
         let size = word(&mut at, "an entry size")?;
@@ -107,6 +110,10 @@ pub fn read(bytes: &[u8]) -> Result<Vec<BundleEntry>, CodeObjectError> {
         let data = take(bytes, &mut data_at, size).ok_or_else(|| {
             bad(format!("entry {id} (offset {offset}, {size} bytes) runs past the end of the file ({} bytes)", bytes.len()))
         })?;
+        total = total.saturating_add(size);
+        if total > bytes.len() as u64 {
+            return Err(bad(format!("the entries up to {id} add up to more bytes than the file has ({}): they overlap", bytes.len())));
+        }
         entries.push(BundleEntry { id, offset, data: data.to_vec() });
     }
     Ok(entries)
@@ -144,6 +151,20 @@ mod tests {
             }
         }
         assert!(read(&bundle[..bundle.len() - 1]).is_err());
+        // Many entries over the same bytes: an error, not a huge allocation.
+        let mut overlapping = MAGIC.to_vec();
+        overlapping.extend_from_slice(&1000u64.to_le_bytes());
+        for _ in 0..1000 {
+            for w in [0u64, 0, 0] {
+                overlapping.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        let size = overlapping.len() as u64;
+        for e in 0..1000 {
+            let at = MAGIC.len() + 8 + e * 24 + 8;
+            overlapping[at..at + 8].copy_from_slice(&size.to_le_bytes());
+        }
+        assert!(read(&overlapping).unwrap_err().to_string().contains("overlap"));
         assert!(read(b"CCOB....").is_err());
     }
 }

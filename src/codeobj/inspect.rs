@@ -27,6 +27,12 @@ fn bundle_summary(data: &[u8]) -> Result<String, super::CodeObjectError> {
             let _ = writeln!(o, "  (empty)");
             continue;
         }
+        // Host objects and bitcode entries (clang -fgpu-rdc) are listed, not read.
+        let amdgpu_elf = e.data.starts_with(b"\x7fELF") && e.data.get(18..20) == Some(&object::elf::EM_AMDGPU.to_le_bytes()[..]);
+        if !amdgpu_elf {
+            let _ = writeln!(o, "  (not an AMDGPU code object)");
+            continue;
+        }
         let co = super::read(&e.data).map_err(|err| super::CodeObjectError::Bundle(format!("entry {}: {err}", e.id)))?;
         o.push_str(&summary(&co));
     }

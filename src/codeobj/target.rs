@@ -147,10 +147,16 @@ impl CodeObjectTarget {
         let mut wave = None;
         let mut rest = Vec::new();
         for part in text.split(':') {
-            match part {
-                "wavefrontsize64+" => wave = Some(WaveSize::W64),
-                "wavefrontsize64-" => wave = Some(WaveSize::W32),
-                other => rest.push(other),
+            let w = match part {
+                "wavefrontsize64+" => WaveSize::W64,
+                "wavefrontsize64-" => WaveSize::W32,
+                other => {
+                    rest.push(other);
+                    continue;
+                }
+            };
+            if wave.replace(w).is_some() {
+                return Err(CodeObjectError::InvalidTarget(text.to_string(), "'wavefrontsize64' given twice".into()));
             }
         }
         CodeObjectTarget::parse(&rest.join(":"), wave)

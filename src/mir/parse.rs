@@ -423,9 +423,10 @@ impl<'a> Parser<'a> {
         let mut triples: Vec<String> = Vec::new();
         let mut at = body_start;
         for entry in self.text[body_start..body_start + len].split(',') {
-            let span = Span::new(at, (at + entry.len()).max(at + 1));
-            at += entry.len() + 1;
+            let lead = entry.len() - entry.trim_start().len();
             let id = entry.trim();
+            let span = Span::new(at + lead, (at + lead + id.len()).max(at + lead + 1));
+            at += entry.len() + 1;
             let Some(processor) = id.strip_prefix("amdgcn-amd-amdhsa--") else {
                 return Err(Diagnostic::new(format!("device triple '{id}' is not amdgcn-amd-amdhsa--<processor>[:feature+|-]"), span));
             };
