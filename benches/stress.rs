@@ -8,8 +8,11 @@
 //! Shapes: `straight` (one block of random i32/f32 arithmetic on pools of 8 + 8
 //! values), `ifchain` (the same stream cut into divergent if-then triangles,
 //! every value passed through each join), `loops` (a chain of uniform loops of
-//! 20 operations, every value carried around each back edge), `kernels` (many small kernels in one
-//! module), `calls` (a kernel calling many device functions).
+//! 20 operations, every value carried around each back edge), `nested` (uniform
+//! loops nested n/200 deep, every value carried around every back edge),
+//! `wide` (n/50 values defined first and all live to the end of the stream),
+//! `kernels` (many small kernels in one module), `calls` (a kernel calling
+//! many device functions).
 //!
 //! `cargo bench --bench stress [-- SHAPE...]` (release; needs llc-22 and /usr/bin/time). The
 //! generated inputs stay in `target/tmp/stress/`.
@@ -232,6 +235,73 @@ fn loops(lang: Lang, ops: usize, count: usize) -> String {
     format!("{head}{}{}", kernel_head(lang, "k"), b.text)
 }
 
+/// Uniform loops nested `depth` deep, `ops / depth` operations at each level
+/// before its inner loop, every value carried around every back edge.
+fn nested(lang: Lang, ops: usize, depth: usize) -> String {
+    let mut rng = Rng(0x7f4a_7c15_9e37_79b9);
+    let mut b = Body::new(lang);
+    b.start("%tid");
+    nest(&mut b, &mut rng, 0, depth, ops / depth, "entry");
+    let v = b.finish();
+    kernel_tail(&mut b, &v);
+    let head = if lang == Lang::Ir { IR_HEADER } else { "" };
+    format!("{head}{}{}", kernel_head(lang, "k"), b.text)
+}
+
+/// Level `k` of [`nested`], entered from block `pred`; returns the block the
+/// loop exits to (where the code goes on).
+fn nest(b: &mut Body, rng: &mut Rng, k: usize, depth: usize, per: usize, pred: &str) -> String {
+    let f32 = b.f32();
+    let before: Vec<String> = b.ints.iter().chain(&b.floats).cloned().collect();
+    let names: Vec<String> = (0..16).map(|j| format!("%q{k}_{j}")).collect();
+    match b.lang {
+        Lang::Mir => {
+            let params: Vec<String> = names.iter().enumerate().map(|(j, n)| format!("{n}: {}", if j < 8 { "i32" } else { f32 })).collect();
+            b.line(&format!("  br h{k}(0, {})\nh{k}(%c{k}: i32, {}):", before.join(", "), params.join(", ")));
+        }
+        Lang::Ir => b.line(&format!("  br label %h{k}\nh{k}:")),
+    }
+    b.ints = names[..8].to_vec();
+    b.floats = names[8..].to_vec();
+    let body_start = b.text.len();
+    b.stream(rng, per);
+    // The back edge leaves from the inner loop's exit block, or from the header.
+    let latch = if k + 1 < depth { nest(b, rng, k + 1, depth, per, &format!("h{k}")) } else { format!("h{k}") };
+    let after: Vec<String> = b.ints.iter().chain(&b.floats).cloned().collect();
+    let next = b.op(format!("add i32 %c{k}, 1"));
+    let more = b.op(format!("icmp ult i32 {next}, %n"));
+    match b.lang {
+        Lang::Mir => b.line(&format!("  brif {more}, h{k}({next}, {}), x{k}\nx{k}:", after.join(", "))),
+        Lang::Ir => {
+            let mut phis = format!("  %c{k} = phi i32 [0, %{pred}], [{next}, %{latch}]\n");
+            for j in 0..16 {
+                let t = if j < 8 { "i32" } else { f32 };
+                phis.push_str(&format!("  {} = phi {t} [{}, %{pred}], [{}, %{latch}]\n", names[j], before[j], after[j]));
+            }
+            b.text.insert_str(body_start, &phis);
+            b.line(&format!("  br i1 {more}, label %h{k}, label %x{k}\nx{k}:"));
+        }
+    }
+    format!("x{k}")
+}
+
+/// `wide` values defined first and all live to the end, with a stream of
+/// `ops` operations on the pools between: long live ranges over everything.
+fn wide(lang: Lang, ops: usize, wide: usize) -> String {
+    let mut rng = Rng(0x4f6c_dd1d_2545_f491);
+    let mut b = Body::new(lang);
+    b.start("%tid");
+    let long: Vec<String> = (0..wide).map(|j| b.op(format!("mul i32 %tid, {}", 2 * j + 3))).collect();
+    b.stream(&mut rng, ops);
+    let mut v = b.finish();
+    for l in &long {
+        v = b.op(format!("xor i32 {v}, {l}"));
+    }
+    kernel_tail(&mut b, &v);
+    let head = if lang == Lang::Ir { IR_HEADER } else { "" };
+    format!("{head}{}{}", kernel_head(lang, "k"), b.text)
+}
+
 fn kernels(lang: Lang, count: usize, ops: usize) -> String {
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let mut t = String::from(if lang == Lang::Ir { IR_HEADER } else { "" });
@@ -323,10 +393,12 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let target = Target::new(Gpu::Gfx90a);
     type Gen = fn(Lang, usize) -> String;
-    let shapes: [(&str, Gen, [usize; 3]); 5] = [
+    let shapes: [(&str, Gen, [usize; 3]); 7] = [
         ("straight", |l, n| straight(l, n), [1_000, 5_000, 25_000]),
         ("ifchain", |l, n| ifchain(l, n, n / 10), [1_000, 3_000, 10_000]),
         ("loops", |l, n| loops(l, n, n / 20), [1_000, 2_000, 4_000]),
+        ("nested", |l, n| nested(l, n, n / 200), [1_000, 2_000, 4_000]),
+        ("wide", |l, n| wide(l, n, n / 50), [1_000, 4_000, 16_000]),
         ("kernels", |l, n| kernels(l, n / 100, 100), [1_000, 4_000, 16_000]),
         ("calls", |l, n| calls(l, n / 50, 50), [500, 2_000, 8_000]),
     ];
