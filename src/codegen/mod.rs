@@ -194,7 +194,7 @@ pub fn compile_kernel(
     // memory, or call functions that use the stack, has scratch from the start.
     let stack_slots = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::StackSlot { .. }));
     let mut scratch = func.kind == FuncKind::Kernel && (stack_slots || calls_need_scratch(module, callee_uses, stack_needs, func, t));
-    let (selected, allocation) = loop {
+    let (selected, allocation, live_vgprs) = loop {
         let mut selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
         lap(report, "isel");
         if options.opt_level >= crate::opt::OptLevel::O1 {
@@ -210,13 +210,14 @@ pub fn compile_kernel(
         if cfg!(debug_assertions) {
             vcode::verify(&selected.vcode).map_err(|why| Diagnostic::new(format!("internal error in @{}: invalid VCode after isel: {why}", func.name), func.span))?;
         }
-        let allocation = regalloc::allocate(&selected.vcode, t, &func.name)?;
+        let live_vgprs = vcode::max_live_vgprs(&selected.vcode);
+        let allocation = regalloc::allocate(&selected.vcode, t, &func.name, live_vgprs)?;
         lap(report, "regalloc");
         if func.kind == FuncKind::Kernel && !scratch && expand::spills_vgprs(&allocation) {
             scratch = true;
             continue;
         }
-        break (selected, allocation);
+        break (selected, allocation, live_vgprs);
     };
     if wants(options, "regalloc") {
         report.printed.push_str(&format!("; after regalloc: @{}: {} edits, {} spill slots\n", func.name, allocation.edits.len(), allocation.num_spillslots));
@@ -277,7 +278,7 @@ pub fn compile_kernel(
         instructions: encoded.instructions,
         code_bytes: encoded.code.len(),
         vgprs: resources.num_vgpr,
-        max_live_vgprs: vcode::max_live_vgprs(&selected.vcode),
+        max_live_vgprs: live_vgprs,
         sgprs: resources.num_sgpr,
         agprs: 0,
         spills: allocation.num_spillslots as u32,

@@ -61,7 +61,13 @@ pub fn spilled_classes(out: &ra::Output) -> [bool; 3] {
 /// with is how many it was allowed, not how many it needed. Allocation therefore
 /// starts with a few registers per class and doubles the limit of each class that
 /// spilled, up to the class's full size; only then are spills accepted.
-pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Output, Diagnostic> {
+///
+/// `live_vgprs` (`vcode::max_live_vgprs`) says where the search can start: a
+/// VGPR limit of at most half the most values live at once spills for sure,
+/// so those runs are skipped (a function with 320 values live went from six
+/// allocations to two); the first limit that does not spill, and so the
+/// result, is the same.
+pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32) -> Result<ra::Output, Diagnostic> {
     let _ = target;
     let options = ra::RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions), algorithm: ra::Algorithm::Ion };
     // Input pairs and the scratch V# are never allocated as single SGPRs in
@@ -89,6 +95,21 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Ou
         max[1] = usize::from(vcode.callee_vgprs());
     }
     let mut limits = [8.min(max[0]), 8.min(max[1]), 4.min(max[2])];
+    let grow = |c: usize, limit: usize| {
+        // A device function's VGPRs above v31 cost a save and a restore
+        // each: they are added four at a time.
+        let low = usize::from(vcode.callee_vgprs());
+        if c == 1 && vcode.layout == super::vcode::Layout::Callee && limit >= low {
+            (limit + 4).min(max[c])
+        } else if c == 1 && vcode.layout == super::vcode::Layout::Callee {
+            (limit * 2).min(low)
+        } else {
+            (limit * 2).min(max[c])
+        }
+    };
+    while 2 * grow(1, limits[1]) <= live_vgprs as usize && grow(1, limits[1]) > limits[1] {
+        limits[1] = grow(1, limits[1]);
+    }
     loop {
         let out = ra::run(vcode, &env(&allowed, limits), &options).map_err(|e| {
             let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
@@ -99,16 +120,7 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str) -> Result<ra::Ou
         let mut widened = false;
         for c in 0..3 {
             if spilled[c] && limits[c] < max[c] {
-                // A device function's VGPRs above v31 cost a save and a restore
-                // each: they are added four at a time.
-                let low = usize::from(vcode.callee_vgprs());
-                limits[c] = if c == 1 && vcode.layout == super::vcode::Layout::Callee && limits[c] >= low {
-                    (limits[c] + 4).min(max[c])
-                } else if c == 1 && vcode.layout == super::vcode::Layout::Callee {
-                    (limits[c] * 2).min(low)
-                } else {
-                    (limits[c] * 2).min(max[c])
-                };
+                limits[c] = grow(c, limits[c]);
                 widened = true;
             }
         }
