@@ -28,7 +28,7 @@ pub fn parse(text: &str) -> Result<Module, Diagnostic> {
         if parser.pos >= text.len() {
             break;
         }
-        if parser.peek() == Tok::Ident("target".into()) {
+        if parser.peek() == Tok::Ident("target") {
             if !module.functions.is_empty() || !module.device_triples.is_empty() {
                 return parser.error("the 'target device_triples' line comes once, before the first function");
             }
@@ -138,17 +138,19 @@ struct PendingBranchConst {
     span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Ident(String),
-    Local(String),
-    Global(String),
-    Literal(String),
+/// A token: its text borrowed from the source (no allocation per token; a
+/// million-instruction module is lexed at parse speed, not allocator speed).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tok<'a> {
+    Ident(&'a str),
+    Local(&'a str),
+    Global(&'a str),
+    Literal(&'a str),
     Punct(&'static str),
     Eof,
 }
 
-impl Tok {
+impl Tok<'_> {
     fn describe(&self) -> String {
         match self {
             Tok::Ident(s) => format!("'{s}'"),
@@ -226,16 +228,17 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads the next token without consuming it: (token, start, end).
-    fn peek_full(&mut self) -> (Tok, usize, usize) {
+    fn peek_full(&mut self) -> (Tok<'a>, usize, usize) {
         self.skip_trivia();
         let start = self.pos;
-        let rest = &self.text[start..];
+        let text: &'a str = self.text;
+        let rest = &text[start..];
         let Some(c) = rest.chars().next() else { return (Tok::Eof, start, start) };
         let name_len = |s: &str| s.find(|c: char| !is_name_char(c)).unwrap_or(s.len());
         match c {
             '%' | '@' => {
                 let len = name_len(&rest[1..]);
-                let name = rest[1..1 + len].to_string();
+                let name = &rest[1..1 + len];
                 let tok = if c == '%' { Tok::Local(name) } else { Tok::Global(name) };
                 (tok, start, start + 1 + len)
             }
@@ -254,11 +257,11 @@ impl<'a> Parser<'a> {
                         break;
                     }
                 }
-                (Tok::Literal(rest[..end].to_string()), start, start + end)
+                (Tok::Literal(&rest[..end]), start, start + end)
             }
             c if c.is_ascii_alphabetic() || c == '_' => {
                 let len = name_len(rest);
-                (Tok::Ident(rest[..len].to_string()), start, start + len)
+                (Tok::Ident(&rest[..len]), start, start + len)
             }
             _ => {
                 for p in ["(", ")", "{", "}", "<", ">", ",", ":", "="] {
@@ -267,16 +270,16 @@ impl<'a> Parser<'a> {
                     }
                 }
                 let len = c.len_utf8();
-                (Tok::Literal(rest[..len].to_string()), start, start + len)
+                (Tok::Literal(&rest[..len]), start, start + len)
             }
         }
     }
 
-    fn peek(&mut self) -> Tok {
+    fn peek(&mut self) -> Tok<'a> {
         self.peek_full().0
     }
 
-    fn next(&mut self) -> (Tok, Span) {
+    fn next(&mut self) -> (Tok<'a>, Span) {
         let (tok, start, end) = self.peek_full();
         self.pos = end;
         (tok, Span::new(start, end))
@@ -309,7 +312,7 @@ impl<'a> Parser<'a> {
 
     fn eat_ident(&mut self, word: &str) -> bool {
         let (tok, _, end) = self.peek_full();
-        if tok == Tok::Ident(word.to_string()) {
+        if tok == Tok::Ident(word) {
             self.pos = end;
             true
         } else {
@@ -360,7 +363,7 @@ impl<'a> Parser<'a> {
     fn mem_scope(&mut self) -> Result<MemScope, Diagnostic> {
         let (tok, span) = self.next();
         match &tok {
-            Tok::Ident(w) => MemScope::ALL.into_iter().find(|s| s.mnemonic() == w),
+            Tok::Ident(w) => MemScope::ALL.into_iter().find(|s| s.mnemonic() == *w),
             _ => None,
         }
         .ok_or_else(|| Diagnostic::new(format!("expected a scope (wavefront, workgroup, agent or system), found {}", tok.describe()), span))
@@ -446,14 +449,14 @@ impl<'a> Parser<'a> {
         let mut reqd_at = Span::NONE;
         loop {
             let (tok, span) = match self.peek() {
-                Tok::Ident(w) if matches!(w.as_str(), "reqd_work_group_size" | "max_work_group_size" | "work_group_size_hint") => self.next(),
+                Tok::Ident(w) if matches!(w, "reqd_work_group_size" | "max_work_group_size" | "work_group_size_hint") => self.next(),
                 _ => break,
             };
             let Tok::Ident(name) = tok else { unreachable!() };
             if kind != FuncKind::Kernel {
                 return Err(Diagnostic::new(format!("'{name}' is a kernel attribute; '@' functions called by kernels have none"), span));
             }
-            let duplicate = match name.as_str() {
+            let duplicate = match name {
                 "reqd_work_group_size" => {
                     reqd_at = span;
                     attrs.reqd_work_group_size.replace(self.size3(&name)?).is_some()
@@ -483,7 +486,7 @@ impl<'a> Parser<'a> {
 
     fn function(&mut self) -> Result<(Function, Vec<PendingCallConst>), Diagnostic> {
         let (tok, kw_span) = self.next();
-        let kind = match &tok {
+        let kind = match tok {
             Tok::Ident(k) if k == "kernel" => FuncKind::Kernel,
             Tok::Ident(k) if k == "func" => FuncKind::Device,
             _ => {
@@ -527,7 +530,7 @@ impl<'a> Parser<'a> {
         let conv = if self.eat_ident("callconv") {
             self.expect_punct("(", "after 'callconv'")?;
             let (tok, span) = self.next();
-            let conv = match &tok {
+            let conv = match tok {
                 Tok::Ident(c) if c == "llvm" => CallConv::Llvm,
                 Tok::Ident(c) if c == "amdgpu_cg" => CallConv::AmdgpuCg,
                 _ => return Err(Diagnostic::new(format!("expected a calling convention ('llvm' or 'amdgpu_cg'), found {}", tok.describe()), span)),
@@ -562,7 +565,7 @@ impl<'a> Parser<'a> {
                 }
                 return Err(Diagnostic::new(format!("expected a block label like 'entry:', found {}", tok.describe()), label_span));
             };
-            let id = *block_ids.entry(label.clone()).or_insert_with(|| {
+            let id = *block_ids.entry(label.to_string()).or_insert_with(|| {
                 block_slots.push(None);
                 BlockId(block_slots.len() as u32 - 1)
             });
@@ -590,9 +593,8 @@ impl<'a> Parser<'a> {
             let mut insts = Vec::new();
             let (term, term_span) = loop {
                 let (tok, start, _) = self.peek_full();
-                match &tok {
-                    Tok::Ident(word) if matches!(word.as_str(), "br" | "brif" | "ret" | "unreachable") => {
-                        let word = word.clone();
+                match tok {
+                    Tok::Ident(word) if matches!(word, "br" | "brif" | "ret" | "unreachable") => {
                         self.next();
                         let term = self.terminator(
                             &word,
@@ -615,7 +617,7 @@ impl<'a> Parser<'a> {
                     }
                 }
             };
-            block_slots[block_index] = Some(Block { name: label, params: bparams, insts, term, term_span, span: label_span });
+            block_slots[block_index] = Some(Block { name: label.to_string(), params: bparams, insts, term, term_span, span: label_span });
             order.push(id);
         }
         // Every mentioned block must be defined.
@@ -651,7 +653,7 @@ impl<'a> Parser<'a> {
             }
             blocks.push(block);
         }
-        let mut func = Function { name, kind, conv, attrs, params, ret, blocks, values: scope.values, span: kw_span };
+        let mut func = Function { name: name.to_string(), kind, conv, attrs, params, ret, blocks, values: scope.values, span: kw_span };
         for pending in pending_branches {
             let new_index = renumber[pending.block].0 as usize;
             let term = &func.blocks[new_index].term;
@@ -721,8 +723,7 @@ impl<'a> Parser<'a> {
         inst_index: usize,
     ) -> Result<Inst, Diagnostic> {
         let (first, start, _) = self.peek_full();
-        let result_name = if let Tok::Local(name) = &first {
-            let name = name.clone();
+        let result_name = if let Tok::Local(name) = first {
             let (_, span) = self.next();
             self.expect_punct("=", "after the result name")?;
             Some((name, span))
@@ -801,7 +802,7 @@ impl<'a> Parser<'a> {
         }
         if let Some(kind) = Builtin::ALL.into_iter().find(|b| b.mnemonic() == opcode) {
             let (tok, span) = self.next();
-            let dim = match &tok {
+            let dim = match tok {
                 Tok::Ident(d) if d == "x" => 0,
                 Tok::Ident(d) if d == "y" => 1,
                 Tok::Ident(d) if d == "z" => 2,
@@ -882,7 +883,7 @@ impl<'a> Parser<'a> {
             "atomic" => {
                 let (tok, span) = self.next();
                 let op = match &tok {
-                    Tok::Ident(name) => AtomicOp::ALL.into_iter().find(|a| a.mnemonic() == name),
+                    Tok::Ident(name) => AtomicOp::ALL.into_iter().find(|a| a.mnemonic() == *name),
                     _ => None,
                 };
                 let Some(op) = op else {
@@ -935,11 +936,11 @@ impl<'a> Parser<'a> {
                             Tok::Local(name) => args.push(Operand::Value(scope.use_value(&name, span))),
                             Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
                                 pending_calls.push(PendingCallConst {
-                                    callee: callee.clone(),
+                                    callee: callee.to_string(),
                                     block,
                                     inst: inst_index,
                                     arg_index: args.len(),
-                                    literal: text,
+                                    literal: text.to_string(),
                                     span,
                                 });
                                 // Placeholder until the callee's parameter type is known.
@@ -955,7 +956,7 @@ impl<'a> Parser<'a> {
                         self.comma("or ')' in the argument list")?;
                     }
                 }
-                Ok(Op::Call { callee, args })
+                Ok(Op::Call { callee: callee.to_string(), args })
             }
             "barrier" => Ok(Op::Barrier),
             "dynamic_lds" => Ok(Op::DynamicLds),
@@ -968,7 +969,7 @@ impl<'a> Parser<'a> {
             "wave_reduce" | "wave_scan_incl" | "wave_scan_excl" => {
                 let (tok, span) = self.next();
                 let bop = match &tok {
-                    Tok::Ident(name) => WaveOp::REDUCIBLE.into_iter().find(|b| b.mnemonic() == name),
+                    Tok::Ident(name) => WaveOp::REDUCIBLE.into_iter().find(|b| b.mnemonic() == *name),
                     _ => None,
                 };
                 let Some(bop) = bop else {
@@ -1074,7 +1075,7 @@ impl<'a> Parser<'a> {
         let Tok::Ident(name) = tok else {
             return Err(Diagnostic::new(format!("expected a block name, found {}", tok.describe()), span));
         };
-        let id = *block_ids.entry(name).or_insert_with(|| {
+        let id = *block_ids.entry(name.to_string()).or_insert_with(|| {
             block_slots.push(None);
             BlockId(block_slots.len() as u32 - 1)
         });
@@ -1086,7 +1087,7 @@ impl<'a> Parser<'a> {
                 match tok {
                     Tok::Local(name) => args.push(Operand::Value(scope.use_value(&name, span))),
                     Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
-                        pending.push(PendingBranchConst { block: from_block, call: call_index, arg_index: args.len(), literal: text, span });
+                        pending.push(PendingBranchConst { block: from_block, call: call_index, arg_index: args.len(), literal: text.to_string(), span });
                         args.push(Operand::Const(Const { ty: Type::I32, bits: 0 }));
                     }
                     other => return Err(Diagnostic::new(format!("expected a block argument, found {}", other.describe()), span)),
