@@ -112,12 +112,13 @@ pub fn load_module(path: &Path) -> Result<Module, CliError> {
 
 /// [`load_module`], with the source file diagnostics refer to (empty for SPIR-V).
 pub fn load_input(path: &Path) -> Result<(Module, SourceFile), CliError> {
-    load_input_timed(path).map(|(module, file, _)| (module, file))
+    load_input_timed(path, 1).map(|(module, file, _)| (module, file))
 }
 
 /// [`load_input`] with the time of each step (read, parse, verify; read and
-/// translate for SPIR-V), for `--time-passes`.
-pub fn load_input_timed(path: &Path) -> Result<(Module, SourceFile, Vec<(String, Duration)>), CliError> {
+/// translate for SPIR-V), for `--time-passes`; the functions are verified on up
+/// to `jobs` threads.
+pub fn load_input_timed(path: &Path, jobs: usize) -> Result<(Module, SourceFile, Vec<(String, Duration)>), CliError> {
     let mut clock = Instant::now();
     let mut timings = Vec::new();
     let mut lap = |timings: &mut Vec<(String, Duration)>, step: &str| {
@@ -136,7 +137,7 @@ pub fn load_input_timed(path: &Path) -> Result<(Module, SourceFile, Vec<(String,
     let rendered = |ds: &[Diagnostic]| CliError::input(render_diagnostics(&SourceFile::new(name.as_str(), text.as_str()), ds));
     let module = mir::parse(&text).map_err(|d| rendered(&[d]))?;
     lap(&mut timings, "parse");
-    mir::verify::verify(&module).map_err(|ds| rendered(&ds))?;
+    mir::verify::verify_in_parallel(&module, jobs).map_err(|ds| rendered(&ds))?;
     lap(&mut timings, "verify");
     Ok((module, SourceFile::new(name, text), timings))
 }

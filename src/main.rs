@@ -356,7 +356,8 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
     let opt_level = amdgpu_cg::opt::OptLevel::parse(&args.opt_level).unwrap_or_default();
     let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false, jobs: 1 };
     let startup = START.get().map(|s| s.elapsed()).unwrap_or_default();
-    let (module, file, load_timings) = driver::load_input_timed(&input)?;
+    let jobs = if args.jobs == 0 { amdgpu_cg::parallel::cores() } else { args.jobs };
+    let (module, file, load_timings) = driver::load_input_timed(&input, jobs)?;
     // The process ends after this compile: freeing a large module piece by
     // piece took about a second of a 1M-instruction run, for nothing.
     let module = std::mem::ManuallyDrop::new(module);
@@ -403,7 +404,6 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
     }
     // -j: the threads of the run, shared out among the devices (each also has
     // its own thread).
-    let jobs = if args.jobs == 0 { amdgpu_cg::parallel::cores() } else { args.jobs };
     let options = amdgpu_cg::codegen::Options { jobs: (jobs / targets.len()).max(1), ..options };
     let compile_start = std::time::Instant::now();
     let outputs = driver::compile_devices(&module, &file, &targets, emit, args.code_object_version, &options, args.stats)?;

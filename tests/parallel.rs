@@ -81,3 +81,23 @@ fn refusals_are_reported_in_module_order_at_any_jobs() {
         assert_eq!(errors(jobs), serial, "-j {jobs}");
     }
 }
+
+#[test]
+fn the_verifier_reports_the_same_problems_in_the_same_order_at_any_jobs() {
+    let mut text = String::new();
+    for copy in 0..20 {
+        text.push_str(&rename_functions(
+            "kernel @a() -> i32 {\nentry:\n  ret 1\n}\nfunc @b(%x: i32) -> i32 {\nentry:\n  %y = fadd f32 %x, %x\n  ret %y\n}\n",
+            &format!("_{copy}"),
+        ));
+    }
+    let module = amdgpu_cg::mir::parse(&text).unwrap();
+    let messages = |jobs: usize| -> Vec<String> {
+        amdgpu_cg::mir::verify::verify_in_parallel(&module, jobs).unwrap_err().iter().map(|d| format!("{:?} {}", d.span, d.message)).collect()
+    };
+    let serial = messages(1);
+    assert_eq!(serial.len(), 20 * 4, "{serial:?}");
+    for jobs in [2, 7] {
+        assert_eq!(messages(jobs), serial, "-j {jobs}");
+    }
+}

@@ -17,17 +17,24 @@ use crate::abi::{AddrSpace, Type};
 
 /// Checks a module; returns every problem found, in source order per function.
 pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
-    let mut errors = Vec::new();
+    verify_in_parallel(module, 1)
+}
+
+/// [`verify`] with the functions checked on up to `jobs` threads; the
+/// problems come back in the same order.
+pub fn verify_in_parallel(module: &Module, jobs: usize) -> Result<(), Vec<Diagnostic>> {
     let mut seen = HashMap::new();
-    for func in &module.functions {
-        if let Some(first) = seen.insert(func.name.as_str(), func.span) {
-            let _ = first;
-            errors.push(Diagnostic::new(format!("function '@{}' is defined more than once", func.name), func.span));
-        }
+    let duplicate: Vec<bool> = module.functions.iter().map(|func| seen.insert(func.name.as_str(), func.span).is_some()).collect();
+    let per_function = crate::parallel::map_in_order(module.functions.len(), jobs, |i| {
+        let func = &module.functions[i];
         let mut checker = Checker { module, func, errors: Vec::new() };
+        if duplicate[i] {
+            checker.errors.push(Diagnostic::new(format!("function '@{}' is defined more than once", func.name), func.span));
+        }
         checker.function();
-        errors.extend(checker.errors);
-    }
+        checker.errors
+    });
+    let errors: Vec<Diagnostic> = per_function.into_iter().flatten().collect();
     if errors.is_empty() {
         Ok(())
     } else {
