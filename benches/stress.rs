@@ -190,44 +190,15 @@ fn ifchain(lang: Lang, ops: usize, blocks: usize) -> String {
 }
 
 /// A chain of `count` uniform loops (trip count `%n`), `ops / count`
-/// operations in each body, every value carried around the back edge.
+/// operations in each body, every value carried around the back edge: each
+/// is a one-level [`nest`] entered from the previous one's exit.
 fn loops(lang: Lang, ops: usize, count: usize) -> String {
     let mut rng = Rng(0x5851_f42d_4c95_7f2d);
     let mut b = Body::new(lang);
     b.start("%tid");
-    let per = ops / count;
     let mut pred = "entry".to_string();
-    let f32 = b.f32();
     for k in 0..count {
-        let before: Vec<String> = b.ints.iter().chain(&b.floats).cloned().collect();
-        let names: Vec<String> = (0..16).map(|j| format!("%q{k}_{j}")).collect();
-        match lang {
-            Lang::Mir => {
-                let params: Vec<String> = names.iter().enumerate().map(|(j, n)| format!("{n}: {}", if j < 8 { "i32" } else { f32 })).collect();
-                b.line(&format!("  br h{k}(0, {})\nh{k}(%c{k}: i32, {}):", before.join(", "), params.join(", ")));
-            }
-            Lang::Ir => b.line(&format!("  br label %h{k}\nh{k}:")),
-        }
-        b.ints = names[..8].to_vec();
-        b.floats = names[8..].to_vec();
-        let body_start = b.text.len();
-        b.stream(&mut rng, per);
-        let after: Vec<String> = b.ints.iter().chain(&b.floats).cloned().collect();
-        let next = b.op(format!("add i32 %c{k}, 1"));
-        let more = b.op(format!("icmp ult i32 {next}, %n"));
-        match lang {
-            Lang::Mir => b.line(&format!("  brif {more}, h{k}({next}, {}), x{k}\nx{k}:", after.join(", "))),
-            Lang::Ir => {
-                let mut phis = format!("  %c{k} = phi i32 [0, %{pred}], [{next}, %h{k}]\n");
-                for j in 0..16 {
-                    let t = if j < 8 { "i32" } else { f32 };
-                    phis.push_str(&format!("  {} = phi {t} [{}, %{pred}], [{}, %h{k}]\n", names[j], before[j], after[j]));
-                }
-                b.text.insert_str(body_start, &phis);
-                b.line(&format!("  br i1 {more}, label %h{k}, label %x{k}\nx{k}:"));
-            }
-        }
-        pred = format!("x{k}");
+        pred = nest(&mut b, &mut rng, k, k + 1, ops / count, &pred);
     }
     let v = b.finish();
     kernel_tail(&mut b, &v);
