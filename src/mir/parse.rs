@@ -449,7 +449,7 @@ impl<'a> Parser<'a> {
         let mut reqd_at = Span::NONE;
         loop {
             let (tok, span) = match self.peek() {
-                Tok::Ident(w) if matches!(w, "reqd_work_group_size" | "max_work_group_size" | "work_group_size_hint") => self.next(),
+                Tok::Ident("reqd_work_group_size" | "max_work_group_size" | "work_group_size_hint") => self.next(),
                 _ => break,
             };
             let Tok::Ident(name) = tok else { unreachable!() };
@@ -459,9 +459,9 @@ impl<'a> Parser<'a> {
             let duplicate = match name {
                 "reqd_work_group_size" => {
                     reqd_at = span;
-                    attrs.reqd_work_group_size.replace(self.size3(&name)?).is_some()
+                    attrs.reqd_work_group_size.replace(self.size3(name)?).is_some()
                 }
-                "work_group_size_hint" => attrs.work_group_size_hint.replace(self.size3(&name)?).is_some(),
+                "work_group_size_hint" => attrs.work_group_size_hint.replace(self.size3(name)?).is_some(),
                 _ => {
                     self.expect_punct("(", "after 'max_work_group_size'")?;
                     let (v, vspan) = self.number("a number of work-items")?;
@@ -487,8 +487,8 @@ impl<'a> Parser<'a> {
     fn function(&mut self) -> Result<(Function, Vec<PendingCallConst>), Diagnostic> {
         let (tok, kw_span) = self.next();
         let kind = match tok {
-            Tok::Ident(k) if k == "kernel" => FuncKind::Kernel,
-            Tok::Ident(k) if k == "func" => FuncKind::Device,
+            Tok::Ident("kernel") => FuncKind::Kernel,
+            Tok::Ident("func") => FuncKind::Device,
             _ => {
                 return Err(Diagnostic::new(
                     format!("expected 'kernel' or 'func' at the start of a function, found {}", tok.describe()),
@@ -518,7 +518,7 @@ impl<'a> Parser<'a> {
                 self.expect_punct(":", "after the parameter name")?;
                 let inreg = self.eat_ident("inreg");
                 let (ty, _) = self.ty()?;
-                let value = scope.define(&pname, ty, span)?;
+                let value = scope.define(pname, ty, span)?;
                 params.push(Param { value, inreg });
                 if self.eat_punct(")") {
                     break;
@@ -531,8 +531,8 @@ impl<'a> Parser<'a> {
             self.expect_punct("(", "after 'callconv'")?;
             let (tok, span) = self.next();
             let conv = match tok {
-                Tok::Ident(c) if c == "llvm" => CallConv::Llvm,
-                Tok::Ident(c) if c == "amdgpu_cg" => CallConv::AmdgpuCg,
+                Tok::Ident("llvm") => CallConv::Llvm,
+                Tok::Ident("amdgpu_cg") => CallConv::AmdgpuCg,
                 _ => return Err(Diagnostic::new(format!("expected a calling convention ('llvm' or 'amdgpu_cg'), found {}", tok.describe()), span)),
             };
             if kind == FuncKind::Kernel {
@@ -581,7 +581,7 @@ impl<'a> Parser<'a> {
                     };
                     self.expect_punct(":", "after the block parameter name")?;
                     let (ty, _) = self.ty()?;
-                    bparams.push(scope.define(&pname, ty, span)?);
+                    bparams.push(scope.define(pname, ty, span)?);
                     if self.eat_punct(")") {
                         break;
                     }
@@ -597,7 +597,7 @@ impl<'a> Parser<'a> {
                     Tok::Ident(word) if matches!(word, "br" | "brif" | "ret" | "unreachable") => {
                         self.next();
                         let term = self.terminator(
-                            &word,
+                            word,
                             &mut scope,
                             ret.as_ref(),
                             &mut block_ids,
@@ -694,9 +694,9 @@ impl<'a> Parser<'a> {
     fn operand(&mut self, scope: &mut FuncScope, ty: &Type) -> Result<Operand, Diagnostic> {
         let (tok, span) = self.next();
         match tok {
-            Tok::Local(name) => Ok(Operand::Value(scope.use_value(&name, span))),
-            Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
-                Ok(Operand::Const(literal_for_type(&text, ty, span)?))
+            Tok::Local(name) => Ok(Operand::Value(scope.use_value(name, span))),
+            Tok::Literal(text) | Tok::Ident(text) if is_literal_word(text) => {
+                Ok(Operand::Const(literal_for_type(text, ty, span)?))
             }
             other => Err(Diagnostic::new(format!("expected a value or a constant, found {}", other.describe()), span)),
         }
@@ -706,7 +706,7 @@ impl<'a> Parser<'a> {
     fn value_operand(&mut self, scope: &mut FuncScope, what: &str) -> Result<Operand, Diagnostic> {
         let (tok, span) = self.next();
         match tok {
-            Tok::Local(name) => Ok(Operand::Value(scope.use_value(&name, span))),
+            Tok::Local(name) => Ok(Operand::Value(scope.use_value(name, span))),
             other => Err(Diagnostic::new(format!("expected {what} (a '%' value), found {}", other.describe()), span)),
         }
     }
@@ -734,7 +734,7 @@ impl<'a> Parser<'a> {
         let Tok::Ident(opcode) = tok else {
             return Err(Diagnostic::new(format!("expected an instruction, found {}", tok.describe()), op_span));
         };
-        let op = self.op(&opcode, op_span, scope, pending_calls, block, inst_index)?;
+        let op = self.op(opcode, op_span, scope, pending_calls, block, inst_index)?;
         let span = Span::new(start, self.pos);
         let needs_result = !matches!(op, Op::Store { .. } | Op::Barrier | Op::Fence { .. } | Op::Call { .. });
         let result = match result_name {
@@ -745,7 +745,7 @@ impl<'a> Parser<'a> {
                 // Types that depend on other values (ptradd, extract, insert, call)
                 // are filled in by `refresh_result_types` once everything is read.
                 let ty = explicit_result_type(&op).unwrap_or(Type::I1);
-                Some(scope.define(&name, ty, name_span)?)
+                Some(scope.define(name, ty, name_span)?)
             }
             None if needs_result => {
                 return Err(Diagnostic::new(format!("the result of '{opcode}' must be named, as in '%x = {opcode} ...'"), op_span));
@@ -803,9 +803,9 @@ impl<'a> Parser<'a> {
         if let Some(kind) = Builtin::ALL.into_iter().find(|b| b.mnemonic() == opcode) {
             let (tok, span) = self.next();
             let dim = match tok {
-                Tok::Ident(d) if d == "x" => 0,
-                Tok::Ident(d) if d == "y" => 1,
-                Tok::Ident(d) if d == "z" => 2,
+                Tok::Ident("x") => 0,
+                Tok::Ident("y") => 1,
+                Tok::Ident("z") => 2,
                 _ => return Err(Diagnostic::new(format!("expected dimension x, y or z, found {}", tok.describe()), span)),
             };
             return Ok(Op::Builtin { kind, dim });
@@ -815,8 +815,8 @@ impl<'a> Parser<'a> {
                 let (ty, _) = self.ty()?;
                 let (tok, span) = self.next();
                 match tok {
-                    Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
-                        Ok(Op::Const(literal_for_type(&text, &ty, span)?))
+                    Tok::Literal(text) | Tok::Ident(text) if is_literal_word(text) => {
+                        Ok(Op::Const(literal_for_type(text, &ty, span)?))
                     }
                     other => Err(Diagnostic::new(format!("expected a constant, found {}", other.describe()), span)),
                 }
@@ -933,8 +933,8 @@ impl<'a> Parser<'a> {
                     loop {
                         let (tok, span) = self.next();
                         match tok {
-                            Tok::Local(name) => args.push(Operand::Value(scope.use_value(&name, span))),
-                            Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
+                            Tok::Local(name) => args.push(Operand::Value(scope.use_value(name, span))),
+                            Tok::Literal(text) | Tok::Ident(text) if is_literal_word(text) => {
                                 pending_calls.push(PendingCallConst {
                                     callee: callee.to_string(),
                                     block,
@@ -1085,8 +1085,8 @@ impl<'a> Parser<'a> {
             loop {
                 let (tok, span) = self.next();
                 match tok {
-                    Tok::Local(name) => args.push(Operand::Value(scope.use_value(&name, span))),
-                    Tok::Literal(text) | Tok::Ident(text) if is_literal_word(&text) => {
+                    Tok::Local(name) => args.push(Operand::Value(scope.use_value(name, span))),
+                    Tok::Literal(text) | Tok::Ident(text) if is_literal_word(text) => {
                         pending.push(PendingBranchConst { block: from_block, call: call_index, arg_index: args.len(), literal: text.to_string(), span });
                         args.push(Operand::Const(Const { ty: Type::I32, bits: 0 }));
                     }
@@ -1127,7 +1127,7 @@ impl<'a> Parser<'a> {
                 // `ret` alone when the next token starts a new block or closes the body.
                 match self.peek() {
                     Tok::Local(_) | Tok::Literal(_) => {}
-                    Tok::Ident(w) if is_literal_word(&w) => {}
+                    Tok::Ident(w) if is_literal_word(w) => {}
                     _ => return Ok(Terminator::Ret(None)),
                 }
                 let ty = ret.cloned().unwrap_or(Type::I32);
