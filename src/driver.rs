@@ -310,8 +310,7 @@ fn compile_device(
     // when a compiler engineer needs it most.
     let (object, kernels) = codegen::compile_module(module, target, version, options, &mut report)
         .map_err(|d| CliError::input(format!("{}{device}{}", report.printed, render_diagnostics(file, &d.0))))?;
-    let header = if several { format!("; device {}\n", target.target_id_with_wave()) } else { String::new() };
-    let mut side = header + &report.printed;
+    let mut side = report.printed;
     for (pass, time) in &report.timings {
         side.push_str(&format!("time {pass}: {:.3} ms\n", time.as_secs_f64() * 1e3));
     }
@@ -349,6 +348,10 @@ fn compile_device(
             _ => "code object writer",
         };
         side.push_str(&format!("time {writer}: {:.3} ms\n", writer_start.elapsed().as_secs_f64() * 1e3));
+    }
+    // With several devices each report (when there is one) says whose it is.
+    if several && !side.is_empty() {
+        side.insert_str(0, &format!("; device {}\n", target.target_id_with_wave()));
     }
     Ok((DeviceOutput { target: *target, bytes, report: side }, object))
 }

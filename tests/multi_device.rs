@@ -53,7 +53,8 @@ fn one_code_object_per_device_identical_to_single_runs() {
         let input = root().join(example);
         let dir = scratch(&format!("dir-{}", input.file_stem().unwrap().to_string_lossy()));
         let out_dir = dir.join("out/");
-        ok(exe().arg(&input).args(["--mcpu", &DEVICES.join(",")]).arg("-o").arg(&out_dir).output().unwrap(), example);
+        let run = ok(exe().arg(&input).args(["--mcpu", &DEVICES.join(",")]).arg("-o").arg(&out_dir).output().unwrap(), example);
+        assert!(run.stderr.is_empty(), "{example}: a run without report options prints nothing: {}", String::from_utf8_lossy(&run.stderr));
         let pattern = dir.join("p-%t.hsaco");
         ok(exe().arg(&input).args(["--mcpu", &DEVICES.join(",")]).arg("-o").arg(&pattern).output().unwrap(), example);
         let stem = input.file_stem().unwrap().to_string_lossy().to_string();
