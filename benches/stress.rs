@@ -136,87 +136,78 @@ fn kernel_tail(b: &mut Body, value: &str) {
 
 const IR_HEADER: &str = "target triple = \"amdgcn-amd-amdhsa\"\ndeclare i32 @llvm.amdgcn.workitem.id.x()\n\n";
 
-fn straight(lang: Lang, ops: usize) -> String {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+/// One kernel `k`: the pools filled from the work-item id, `shape` writes the
+/// middle, and the kernel stores the pools' sum.
+fn one_kernel(lang: Lang, seed: u64, shape: impl FnOnce(&mut Body, &mut Rng)) -> String {
+    let mut rng = Rng(seed);
     let mut b = Body::new(lang);
     b.start("%tid");
-    b.stream(&mut rng, ops);
+    shape(&mut b, &mut rng);
     let v = b.finish();
     kernel_tail(&mut b, &v);
     let head = if lang == Lang::Ir { IR_HEADER } else { "" };
     format!("{head}{}{}", kernel_head(lang, "k"), b.text)
 }
 
+fn straight(lang: Lang, ops: usize) -> String {
+    one_kernel(lang, 0x9e37_79b9_7f4a_7c15, |b, rng| b.stream(rng, ops))
+}
+
 /// `blocks` divergent triangles with `ops / blocks` operations in each `then`.
 fn ifchain(lang: Lang, ops: usize, blocks: usize) -> String {
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let mut b = Body::new(lang);
-    b.start("%tid");
-    let per = ops / blocks;
-    let mut pred = "entry".to_string();
-    for k in 0..blocks {
-        let m = b.op(format!("and i32 %tid, {}", 1 << (k % 6)));
-        let c = b.op(format!("icmp ne i32 {m}, 0"));
-        let (ints0, floats0) = (b.ints.clone(), b.floats.clone());
-        let all0: Vec<String> = ints0.iter().chain(&floats0).cloned().collect();
-        match lang {
-            Lang::Mir => b.line(&format!("  brif {c}, t{k}, j{k}({})\nt{k}:", all0.join(", "))),
-            Lang::Ir => b.line(&format!("  br i1 {c}, label %t{k}, label %j{k}\nt{k}:")),
-        }
-        b.stream(&mut rng, per);
-        let all1: Vec<String> = b.ints.iter().chain(&b.floats).cloned().collect();
-        let f32 = b.f32();
-        match lang {
-            Lang::Mir => {
-                let params: Vec<String> = (0..16).map(|j| format!("%p{k}_{j}: {}", if j < 8 { "i32" } else { f32 })).collect();
-                b.line(&format!("  br j{k}({})\nj{k}({}):", all1.join(", "), params.join(", ")));
+    one_kernel(lang, 0x2545_f491_4f6c_dd1d, |b, rng| {
+        let per = ops / blocks;
+        let mut pred = "entry".to_string();
+        for k in 0..blocks {
+            let m = b.op(format!("and i32 %tid, {}", 1 << (k % 6)));
+            let c = b.op(format!("icmp ne i32 {m}, 0"));
+            let (ints0, floats0) = (b.ints.clone(), b.floats.clone());
+            let all0: Vec<String> = ints0.iter().chain(&floats0).cloned().collect();
+            match lang {
+                Lang::Mir => b.line(&format!("  brif {c}, t{k}, j{k}({})\nt{k}:", all0.join(", "))),
+                Lang::Ir => b.line(&format!("  br i1 {c}, label %t{k}, label %j{k}\nt{k}:")),
             }
-            Lang::Ir => {
-                b.line(&format!("  br label %j{k}\nj{k}:"));
-                for j in 0..16 {
-                    let t = if j < 8 { "i32" } else { f32 };
-                    b.line(&format!("  %p{k}_{j} = phi {t} [{}, %t{k}], [{}, %{pred}]", all1[j], all0[j]));
+            b.stream(rng, per);
+            let all1: Vec<String> = b.ints.iter().chain(&b.floats).cloned().collect();
+            let f32 = b.f32();
+            match lang {
+                Lang::Mir => {
+                    let params: Vec<String> = (0..16).map(|j| format!("%p{k}_{j}: {}", if j < 8 { "i32" } else { f32 })).collect();
+                    b.line(&format!("  br j{k}({})\nj{k}({}):", all1.join(", "), params.join(", ")));
+                }
+                Lang::Ir => {
+                    b.line(&format!("  br label %j{k}\nj{k}:"));
+                    for j in 0..16 {
+                        let t = if j < 8 { "i32" } else { f32 };
+                        b.line(&format!("  %p{k}_{j} = phi {t} [{}, %t{k}], [{}, %{pred}]", all1[j], all0[j]));
+                    }
                 }
             }
+            b.ints = (0..8).map(|j| format!("%p{k}_{j}")).collect();
+            b.floats = (8..16).map(|j| format!("%p{k}_{j}")).collect();
+            pred = format!("j{k}");
         }
-        b.ints = (0..8).map(|j| format!("%p{k}_{j}")).collect();
-        b.floats = (8..16).map(|j| format!("%p{k}_{j}")).collect();
-        pred = format!("j{k}");
-    }
-    let v = b.finish();
-    kernel_tail(&mut b, &v);
-    let head = if lang == Lang::Ir { IR_HEADER } else { "" };
-    format!("{head}{}{}", kernel_head(lang, "k"), b.text)
+    })
 }
 
 /// A chain of `count` uniform loops (trip count `%n`), `ops / count`
 /// operations in each body, every value carried around the back edge: each
 /// is a one-level [`nest`] entered from the previous one's exit.
 fn loops(lang: Lang, ops: usize, count: usize) -> String {
-    let mut rng = Rng(0x5851_f42d_4c95_7f2d);
-    let mut b = Body::new(lang);
-    b.start("%tid");
-    let mut pred = "entry".to_string();
-    for k in 0..count {
-        pred = nest(&mut b, &mut rng, k, k + 1, ops / count, &pred);
-    }
-    let v = b.finish();
-    kernel_tail(&mut b, &v);
-    let head = if lang == Lang::Ir { IR_HEADER } else { "" };
-    format!("{head}{}{}", kernel_head(lang, "k"), b.text)
+    one_kernel(lang, 0x5851_f42d_4c95_7f2d, |b, rng| {
+        let mut pred = "entry".to_string();
+        for k in 0..count {
+            pred = nest(b, rng, k, k + 1, ops / count, &pred);
+        }
+    })
 }
 
 /// Uniform loops nested `depth` deep, `ops / depth` operations at each level
 /// before its inner loop, every value carried around every back edge.
 fn nested(lang: Lang, ops: usize, depth: usize) -> String {
-    let mut rng = Rng(0x7f4a_7c15_9e37_79b9);
-    let mut b = Body::new(lang);
-    b.start("%tid");
-    nest(&mut b, &mut rng, 0, depth, ops / depth, "entry");
-    let v = b.finish();
-    kernel_tail(&mut b, &v);
-    let head = if lang == Lang::Ir { IR_HEADER } else { "" };
-    format!("{head}{}{}", kernel_head(lang, "k"), b.text)
+    one_kernel(lang, 0x7f4a_7c15_9e37_79b9, |b, rng| {
+        nest(b, rng, 0, depth, ops / depth, "entry");
+    })
 }
 
 /// Level `k` of [`nested`], entered from block `pred`; returns the block the

@@ -98,9 +98,19 @@ pub fn render_diagnostics(file: &SourceFile, diagnostics: &[Diagnostic]) -> Stri
 
 /// Parses and verifies MIR text; errors are rendered with file:line:column.
 pub fn load_module_text(name: &str, text: &str) -> Result<Module, CliError> {
-    let file = SourceFile::new(name, text);
-    let module = mir::parse(text).map_err(|d| CliError::input(render_diagnostics(&file, &[d])))?;
-    mir::verify::verify(&module).map_err(|ds| CliError::input(render_diagnostics(&file, &ds)))?;
+    parse_and_verify(name, text, 1, &mut |_| {})
+}
+
+/// Parses and verifies (on up to `jobs` threads) MIR text, calling `lap` after
+/// each step with its name (for `--time-passes`).
+fn parse_and_verify(name: &str, text: &str, jobs: usize, lap: &mut dyn FnMut(&str)) -> Result<Module, CliError> {
+    // The source file is only built for an error: a large module's text is
+    // not copied on the way that succeeds.
+    let rendered = |ds: &[Diagnostic]| CliError::input(render_diagnostics(&SourceFile::new(name, text), ds));
+    let module = mir::parse(text).map_err(|d| rendered(&[d]))?;
+    lap("parse");
+    mir::verify::verify_in_parallel(&module, jobs).map_err(|ds| rendered(&ds))?;
+    lap("verify");
     Ok(module)
 }
 
@@ -115,13 +125,16 @@ pub fn load_input(path: &Path) -> Result<(Module, SourceFile), CliError> {
     load_input_timed(path, 1).map(|(module, file, _)| (module, file))
 }
 
+/// The time of each named step of a run, in order.
+pub type StepTimes = Vec<(String, Duration)>;
+
 /// [`load_input`] with the time of each step (read, parse, verify; read and
 /// translate for SPIR-V), for `--time-passes`; the functions are verified on up
 /// to `jobs` threads.
-pub fn load_input_timed(path: &Path, jobs: usize) -> Result<(Module, SourceFile, Vec<(String, Duration)>), CliError> {
+pub fn load_input_timed(path: &Path, jobs: usize) -> Result<(Module, SourceFile, StepTimes), CliError> {
     let mut clock = Instant::now();
     let mut timings = Vec::new();
-    let mut lap = |timings: &mut Vec<(String, Duration)>, step: &str| {
+    let mut lap = |timings: &mut StepTimes, step: &str| {
         timings.push((step.to_string(), clock.elapsed()));
         clock = Instant::now();
     };
@@ -134,11 +147,7 @@ pub fn load_input_timed(path: &Path, jobs: usize) -> Result<(Module, SourceFile,
         return Ok((module, SourceFile::new(name, String::new()), timings));
     }
     let text = String::from_utf8(bytes).map_err(|_| CliError::input(format!("error: {name}: neither MIR text (it is not UTF-8) nor SPIR-V (no magic number)")))?;
-    let rendered = |ds: &[Diagnostic]| CliError::input(render_diagnostics(&SourceFile::new(name.as_str(), text.as_str()), ds));
-    let module = mir::parse(&text).map_err(|d| rendered(&[d]))?;
-    lap(&mut timings, "parse");
-    mir::verify::verify_in_parallel(&module, jobs).map_err(|ds| rendered(&ds))?;
-    lap(&mut timings, "verify");
+    let module = parse_and_verify(&name, &text, jobs, &mut |step| lap(&mut timings, step))?;
     Ok((module, SourceFile::new(name, text), timings))
 }
 
@@ -318,8 +327,8 @@ fn compile_device(
         for k in &kernels {
             let s = &k.stats;
             side.push_str(&format!(
-                "{} ({}): {} instructions, {} bytes, {} VGPRs (at most {} values live), {} SGPRs, {} AGPRs, {} spills, {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD\n",
-                s.name, format!("amdgcn-amd-amdhsa--{}", target.target_id_with_wave()), s.instructions, s.code_bytes, s.vgprs, s.max_live_vgprs, s.sgprs, s.agprs, s.spills, s.scratch_bytes, s.lds_bytes, s.occupancy
+                "{} (amdgcn-amd-amdhsa--{}): {} instructions, {} bytes, {} VGPRs (at most {} values live), {} SGPRs, {} AGPRs, {} spills, {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD\n",
+                s.name, target.target_id_with_wave(), s.instructions, s.code_bytes, s.vgprs, s.max_live_vgprs, s.sgprs, s.agprs, s.spills, s.scratch_bytes, s.lds_bytes, s.occupancy
             ));
         }
     }
@@ -360,9 +369,7 @@ fn compile_device(
 pub fn bundle(outputs: &[DeviceOutput]) -> Result<Vec<u8>, CliError> {
     let entries: Vec<(String, Vec<u8>)> =
         outputs.iter().map(|o| (codeobj::bundle::device_entry_id(&o.target), o.bytes.clone())).collect();
-    codeobj::bundle::write(&entries).map_err(|e| {
-        CliError::usage(format!("{e} (a bundle names a device by its target id, which has no wave size: compile wave32 and wave64 into separate bundles)"))
-    })
+    codeobj::bundle::write(&entries).map_err(|e| CliError::usage(e.to_string()))
 }
 
 /// Where one device's output goes when a run compiles several: `output` with

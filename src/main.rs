@@ -394,12 +394,10 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
     }
     if emit == Emit::Bundle {
         // A bundle names devices by target id, which has no wave size.
-        let ids: Vec<String> = targets.iter().map(amdgpu_cg::codeobj::bundle::device_entry_id).collect();
-        if let Some(i) = (1..ids.len()).find(|&i| ids[..i].contains(&ids[i])) {
-            return Err(CliError::usage(format!(
-                "offload bundle: two entries for {} (a bundle names a device by its target id, which has no wave size: compile wave32 and wave64 into separate bundles)",
-                ids[i]
-            )));
+        use amdgpu_cg::codeobj::bundle;
+        let ids: Vec<String> = targets.iter().map(bundle::device_entry_id).collect();
+        if let Some(id) = bundle::repeated_id(ids.iter().map(String::as_str)) {
+            return Err(CliError::usage(bundle::repeated_id_error(id).to_string()));
         }
     }
     // -j: the threads of the run, shared out among the devices (each also has

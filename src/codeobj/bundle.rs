@@ -39,16 +39,34 @@ pub fn is_bundle(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC) || bytes.starts_with(COMPRESSED_MAGIC)
 }
 
+/// The first id that `ids` repeat (or the host entry's): a bundle cannot
+/// hold two entries with one id.
+pub fn repeated_id<'a>(ids: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = vec![HOST_ENTRY];
+    for id in ids {
+        if seen.contains(&id) {
+            return Some(id);
+        }
+        seen.push(id);
+    }
+    None
+}
+
+/// The error for a repeated entry id.
+pub fn repeated_id_error(id: &str) -> CodeObjectError {
+    CodeObjectError::Bundle(format!(
+        "two entries for {id} (a bundle names a device by its target id, which has no wave size: compile wave32 and wave64 into separate bundles)"
+    ))
+}
+
 /// The bundle of the host entry and `devices` (id and code object each), in order.
 /// Two entries with one id are an error (a bundle cannot tell them apart).
 pub fn write(devices: &[(String, Vec<u8>)]) -> Result<Vec<u8>, CodeObjectError> {
-    let mut entries: Vec<(&str, &[u8])> = vec![(HOST_ENTRY, &[])];
-    for (id, data) in devices {
-        if entries.iter().any(|(e, _)| e == id) {
-            return Err(CodeObjectError::Bundle(format!("two entries for {id}")));
-        }
-        entries.push((id, data));
+    if let Some(id) = repeated_id(devices.iter().map(|(id, _)| id.as_str())) {
+        return Err(repeated_id_error(id));
     }
+    let mut entries: Vec<(&str, &[u8])> = vec![(HOST_ENTRY, &[])];
+    entries.extend(devices.iter().map(|(id, data)| (id.as_str(), data.as_slice())));
     let header: usize = MAGIC.len() + 8 + entries.iter().map(|(id, _)| 24 + id.len()).sum::<usize>();
     let mut offsets = Vec::with_capacity(entries.len());
     let mut end = header;

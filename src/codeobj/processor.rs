@@ -170,15 +170,7 @@ impl ObjectProcessor {
 
     /// The ISA name's processor part: `gfx9-4-generic:sramecc+:xnack-`.
     pub fn processor_with_features(&self) -> String {
-        let mut s = self.processor.name.to_string();
-        for (name, setting) in [("sramecc", self.sramecc), ("xnack", self.xnack)] {
-            match setting {
-                FeatureSetting::On => s += &format!(":{name}+"),
-                FeatureSetting::Off => s += &format!(":{name}-"),
-                _ => {}
-            }
-        }
-        s
+        super::target::target_id(self.processor.name, self.sramecc, self.xnack)
     }
 }
 

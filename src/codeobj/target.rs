@@ -174,15 +174,7 @@ impl CodeObjectTarget {
 
     /// `gfx90a:sramecc+:xnack-` ("any" settings are omitted, sramecc first).
     pub fn processor_with_features(&self) -> String {
-        let mut s = self.target.gpu.name().to_string();
-        for (name, setting) in [("sramecc", self.sramecc), ("xnack", self.xnack)] {
-            match setting {
-                FeatureSetting::On => s += &format!(":{name}+"),
-                FeatureSetting::Off => s += &format!(":{name}-"),
-                _ => {}
-            }
-        }
-        s
+        target_id(self.target.gpu.name(), self.sramecc, self.xnack)
     }
 
     /// The metadata's `amdhsa.target`: `amdgcn-amd-amdhsa--gfx90a:xnack-`.
@@ -215,6 +207,21 @@ impl CodeObjectTarget {
             _ => Err(not_ours()),
         }
     }
+}
+
+/// A target id as LLVM spells it: the processor, then `:sramecc±` and
+/// `:xnack±` where the setting is on or off ("any" and "unsupported" are
+/// omitted).
+pub fn target_id(processor: &str, sramecc: FeatureSetting, xnack: FeatureSetting) -> String {
+    let mut s = processor.to_string();
+    for (name, setting) in [("sramecc", sramecc), ("xnack", xnack)] {
+        match setting {
+            FeatureSetting::On => s += &format!(":{name}+"),
+            FeatureSetting::Off => s += &format!(":{name}-"),
+            _ => {}
+        }
+    }
+    s
 }
 
 impl fmt::Display for CodeObjectTarget {
