@@ -17,9 +17,17 @@ fn targets() -> Vec<CodeObjectTarget> {
 
 fn check(file: &str, spec: &LaunchSpec, expect_spills: bool, expect_scratch: bool) {
     let text = std::fs::read_to_string(format!("{}/tests/data/codegen/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let module = mir::parse(&text).unwrap();
+    check_text(file, &text, spec, expect_spills, expect_scratch);
+}
+
+/// Compiles `text` for every target at -O0 and -O2, checks the -O0 spill
+/// expectations, runs it on the simulator against the interpreter, and
+/// returns the kernels' statistics per target at -O0.
+fn check_text(file: &str, text: &str, spec: &LaunchSpec, expect_spills: bool, expect_scratch: bool) -> Vec<(String, codegen::KernelStats)> {
+    let module = mir::parse(text).unwrap();
     mir::verify::verify(&module).unwrap();
     let want = mir::launch::run(&module, spec).unwrap();
+    let mut all_stats = Vec::new();
     // The register pressure and frames of these files are what they were
     // written for at -O0; -O2 must compute the same, with whatever frames
     // the optimised code needs.
@@ -29,8 +37,9 @@ fn check(file: &str, spec: &LaunchSpec, expect_spills: bool, expect_scratch: boo
             .unwrap_or_else(|d| panic!("{file} on {}: {d}", target.isa_name()));
         let stats = &kernels.iter().find(|k| k.is_kernel).unwrap().stats;
         if level == OptLevel::O0 {
-            assert_eq!(stats.spills > 0, expect_spills, "{file} on {}: spills", target.isa_name());
+            assert_eq!(stats.sgpr_spills + stats.vgpr_spills + stats.slot_vgprs > 0, expect_spills, "{file} on {}: spills", target.isa_name());
             assert_eq!(stats.scratch_bytes > 0, expect_scratch, "{file} on {}", target.isa_name());
+            all_stats.push((target.isa_name(), stats.clone()));
         }
         let hsaco = codeobj::write_hsaco(&object).unwrap();
         let (got, _) = amdgpu_cg::sim::run_launch(&hsaco, spec).unwrap_or_else(|e| panic!("{file} on {}: simulator: {e}", target.isa_name()));
@@ -39,12 +48,53 @@ fn check(file: &str, spec: &LaunchSpec, expect_spills: bool, expect_scratch: boo
             assert_eq!(g.elements(), w.elements(), "{file} on {}: buffer {}", target.isa_name(), w.name);
         }
     }
+    all_stats
+}
+
+/// A kernel with `n` divergent f32 values live at once: out[t] = in[nt] +
+/// in[nt + 1] + ... in that order, every value loaded before the first add.
+fn live_values_kernel(n: usize) -> String {
+    let mut text = String::from("kernel @pressure(%in: ptr<global>, %out: ptr<global>) {\nentry:\n  %t = workitem_id x\n");
+    text.push_str(&format!("  %base = mul i32 %t, {}\n  %p = ptradd %in, %base\n", 4 * n));
+    for k in 0..n {
+        text.push_str(&format!("  %q{k} = ptradd %p, {}\n  %v{k} = load f32 %q{k}\n", 4 * k));
+    }
+    text.push_str("  %s0 = fadd f32 %v0, %v1\n");
+    for k in 2..n {
+        text.push_str(&format!("  %s{} = fadd f32 %s{}, %v{k}\n", k - 1, k - 2));
+    }
+    text.push_str(&format!("  %o = mul i32 %t, 4\n  %r = ptradd %out, %o\n  store f32 %s{}, %r\n  ret\n}}\n", n - 2));
+    text
+}
+
+fn live_values_spec(n: usize) -> LaunchSpec {
+    LaunchSpec::from_flags("64", "64", &[format!("in=f32:iota:{}", 64 * n), "out=f32:zero:64".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap()
 }
 
 #[test]
-fn vgpr_spills_to_scratch() {
+fn vgpr_values_beyond_regalloc2s_64_stay_in_registers() {
+    // 80 values live: regalloc2's VGPR class holds 64, its spill slots are
+    // VGPRs above them, nothing goes to memory.
     let spec = LaunchSpec::from_flags("128", "64", &["in=f32:iota:10240".into(), "out=f32:zero:128".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
-    check("pressure_vgpr.mir", &spec, true, true);
+    for (target, stats) in check_text("pressure_vgpr.mir", &std::fs::read_to_string(format!("{}/tests/data/codegen/pressure_vgpr.mir", env!("CARGO_MANIFEST_DIR"))).unwrap(), &spec, true, false) {
+        assert_eq!(stats.vgpr_spills, 0, "{target}");
+        assert!(stats.slot_vgprs > 0 && stats.vgprs >= 80 && stats.vgprs <= 96, "{target}: {stats:?}");
+    }
+}
+
+#[test]
+fn two_hundred_live_values_need_no_memory() {
+    for (target, stats) in check_text("200 live values", &live_values_kernel(200), &live_values_spec(200), true, false) {
+        assert_eq!(stats.vgpr_spills, 0, "{target}");
+        assert!(stats.vgprs >= 200 && stats.vgprs <= 240, "{target}: {stats:?}");
+    }
+}
+
+#[test]
+fn vgpr_values_beyond_the_register_file_spill_to_scratch() {
+    for (target, stats) in check_text("300 live values", &live_values_kernel(300), &live_values_spec(300), true, true) {
+        assert!(stats.vgpr_spills > 0, "{target}: {stats:?}");
+    }
 }
 
 #[test]

@@ -786,6 +786,11 @@ pub struct KernelResources {
     pub tg_split: bool,
     /// Bytes of machine code of the kernel (gfx11 `INST_PREF_SIZE`).
     pub code_size: u32,
+    /// Registers stored by spill code, as LLVM counts them for the metadata's
+    /// `.sgpr_spill_count` / `.vgpr_spill_count`: every SGPR written to a VGPR
+    /// lane or memory, every VGPR written to memory, once per spill store.
+    pub sgpr_spill_count: u32,
+    pub vgpr_spill_count: u32,
 }
 
 impl Default for KernelResources {
@@ -815,6 +820,8 @@ impl Default for KernelResources {
             float_mode: FloatMode::default(),
             tg_split: false,
             code_size: 0,
+            sgpr_spill_count: 0,
+            vgpr_spill_count: 0,
         }
     }
 }

@@ -84,9 +84,30 @@ pub struct Expanded {
     pub frame_bytes: u32,
 }
 
-/// True if regalloc2 moved a VGPR value to a spill slot (which needs scratch).
-pub fn spills_vgprs(out: &ra::Output) -> bool {
-    super::regalloc::spilled_classes(out)[1]
+/// True if regalloc2 put a VGPR value in a spill slot (by a move, or by
+/// leaving an operand there).
+pub fn spills_vgprs(vcode: &VCode, out: &ra::Output) -> bool {
+    super::regalloc::slot_classes(vcode, out).contains(&Some(ra::RegClass::Float))
+}
+
+/// True if a kernel without calls can keep its VGPR spill slots in VGPRs above
+/// the allocated ones: the allocated VGPRs, one per slot, the pair windows and
+/// the VGPRs whose lanes hold spilled SGPRs (counted as if every slot index
+/// took a lane, as they do) fit in the 256 a wave can address.
+pub fn vgpr_slots_fit(vcode: &VCode, out: &ra::Output) -> bool {
+    if vcode.layout != Layout::Dense {
+        return false;
+    }
+    let mut used = [false; 64];
+    for a in out.allocs.iter().copied().chain(out.edits.iter().flat_map(|(_, ra::Edit::Move { from, to })| [*from, *to])) {
+        if let Some(p) = a.as_reg().filter(|p| p.class() == ra::RegClass::Float) {
+            used[p.hw_enc()] = true;
+        }
+    }
+    let slots = super::regalloc::slot_classes(vcode, out).iter().filter(|c| **c == Some(ra::RegClass::Float)).count();
+    let sgpr_lane_vgprs = (out.num_spillslots + 1).div_ceil(32);
+    let total = used.iter().filter(|u| **u).count() + 1 + slots + 1 + 2 * usize::from(vcode.windows_needed()) + sgpr_lane_vgprs;
+    total <= usize::from(isa::regs::NUM_VGPRS)
 }
 
 /// The hardware registers an operand covers, as (first operand code, count).
@@ -118,6 +139,9 @@ pub struct Placement {
     /// One past the highest placed VGPR / SGPR (before windows and temporaries).
     pub vgpr_end: u16,
     pub sgpr_end: u16,
+    /// Per spill slot index: the VGPR a VGPR spill slot is (right above the
+    /// allocated VGPRs, when `VCode::vgpr_slots_in_registers`), or u16::MAX.
+    slot_vgpr: Vec<u16>,
 }
 
 impl Placement {
@@ -184,7 +208,7 @@ impl Placement {
             }
             vgpr_end = vgpr_end.max(vgpr[i] + 1);
         }
-        Placement { vgpr, sgpr: (0..64).collect(), pair, temps, vgpr_end, sgpr_end: sgpr_end.max(temps + 8) }
+        Placement { vgpr, sgpr: (0..64).collect(), pair, temps, vgpr_end, sgpr_end: sgpr_end.max(temps + 8), slot_vgpr: Vec::new() }
     }
 
     /// Computes the renumbering from every allocation the output mentions.
@@ -258,7 +282,19 @@ impl Placement {
             pair_sgprs[wave_offset as usize] = true;
         }
         let (sgpr, sgpr_singles_end) = dense(&used[0], &pinned[0], &pair_sgprs);
-        let (vgpr, vgpr_end) = dense(&used[1], &pinned[1], &[false; 64]);
+        let (vgpr, mut vgpr_end) = dense(&used[1], &pinned[1], &[false; 64]);
+        // VGPR spill slots become the VGPRs right above the allocated ones.
+        let mut slot_vgpr = Vec::new();
+        if vcode.vgpr_slots_in_registers {
+            for class in super::regalloc::slot_classes(vcode, out) {
+                if class == Some(ra::RegClass::Float) {
+                    slot_vgpr.push(vgpr_end);
+                    vgpr_end += 1;
+                } else {
+                    slot_vgpr.push(u16::MAX);
+                }
+            }
+        }
         let mut pair_used = used[2];
         for &(unit, _) in &vcode.pinned_pairs {
             pair_used[unit as usize] = false;
@@ -271,7 +307,22 @@ impl Placement {
         }
         let sgpr_end = pair_base + 2 * pair_count;
         let temps = sgpr_end.div_ceil(2) * 2;
-        Placement { vgpr, sgpr, pair, temps, vgpr_end, sgpr_end: sgpr_end.max(sgpr_singles_end) }
+        Placement { vgpr, sgpr, pair, temps, vgpr_end, sgpr_end: sgpr_end.max(sgpr_singles_end), slot_vgpr }
+    }
+
+    /// The VGPR a spill slot is, if VGPR slots are registers.
+    pub fn slot(&self, slot: ra::SpillSlot) -> Option<isa::Reg> {
+        self.slot_vgpr.get(slot.index()).filter(|&&v| v != u16::MAX).map(|&v| isa::Reg::v(v, 1))
+    }
+
+    /// The hardware register of an allocation: a register, or a spill slot
+    /// that is a VGPR.
+    pub fn alloc(&self, a: ra::Allocation) -> Option<isa::Reg> {
+        match (a.as_reg(), a.as_stack()) {
+            (Some(p), _) => Some(self.reg(p)),
+            (None, Some(slot)) => self.slot(slot),
+            _ => None,
+        }
     }
 
     /// The physical register for a regalloc2 register.
@@ -305,7 +356,16 @@ struct Ctx<'a> {
     /// Per window: the two registers whose values it holds right now (set by
     /// a copy in or out, forgotten when either side or EXEC is written, and
     /// at every block start), so a pair used twice in a row is copied once.
-    window_holds: Vec<Option<(isa::Reg, isa::Reg)>>,
+    window_holds: Vec<Option<WindowHolds>>,
+}
+
+/// What a pair window holds between instructions of a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WindowHolds {
+    /// Copies of these two registers (low half, high half).
+    Halves(isa::Reg, isa::Reg),
+    /// The 64-bit address `base + sext(offset)` (a `Fill::Address`).
+    Address { base: isa::Reg, offset: isa::Reg },
 }
 
 /// The largest frame, in bytes per lane (the private memory a MIR invocation may
@@ -383,7 +443,7 @@ impl Ctx<'_> {
         }
         let span = |r: isa::Reg| (r.base.0, u16::from(r.size));
         for (w, held) in self.window_holds.iter_mut().enumerate() {
-            if let Some((lo, hi)) = *held {
+            if let Some(WindowHolds::Halves(lo, hi) | WindowHolds::Address { base: lo, offset: hi }) = *held {
                 let window = (isa::PhysReg::vgpr(self.window_base + 2 * w as u16).0, 2u16);
                 if written.iter().any(|d| overlaps(*d, window) || overlaps(*d, span(lo)) || overlaps(*d, span(hi))) {
                     *held = None;
@@ -392,11 +452,11 @@ impl Ctx<'_> {
         }
     }
 
-    fn window_held(&self, w: u8) -> Option<(isa::Reg, isa::Reg)> {
+    fn window_held(&self, w: u8) -> Option<WindowHolds> {
         self.window_holds.get(usize::from(w)).copied().flatten()
     }
 
-    fn set_window_held(&mut self, w: u8, regs: (isa::Reg, isa::Reg)) {
+    fn set_window_held(&mut self, w: u8, regs: WindowHolds) {
         let w = usize::from(w);
         if self.window_holds.len() <= w {
             self.window_holds.resize(w + 1, None);
@@ -614,7 +674,7 @@ impl Ctx<'_> {
         let m = &self.vcode.insts[index];
         let allocs: Vec<ra::Allocation> = self.out.inst_allocs(ra::Inst::new(index)).to_vec();
         let place = self.place.clone();
-        let reg = |i: u8| place.reg(allocs[i as usize].as_reg().expect("every operand has a register constraint"));
+        let reg = |i: u8| place.alloc(allocs[i as usize]).expect("every operand is in a register or a VGPR slot");
         match &m.kind {
             MKind::Real { inst, fills } => self.real(inst, fills, &reg),
             MKind::Seq(parts) => {
@@ -818,28 +878,34 @@ impl Ctx<'_> {
                     }
                     let w = self.window(window);
                     if matches!(slot, Slot::Use(_)) {
-                        if self.window_held(window) != Some((l, h)) {
+                        if self.window_held(window) != Some(WindowHolds::Halves(l, h)) {
                             self.mov(Self::half_of(w, 0), l);
                             self.mov(Self::half_of(w, 1), h);
-                            self.set_window_held(window, (l, h));
+                            self.set_window_held(window, WindowHolds::Halves(l, h));
                         }
                     } else {
                         after.push((reg(lo), Self::half_of(w, 0)));
                         after.push((reg(hi), Self::half_of(w, 1)));
-                        defined_windows.push((window, (l, h)));
+                        defined_windows.push((window, WindowHolds::Halves(l, h)));
                     }
                     w
                 }
             };
             let r = match *fill {
                 Fill::Address { base, offset, window } => {
+                    // Accesses at constant offsets from one address share
+                    // its computation while the window and both sources hold.
                     let w = self.window(window);
-                    let carry = isa::Reg::s(self.place.temps + 4, self.mask_size());
-                    self.push(isa::Inst::new(
-                        Opcode::v_mad_i64_i32,
-                        vec![isa::Operand::Reg(w), isa::Operand::Reg(carry)],
-                        vec![isa::Operand::Reg(reg(offset)), isa::Operand::imm32(1), isa::Operand::Reg(reg(base))],
-                    ));
+                    let held = WindowHolds::Address { base: reg(base), offset: reg(offset) };
+                    if self.window_held(window) != Some(held) {
+                        let carry = isa::Reg::s(self.place.temps + 4, self.mask_size());
+                        self.push(isa::Inst::new(
+                            Opcode::v_mad_i64_i32,
+                            vec![isa::Operand::Reg(w), isa::Operand::Reg(carry)],
+                            vec![isa::Operand::Reg(reg(offset)), isa::Operand::imm32(1), isa::Operand::Reg(reg(base))],
+                        ));
+                        self.set_window_held(window, held);
+                    }
                     w
                 }
                 _ => r,
@@ -871,6 +937,16 @@ impl Ctx<'_> {
                 } else {
                     self.mov(t, f);
                 }
+                Ok(())
+            }
+            (Some(f), None, None, Some(slot)) if self.place.slot(slot).is_some() => {
+                let (f, t) = (self.place.reg(f), self.place.slot(slot).expect("a VGPR slot"));
+                if partial_exec { self.whole_wave(|c| c.mov(t, f)) } else { self.mov(t, f) }
+                Ok(())
+            }
+            (None, Some(t), Some(slot), None) if self.place.slot(slot).is_some() => {
+                let (f, t) = (self.place.slot(slot).expect("a VGPR slot"), self.place.reg(t));
+                if partial_exec { self.whole_wave(|c| c.mov(t, f)) } else { self.mov(t, f) }
                 Ok(())
             }
             (Some(f), None, None, Some(slot)) => self.spill(self.place.reg(f), slot.index() as u32, true, partial_exec),
@@ -1249,7 +1325,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         other => (other, None),
     };
     let frame_base = if vcode.layout == Layout::Callee { Some(Layout::STACK_POINTER) } else { None };
-    let spill_bytes = if spills_vgprs(out) { 4 * out.num_spillslots as u32 } else { 0 };
+    let spill_bytes = if spills_vgprs(vcode, out) && !vcode.vgpr_slots_in_registers { 4 * out.num_spillslots as u32 } else { 0 };
     // [incoming arguments][saved VGPRs][spill slots][locals]: the parts that
     // spill code and the prologue address come first, within the 4095 bytes an
     // instruction offset reaches; locals (reached through pointers or selected

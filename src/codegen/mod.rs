@@ -96,7 +96,13 @@ pub struct KernelStats {
     pub max_live_vgprs: u32,
     pub sgprs: u32,
     pub agprs: u32,
-    pub spills: u32,
+    /// Registers stored by spill code (once per spill store, as LLVM counts
+    /// them): SGPRs into VGPR lanes, VGPRs into scratch. Values kept in VGPRs
+    /// above the allocated ones are not spills (`slot_vgprs`).
+    pub sgpr_spills: u32,
+    pub vgpr_spills: u32,
+    /// VGPRs that hold regalloc2 spill slots (docs/regalloc.md).
+    pub slot_vgprs: u32,
     pub scratch_bytes: u32,
     pub lds_bytes: u32,
     /// Waves per SIMD the register use allows.
@@ -194,8 +200,13 @@ pub fn compile_kernel(
     // memory, or call functions that use the stack, has scratch from the start.
     let stack_slots = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::StackSlot { .. }));
     let mut scratch = func.kind == FuncKind::Kernel && (stack_slots || calls_need_scratch(module, callee_uses, stack_needs, func, t));
+    // A kernel without calls keeps VGPR spill slots in VGPRs above the
+    // allocated ones while they fit (docs/regalloc.md); beyond that they go
+    // to scratch.
+    let mut vgpr_slots_in_memory = false;
     let (selected, allocation, live_vgprs) = loop {
         let mut selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
+        selected.vcode.vgpr_slots_in_registers = selected.vcode.layout == vcode::Layout::Dense && !vgpr_slots_in_memory;
         lap(report, "isel");
         if options.opt_level >= crate::opt::OptLevel::O1 {
             machine_dce::run(&mut selected.vcode, t.gpu);
@@ -213,7 +224,12 @@ pub fn compile_kernel(
         let live_vgprs = vcode::max_live_vgprs(&selected.vcode);
         let allocation = regalloc::allocate(&selected.vcode, t, &func.name, live_vgprs)?;
         lap(report, "regalloc");
-        if func.kind == FuncKind::Kernel && !scratch && expand::spills_vgprs(&allocation) {
+        if selected.vcode.vgpr_slots_in_registers && expand::spills_vgprs(&selected.vcode, &allocation) && !expand::vgpr_slots_fit(&selected.vcode, &allocation) {
+            vgpr_slots_in_memory = true;
+            scratch |= func.kind == FuncKind::Kernel;
+            continue;
+        }
+        if func.kind == FuncKind::Kernel && !scratch && expand::spills_vgprs(&selected.vcode, &allocation) && !selected.vcode.vgpr_slots_in_registers {
             scratch = true;
             continue;
         }
@@ -254,7 +270,10 @@ pub fn compile_kernel(
         incoming: selected.vcode.frame.incoming,
     };
     let frame_rows = cfi::rows(shape, t, &encoded.cfi);
+    let spill_counts = spill_counts(&selected.vcode, &allocation);
     let mut resources = KernelResources::from_inputs(t, &selected.inputs);
+    resources.sgpr_spill_count = spill_counts.0;
+    resources.vgpr_spill_count = spill_counts.1;
     resources.num_vgpr = expanded.vgprs.max(1);
     resources.num_sgpr = expanded.sgprs.max(u32::from(selected.state.next_free_sgpr()));
     resources.uses_vcc = expanded.uses_vcc;
@@ -281,7 +300,9 @@ pub fn compile_kernel(
         max_live_vgprs: live_vgprs,
         sgprs: resources.num_sgpr,
         agprs: 0,
-        spills: allocation.num_spillslots as u32,
+        sgpr_spills: spill_counts.0,
+        vgpr_spills: spill_counts.1,
+        slot_vgprs: spill_counts.2,
         // A device function's frame; a kernel's private segment (set below and
         // in compile_module, which adds what its callees need).
         scratch_bytes: expanded.frame_bytes,
@@ -387,6 +408,29 @@ fn print_expanded(options: &Options, report: &mut Report, pass: &str, func: &Fun
             }
         }
     }
+}
+
+/// (SGPRs stored by spill code, VGPRs stored to memory by spill code, VGPR
+/// spill slots kept in registers), counted as LLVM counts spills: the
+/// registers of every spill store.
+fn spill_counts(vcode: &vcode::VCode, out: &regalloc2::Output) -> (u32, u32, u32) {
+    let (mut sgprs, mut vgprs) = (0, 0);
+    for (_, regalloc2::Edit::Move { from, to }) in &out.edits {
+        if let (Some(p), Some(_)) = (from.as_reg(), to.as_stack()) {
+            match p.class() {
+                regalloc2::RegClass::Int => sgprs += 1,
+                regalloc2::RegClass::Vector => sgprs += 2,
+                regalloc2::RegClass::Float if !vcode.vgpr_slots_in_registers => vgprs += 1,
+                regalloc2::RegClass::Float => {}
+            }
+        }
+    }
+    let slots = if vcode.vgpr_slots_in_registers {
+        regalloc::slot_classes(vcode, out).iter().filter(|c| **c == Some(regalloc2::RegClass::Float)).count() as u32
+    } else {
+        0
+    };
+    (sgprs, vgprs, slots)
 }
 
 /// Waves per SIMD that the register counts allow (gfx9: 512 VGPRs per lane

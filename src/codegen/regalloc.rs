@@ -54,6 +54,26 @@ pub fn spilled_classes(out: &ra::Output) -> [bool; 3] {
     spilled
 }
 
+/// The register class of each spill slot regalloc2 used (by slot index; a
+/// pair unit's slot covers two indices, the second is None): from its moves
+/// and from operands it left in a slot (`Any` constraints).
+pub fn slot_classes(vcode: &VCode, out: &ra::Output) -> Vec<Option<ra::RegClass>> {
+    let mut classes = vec![None; out.num_spillslots];
+    for (_, ra::Edit::Move { from, to }) in &out.edits {
+        if let (Some(p), Some(slot)) = (from.as_reg().or(to.as_reg()), from.as_stack().or(to.as_stack())) {
+            classes[slot.index()] = Some(p.class());
+        }
+    }
+    for (index, m) in vcode.insts.iter().enumerate() {
+        for (o, a) in m.ops.iter().zip(out.inst_allocs(ra::Inst::new(index))) {
+            if let Some(slot) = a.as_stack() {
+                classes[slot.index()] = Some(o.class());
+            }
+        }
+    }
+    classes
+}
+
 /// Runs regalloc2 on a function.
 ///
 /// regalloc2 spreads live ranges over every register it may use (it starts its
@@ -125,7 +145,44 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
             }
         }
         if !widened {
+            if spilled[1] && vcode.vgpr_slots_in_registers {
+                // Spill slots are VGPRs here, as good as registers: with the
+                // VGPR operands of hardware instructions free to be in a slot,
+                // regalloc2 leaves what does not fit in registers in its slot
+                // for good, without a move at every use.
+                let relaxed = slot_operands(vcode);
+                let out_relaxed = ra::run(&relaxed, &env(&allowed, limits), &options).map_err(|e| {
+                    let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
+                    d.context = Some(format!("in @{func_name}"));
+                    d
+                })?;
+                return Ok(out_relaxed);
+            }
             return Ok(out);
         }
     }
+}
+
+/// The function with every VGPR operand of a hardware instruction or copy
+/// constrained to "anywhere" (a register or a spill slot) instead of "a
+/// register", except operands tied to a def (regalloc2 gives a reused input
+/// the def's register). Expansion reads a VGPR slot like a register.
+fn slot_operands(vcode: &VCode) -> VCode {
+    use super::vcode::{Class, MKind};
+    let mut relaxed = vcode.clone();
+    for m in &mut relaxed.insts {
+        if !matches!(m.kind, MKind::Real { .. } | MKind::Seq(_) | MKind::Copy) {
+            continue;
+        }
+        let reused: Vec<usize> = m.ops.iter().filter_map(|o| match o.constraint() {
+            ra::OperandConstraint::Reuse(i) => Some(i),
+            _ => None,
+        }).collect();
+        for (i, o) in m.ops.iter_mut().enumerate() {
+            if o.constraint() == ra::OperandConstraint::Reg && o.class() == Class::Vgpr.ra() && !reused.contains(&i) {
+                *o = ra::Operand::new(o.vreg(), ra::OperandConstraint::Any, o.kind(), o.pos());
+            }
+        }
+    }
+    relaxed
 }

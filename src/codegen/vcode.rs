@@ -279,6 +279,10 @@ pub struct VCode {
     pub flat_scratch_init: Option<u16>,
     /// The frame's parts known at selection.
     pub frame: Frame,
+    /// VGPR spill slots are VGPRs above the allocated ones (kernels without
+    /// calls, while they fit in the register file; docs/regalloc.md) instead
+    /// of scratch memory.
+    pub vgpr_slots_in_registers: bool,
 }
 
 /// How a function's registers are laid out, which decides what regalloc2 may use

@@ -96,18 +96,19 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
                     pending.vs = 0;
                 }
             } else {
+                // A counter saturates at its largest value, so a wait for
+                // that value waits for nothing (it encodes "no wait"): with
+                // more operations outstanding than that, wait for one fewer.
+                let (max_vm, _, max_lgkm) = isa::waitcnt::max(gen);
                 if let Some(pos) = pending.vm.iter().rposition(|regs| regs.iter().any(|r| touched.iter().any(|t| overlaps(*r, *t)))) {
-                    need.vm = Some((pending.vm.len() - 1 - pos) as u8);
+                    need.vm = Some((pending.vm.len() - 1 - pos).min(usize::from(max_vm) - 1) as u8);
                 }
                 if let Some(pos) = pending.lgkm.iter().rposition(|(regs, _)| regs.iter().any(|r| touched.iter().any(|t| overlaps(*r, *t)))) {
                     let any_scalar = pending.lgkm.iter().any(|(_, s)| *s);
-                    need.lgkm = Some(if any_scalar { 0 } else { (pending.lgkm.len() - 1 - pos) as u8 });
+                    need.lgkm = Some(if any_scalar { 0 } else { (pending.lgkm.len() - 1 - pos).min(usize::from(max_lgkm) - 1) as u8 });
                 }
             }
             if need.vm.is_some() || need.lgkm.is_some() {
-                let (max_vm, _, max_lgkm) = isa::waitcnt::max(gen);
-                need.vm = need.vm.map(|v| v.min(max_vm));
-                need.lgkm = need.lgkm.map(|v| v.min(max_lgkm));
                 out.push(waitcnt_inst(need, gen));
                 if let Some(v) = need.vm {
                     let keep = v as usize;
