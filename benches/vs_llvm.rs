@@ -10,10 +10,12 @@
 //! process start-up; ours is the median of 50 in-process compilations.
 //! Under `cargo test` (no `--bench` argument) it does nothing.
 //!
-//! A second table starts both sides from the same OpenCL C source in
-//! tests/spirv after clang-22's -O2: ours from its SPIR-V (`-target
+//! A second table starts both sides from the same OpenCL C source, every
+//! file of tests/spirv, after clang-22's -O2: ours from its SPIR-V (`-target
 //! spirv64`, translated by amdgpu_cg::spirv; the time includes the
-//! translation), LLVM's from its amdgcn LLVM IR through llc-22 -O2.
+//! translation; median of 20), LLVM's from its amdgcn LLVM IR through llc-22
+//! -O2. It prints the totals, the median VGPR ratio, VGPRs against the most
+//! values live at once, and how many files spill on each side.
 
 use std::path::Path;
 use std::process::Command;
@@ -71,39 +73,60 @@ fn llc_median(ll: &Path, obj: &Path, gpu: Gpu) -> std::time::Duration {
     median(times)
 }
 
-/// The kernels of tests/spirv the SPIR-V table compiles.
-const FROM_SPIRV: [&str; 10] = ["vadd", "saxpy", "reduce_lds", "matmul", "divergent_loop", "stencil", "int64_math", "float4_ops", "scan_local", "call_many"];
+/// The OpenCL C files of tests/spirv (every kernel in each).
+fn spirv_sources(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("tests/spirv"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.path().file_name()?.to_str()?.strip_suffix(".cl").map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
+fn median_f64(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
+}
 
 /// Our compilation of the SPIR-V and llc-22's of the amdgcn IR, from one source.
 fn from_spirv(root: &Path, work: &Path) {
-    println!("\nfrom the same OpenCL C (tests/spirv): ours from clang-22's SPIR-V, llc-22 -O2 from its amdgcn IR");
-    println!("{:<16} {:<8} | {:>6} {:>5} {:>5} {:>9} | {:>6} {:>5} {:>5} {:>9} | {:>7} {:>7}", "kernel", "target", "insts", "all", "vgpr", "time", "insts", "all", "vgpr", "llc time", "speedup", "size");
+    println!("\nfrom the same OpenCL C (tests/spirv, every file, all kernels and functions): ours from clang-22's SPIR-V, llc-22 -O2 from its amdgcn IR");
+    println!("`live`: the most 32-bit divergent values live at once in our input (a lower bound); `spill`: SGPR+VGPR spill counts (metadata)");
+    println!(
+        "{:<28} {:<8} | {:>6} {:>5} {:>5} {:>5} {:>9} | {:>6} {:>5} {:>5} {:>9} | {:>7} {:>6} {:>6}",
+        "file", "target", "insts", "vgpr", "live", "spill", "time", "insts", "vgpr", "spill", "llc time", "speedup", "size", "vgprs"
+    );
     let flags = ["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-cl-fp32-correctly-rounded-divide-sqrt", "-fno-discard-value-names", "-w"];
     let include = format!("-I{}", root.join("tests/spirv").display());
     let (mut ours_total, mut llc_total, mut our_time_total, mut llc_time_total) = (0usize, 0usize, 0f64, 0f64);
-    for name in FROM_SPIRV {
+    let (mut vgpr_ratios, mut live_ratios) = (Vec::new(), Vec::new());
+    let (mut spilling_ours, mut spilling_llc, mut kernels_compared) = (0, 0, 0);
+    for name in spirv_sources(root) {
         let cl = root.join(format!("tests/spirv/{name}.cl"));
         let spv = work.join(format!("{name}.spv"));
         let ok = Command::new("clang-22").args(flags).args(["-target", "spirv64", &include, "-c", "-o"]).arg(&spv).arg(&cl).status().map(|s| s.success()).unwrap_or(false);
         if !ok {
-            println!("{name:<16} clang-22 -target spirv64 not available");
-            return;
+            println!("{name:<28} clang-22 -target spirv64 failed");
+            continue;
         }
         let bytes = std::fs::read(&spv).unwrap();
         for gpu in Gpu::ALL {
             let target = CodeObjectTarget::new(Target::new(gpu));
             let mut times = Vec::new();
-            let (mut insts, mut all, mut vgprs) = (0, 0, 0);
-            for _ in 0..50 {
+            let mut kernels = Vec::new();
+            for _ in 0..20 {
                 let start = Instant::now();
                 let module = amdgpu_cg::spirv::to_mir(&amdgpu_cg::spirv::words(&bytes).unwrap()).unwrap();
-                let (object, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+                let (object, compiled) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
                 let _ = codeobj::write_hsaco(&object).unwrap();
                 times.push(start.elapsed());
-                let kernel = kernels.iter().find(|k| k.is_kernel).unwrap();
-                (insts, vgprs) = (kernel.stats.instructions, kernel.stats.vgprs);
-                all = kernels.iter().map(|k| k.stats.instructions).sum::<usize>();
+                kernels = compiled;
             }
+            let insts: usize = kernels.iter().map(|k| k.stats.instructions).sum();
+            let ours_kernels: Vec<&codegen::CompiledKernel> = kernels.iter().filter(|k| k.is_kernel).collect();
+            let vgprs = ours_kernels.iter().map(|k| k.stats.vgprs).max().unwrap_or(0);
+            let live = ours_kernels.iter().map(|k| k.stats.max_live_vgprs).max().unwrap_or(0);
+            let spills: u32 = ours_kernels.iter().map(|k| k.stats.sgpr_spills + k.stats.vgpr_spills).sum();
             let our_time = median(times);
             let (ll, obj, hsaco) = (work.join(format!("{name}.{gpu}.s.ll")), work.join(format!("{name}.{gpu}.s.o")), work.join(format!("{name}.{gpu}.s.hsaco")));
             let mcpu = format!("-mcpu={gpu}");
@@ -118,30 +141,44 @@ fn from_spirv(root: &Path, work: &Path) {
             let llc_time = llc_median(&ll, &obj, gpu);
             assert!(Command::new("ld.lld-22").arg("-shared").arg(&obj).arg("-o").arg(&hsaco).status().unwrap().success());
             let loaded = codeobj::read(&std::fs::read(&hsaco).unwrap()).unwrap();
-            let kernel = &loaded.kernels[0];
-            let meta = kernel.metadata.as_ref().unwrap();
-            let llc_insts = count_instructions(&kernel.code, Target::new(gpu));
+            let metas: Vec<_> = loaded.kernels.iter().filter_map(|k| k.metadata.as_ref()).collect();
+            let llc_vgprs = metas.iter().map(|m| m.vgpr_count).max().unwrap_or(0);
+            let llc_spills: u32 = metas.iter().map(|m| m.sgpr_spill_count + m.vgpr_spill_count).sum();
             let llc_all: usize = loaded.functions.iter().filter(|f| !f.name.starts_with("__clang_ocl_kern_imp_")).map(|f| count_instructions(&f.code, Target::new(gpu))).sum();
-            ours_total += all;
+            ours_total += insts;
             llc_total += llc_all;
             our_time_total += our_time.as_secs_f64();
             llc_time_total += llc_time.as_secs_f64();
+            kernels_compared += ours_kernels.len();
+            spilling_ours += usize::from(spills > 0);
+            spilling_llc += usize::from(llc_spills > 0);
+            vgpr_ratios.push(f64::from(vgprs) / f64::from(llc_vgprs.max(1)));
+            if live > 0 {
+                live_ratios.push(f64::from(vgprs) / f64::from(live));
+            }
             println!(
-                "{name:<16} {gpu:<8} | {insts:>6} {all:>5} {vgprs:>5} {:>7.1}us | {llc_insts:>6} {llc_all:>5} {:>5} {:>7.1}ms | {:>6.0}x {:>6.2}x",
+                "{name:<28} {gpu:<8} | {insts:>6} {vgprs:>5} {live:>5} {spills:>5} {:>7.1}us | {llc_all:>6} {llc_vgprs:>5} {llc_spills:>5} {:>7.1}ms | {:>6.0}x {:>5.2}x {:>5.2}x",
                 our_time.as_secs_f64() * 1e6,
-                meta.vgpr_count,
                 llc_time.as_secs_f64() * 1e3,
                 llc_time.as_secs_f64() / our_time.as_secs_f64(),
-                all as f64 / llc_all as f64
+                insts as f64 / llc_all as f64,
+                f64::from(vgprs) / f64::from(llc_vgprs.max(1)),
             );
         }
     }
     println!(
-        "total: {ours_total} instructions against llc-22's {llc_total} ({:.2}x); compile time {:.1} ms against {:.1} ms ({:.0}x faster, llc-22 including process start-up)",
+        "total: {kernels_compared} kernels (files x targets: {}); {ours_total} instructions against llc-22's {llc_total} ({:.2}x); compile time {:.1} ms against {:.1} ms ({:.0}x faster, llc-22 including process start-up)",
+        vgpr_ratios.len(),
         ours_total as f64 / llc_total as f64,
         our_time_total * 1e3,
         llc_time_total * 1e3,
         llc_time_total / our_time_total
+    );
+    println!(
+        "VGPRs: median ours/llc-22 {:.2}x; median ours/most values live {:.2}x, worst {:.2}x; files with spills: ours {spilling_ours}, llc-22 {spilling_llc}",
+        median_f64(vgpr_ratios),
+        median_f64(live_ratios.clone()),
+        live_ratios.iter().copied().fold(0.0, f64::max)
     );
 }
 

@@ -248,7 +248,9 @@ impl Placement {
         // pinned input pairs, which regalloc2 sees in another class).
         let dense = |used: &[bool; 64], pinned: &[bool; 64], reserved: &[bool; 64]| -> (Vec<u16>, u16) {
             let mut map = vec![u16::MAX; 64];
-            let mut taken = *reserved;
+            // Hardware numbers: 56 singles and the reserved inputs can pass 63.
+            let mut taken = [false; 128];
+            taken[..64].copy_from_slice(reserved);
             for i in 0..64 {
                 if pinned[i] {
                     map[i] = i as u16;
@@ -265,7 +267,7 @@ impl Placement {
                     taken[next] = true;
                 }
             }
-            let end = (0..64).rev().find(|&i| taken[i]).map_or(0, |i| i as u16 + 1);
+            let end = (0..128).rev().find(|&i| taken[i]).map_or(0, |i| i as u16 + 1);
             (map, end)
         };
         // Input pairs stay where the hardware put them; single SGPRs avoid them.
