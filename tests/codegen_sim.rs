@@ -67,6 +67,28 @@ fn live_values_kernel(n: usize) -> String {
     text
 }
 
+/// `n` values live through a loop whose trip count differs per lane (t & 7)
+/// and after it: every iteration adds them all to an accumulator, and the
+/// exit adds them once more.
+fn divergent_live_values_kernel(n: usize) -> String {
+    let mut text = String::from("kernel @pressure(%in: ptr<global>, %out: ptr<global>) {\nentry:\n  %t = workitem_id x\n");
+    text.push_str(&format!("  %base = mul i32 %t, {}\n  %p = ptradd %in, %base\n", 4 * n));
+    for k in 0..n {
+        text.push_str(&format!("  %q{k} = ptradd %p, {}\n  %v{k} = load f32 %q{k}\n", 4 * k));
+    }
+    text.push_str("  %m = and i32 %t, 7\n  br head(0, 0.0)\nhead(%i: i32, %acc: f32):\n  %done = icmp uge i32 %i, %m\n  brif %done, exit(%acc), body\nbody:\n");
+    text.push_str("  %a0 = fadd f32 %acc, %v0\n");
+    for k in 1..n {
+        text.push_str(&format!("  %a{k} = fadd f32 %a{}, %v{k}\n", k - 1));
+    }
+    text.push_str(&format!("  %i2 = add i32 %i, 1\n  br head(%i2, %a{})\nexit(%r: f32):\n  %b0 = fmul f32 %r, %v0\n", n - 1));
+    for k in 1..n {
+        text.push_str(&format!("  %b{k} = fadd f32 %b{}, %v{k}\n", k - 1));
+    }
+    text.push_str(&format!("  %o = mul i32 %t, 4\n  %w = ptradd %out, %o\n  store f32 %b{}, %w\n  ret\n}}\n", n - 1));
+    text
+}
+
 fn live_values_spec(n: usize) -> LaunchSpec {
     LaunchSpec::from_flags("64", "64", &[format!("in=f32:iota:{}", 64 * n), "out=f32:zero:64".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap()
 }
@@ -87,6 +109,14 @@ fn two_hundred_live_values_need_no_memory() {
     for (target, stats) in check_text("200 live values", &live_values_kernel(200), &live_values_spec(200), true, false) {
         assert_eq!(stats.vgpr_spills, 0, "{target}");
         assert!(stats.vgprs >= 200 && stats.vgprs <= 240, "{target}: {stats:?}");
+    }
+}
+
+#[test]
+fn live_values_beyond_64_through_a_divergent_loop() {
+    for (target, stats) in check_text("120 live values in a divergent loop", &divergent_live_values_kernel(120), &live_values_spec(120), true, false) {
+        assert_eq!(stats.vgpr_spills, 0, "{target}");
+        assert!(stats.vgprs >= 120 && stats.vgprs <= 140, "{target}: {stats:?}");
     }
 }
 

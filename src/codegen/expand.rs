@@ -104,7 +104,7 @@ pub fn vgpr_slots_fit(vcode: &VCode, out: &ra::Output) -> bool {
             used[p.hw_enc()] = true;
         }
     }
-    let slots = super::regalloc::slot_classes(vcode, out).iter().filter(|c| **c == Some(ra::RegClass::Float)).count();
+    let slots = usize::from(super::regalloc::slot_colors(vcode, out).1);
     let sgpr_lane_vgprs = (out.num_spillslots + 1).div_ceil(32);
     let total = used.iter().filter(|u| **u).count() + 1 + slots + 1 + 2 * usize::from(vcode.windows_needed()) + sgpr_lane_vgprs;
     total <= usize::from(isa::regs::NUM_VGPRS)
@@ -288,14 +288,9 @@ impl Placement {
         // VGPR spill slots become the VGPRs right above the allocated ones.
         let mut slot_vgpr = Vec::new();
         if vcode.vgpr_slots_in_registers {
-            for class in super::regalloc::slot_classes(vcode, out) {
-                if class == Some(ra::RegClass::Float) {
-                    slot_vgpr.push(vgpr_end);
-                    vgpr_end += 1;
-                } else {
-                    slot_vgpr.push(u16::MAX);
-                }
-            }
+            let (colors, count) = super::regalloc::slot_colors(vcode, out);
+            slot_vgpr = colors.iter().map(|c| c.map_or(u16::MAX, |c| vgpr_end + c)).collect();
+            vgpr_end += count;
         }
         let mut pair_used = used[2];
         for &(unit, _) in &vcode.pinned_pairs {

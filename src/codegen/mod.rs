@@ -426,7 +426,7 @@ fn spill_counts(vcode: &vcode::VCode, out: &regalloc2::Output) -> (u32, u32, u32
         }
     }
     let slots = if vcode.vgpr_slots_in_registers {
-        regalloc::slot_classes(vcode, out).iter().filter(|c| **c == Some(regalloc2::RegClass::Float)).count() as u32
+        u32::from(regalloc::slot_colors(vcode, out).1)
     } else {
         0
     };

@@ -74,6 +74,81 @@ pub fn slot_classes(vcode: &VCode, out: &ra::Output) -> Vec<Option<ra::RegClass>
     classes
 }
 
+/// The VGPR each VGPR spill slot becomes, counted from the first VGPR above
+/// the allocated ones (by slot index; None for other slots), and how many
+/// VGPRs that takes.
+///
+/// regalloc2 shares a slot between values whose live ranges do not overlap,
+/// but it tries only ten slots before it opens a new one; with a hundred
+/// slots that wastes VGPRs. When its output lists where every value lives
+/// (`VCode::debug_labels`), slots whose occupied ranges are apart, not even
+/// touching (moves at one program point are parallel), share a VGPR: a
+/// consistent renaming of the slots, as regalloc2's own sharing is.
+pub fn slot_colors(vcode: &VCode, out: &ra::Output) -> (Vec<Option<u16>>, u16) {
+    let classes = slot_classes(vcode, out);
+    let vgpr_slots: Vec<usize> = (0..classes.len()).filter(|&s| classes[s] == Some(ra::RegClass::Float)).collect();
+    if out.debug_locations.is_empty() || vgpr_slots.is_empty() {
+        let mut colors = vec![None; classes.len()];
+        for (k, &s) in vgpr_slots.iter().enumerate() {
+            colors[s] = Some(k as u16);
+        }
+        return (colors, vgpr_slots.len() as u16);
+    }
+    // Occupied ranges per slot, as (from, to) program point indices.
+    let mut ranges: Vec<Vec<(u32, u32)>> = vec![Vec::new(); classes.len()];
+    for &(_, from, to, alloc) in &out.debug_locations {
+        if let Some(slot) = alloc.as_stack() {
+            ranges[slot.index()].push((from.to_index(), to.to_index()));
+        }
+    }
+    // Moves into or out of a slot sit at range ends too; every slot in an
+    // edit keeps the point of that edit.
+    for &(point, ra::Edit::Move { from, to }) in &out.edits {
+        for a in [from, to] {
+            if let Some(slot) = a.as_stack() {
+                ranges[slot.index()].push((point.to_index(), point.to_index()));
+            }
+        }
+    }
+    let mut order: Vec<usize> = vgpr_slots.clone();
+    for r in &mut ranges {
+        r.sort_unstable();
+    }
+    order.sort_by_key(|&s| ranges[s].first().map_or(0, |r| r.0));
+    // Per color, its occupied ranges sorted by start, merged where they meet.
+    let mut taken: Vec<Vec<(u32, u32)>> = Vec::new();
+    let conflicts = |have: &[(u32, u32)], want: &[(u32, u32)]| {
+        want.iter().any(|&(f, t)| {
+            // The first range that ends at or after f; closed intervals.
+            let i = have.partition_point(|&(_, end)| end < f);
+            i < have.len() && have[i].0 <= t
+        })
+    };
+    let mut colors = vec![None; classes.len()];
+    for s in order {
+        let color = match (0..taken.len()).find(|&c| !conflicts(&taken[c], &ranges[s])) {
+            Some(c) => c,
+            None => {
+                taken.push(Vec::new());
+                taken.len() - 1
+            }
+        };
+        let merged = &mut taken[color];
+        merged.extend_from_slice(&ranges[s]);
+        merged.sort_unstable();
+        let mut joined: Vec<(u32, u32)> = Vec::with_capacity(merged.len());
+        for &(f, t) in merged.iter() {
+            match joined.last_mut() {
+                Some(last) if f <= last.1 => last.1 = last.1.max(t),
+                _ => joined.push((f, t)),
+            }
+        }
+        *merged = joined;
+        colors[s] = Some(color as u16);
+    }
+    (colors, taken.len() as u16)
+}
+
 /// Runs regalloc2 on a function.
 ///
 /// regalloc2 spreads live ranges over every register it may use (it starts its
@@ -170,6 +245,13 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
 fn slot_operands(vcode: &VCode) -> VCode {
     use super::vcode::{Class, MKind};
     let mut relaxed = vcode.clone();
+    // Every VGPR value is labelled over the whole function: the output then
+    // lists where each of its live ranges is (slot_colors).
+    let end = ra::Inst::new(vcode.insts.len());
+    relaxed.debug_labels = (0..vcode.vreg_classes.len())
+        .filter(|&v| vcode.vreg_classes[v] == Class::Vgpr)
+        .map(|v| (ra::VReg::new(v, ra::RegClass::Float), ra::Inst::new(0), end, v as u32))
+        .collect();
     for m in &mut relaxed.insts {
         if !matches!(m.kind, MKind::Real { .. } | MKind::Seq(_) | MKind::Copy) {
             continue;

@@ -283,6 +283,10 @@ pub struct VCode {
     /// calls, while they fit in the register file; docs/regalloc.md) instead
     /// of scratch memory.
     pub vgpr_slots_in_registers: bool,
+    /// regalloc2 debug labels: (vreg, from, to, label), sorted by vreg. Set
+    /// for the allocation that keeps VGPR operands in slots, so that its
+    /// output says where each value lives (`regalloc::slot_colors`).
+    pub debug_labels: Vec<(ra::VReg, ra::Inst, ra::Inst, u32)>,
 }
 
 /// How a function's registers are laid out, which decides what regalloc2 may use
@@ -466,6 +470,10 @@ impl ra::Function for VCode {
 
     fn inst_operands(&self, insn: ra::Inst) -> &[ra::Operand] {
         &self.insts[insn.index()].ops
+    }
+
+    fn debug_value_labels(&self) -> &[(ra::VReg, ra::Inst, ra::Inst, u32)] {
+        &self.debug_labels
     }
 
     fn inst_clobbers(&self, insn: ra::Inst) -> ra::PRegSet {
