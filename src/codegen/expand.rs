@@ -67,6 +67,16 @@ pub enum CfiEvent {
     RestoreState,
 }
 
+/// What spill code the function has, as LLVM's metadata counts it: the
+/// registers written by spill stores (SGPRs into VGPR lanes, VGPRs to
+/// memory); and the VGPRs that hold spill slots (not spills: registers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpillCounts {
+    pub sgprs: u32,
+    pub vgprs: u32,
+    pub slot_vgprs: u32,
+}
+
 /// A function after expansion: instructions per block in layout order.
 #[derive(Clone, Debug)]
 pub struct Expanded {
@@ -75,6 +85,9 @@ pub struct Expanded {
     pub blocks: Vec<(usize, String, Vec<Emitted>)>,
     /// VGPRs used (highest + 1), SGPRs used (highest + 1), VCC written.
     pub vgprs: u32,
+    /// AGPRs used (highest + 1; spill slots beyond the VGPRs).
+    pub agprs: u32,
+    pub spills: SpillCounts,
     pub sgprs: u32,
     pub uses_vcc: bool,
     /// Bytes of scratch per work-item (VGPR spill slots).
@@ -90,12 +103,20 @@ pub fn spills_vgprs(vcode: &VCode, out: &ra::Output) -> bool {
     super::regalloc::slot_classes(vcode, out).contains(&Some(ra::RegClass::Float))
 }
 
-/// True if a kernel without calls can keep its VGPR spill slots in VGPRs above
-/// the allocated ones: the allocated VGPRs, one per slot, the pair windows and
-/// the VGPRs whose lanes hold spilled SGPRs (counted as if every slot index
-/// took a lane, as they do) fit in the 256 a wave can address.
+/// How many VGPR spill slots can be VGPRs above the `allocated` VGPRs: what
+/// the 256 a wave addresses leave after the pair windows and the VGPRs whose
+/// lanes hold spilled SGPRs (counted as if every slot index took a lane, as
+/// they do).
+fn slot_vgpr_budget(vcode: &VCode, out: &ra::Output, allocated: u16) -> u16 {
+    let sgpr_lane_vgprs = (out.num_spillslots as u16 + 1).div_ceil(32);
+    isa::regs::NUM_VGPRS.saturating_sub(allocated + 1 + 2 * vcode.windows_needed() + sgpr_lane_vgprs)
+}
+
+/// True if a kernel's VGPR spill slots fit where `VCode::slot_home` puts
+/// them: the VGPRs above the allocated ones, and with `Spread` the 256 AGPRs
+/// after those (gfx90a, gfx942) and scratch, when the kernel has it.
 pub fn vgpr_slots_fit(vcode: &VCode, out: &ra::Output) -> bool {
-    if vcode.layout != Layout::Dense {
+    if vcode.layout != Layout::Dense || !vcode.slot_home.in_registers() {
         return false;
     }
     let mut used = [false; 64];
@@ -104,10 +125,11 @@ pub fn vgpr_slots_fit(vcode: &VCode, out: &ra::Output) -> bool {
             used[p.hw_enc()] = true;
         }
     }
-    let slots = usize::from(super::regalloc::slot_colors(vcode, out).1);
-    let sgpr_lane_vgprs = (out.num_spillslots + 1).div_ceil(32);
-    let total = used.iter().filter(|u| **u).count() + 1 + slots + 1 + 2 * usize::from(vcode.windows_needed()) + sgpr_lane_vgprs;
-    total <= usize::from(isa::regs::NUM_VGPRS)
+    let slots = super::regalloc::slot_colors(vcode, out).1;
+    let budget = slot_vgpr_budget(vcode, out, used.iter().filter(|u| **u).count() as u16 + 1);
+    let spread = vcode.slot_home == SlotHome::Spread;
+    let agprs = if spread && vcode.has_agprs { isa::regs::NUM_VGPRS } else { 0 };
+    slots <= budget + agprs || (spread && vcode.scratch.is_some())
 }
 
 /// The hardware registers an operand covers, as (first operand code, count).
@@ -139,9 +161,17 @@ pub struct Placement {
     /// One past the highest placed VGPR / SGPR (before windows and temporaries).
     pub vgpr_end: u16,
     pub sgpr_end: u16,
-    /// Per spill slot index: the VGPR a VGPR spill slot is (right above the
-    /// allocated VGPRs, when `VCode::vgpr_slots_in_registers`), or u16::MAX.
-    slot_vgpr: Vec<u16>,
+    /// Per spill slot index: the register a VGPR spill slot is (right above
+    /// the allocated VGPRs, then AGPRs; `VCode::slot_home`), if any.
+    slot_reg: Vec<Option<isa::Reg>>,
+    /// AGPRs the slots use.
+    pub agprs: u16,
+    /// VGPRs the slots use.
+    pub slot_vgprs: u16,
+    /// Per spill slot index: its 4-byte slot in scratch, for the VGPR slots
+    /// that `SlotHome::Spread` leaves in memory; and how many there are.
+    slot_memory: Vec<Option<u32>>,
+    pub memory_slots: u32,
 }
 
 impl Placement {
@@ -208,7 +238,7 @@ impl Placement {
             }
             vgpr_end = vgpr_end.max(vgpr[i] + 1);
         }
-        Placement { vgpr, sgpr: (0..64).collect(), pair, temps, vgpr_end, sgpr_end: sgpr_end.max(temps + 8), slot_vgpr: Vec::new() }
+        Placement { vgpr, sgpr: (0..64).collect(), pair, temps, vgpr_end, sgpr_end: sgpr_end.max(temps + 8), slot_reg: Vec::new(), agprs: 0, slot_vgprs: 0, slot_memory: Vec::new(), memory_slots: 0 }
     }
 
     /// Computes the renumbering from every allocation the output mentions.
@@ -286,11 +316,25 @@ impl Placement {
         let (sgpr, sgpr_singles_end) = dense(&used[0], &pinned[0], &pair_sgprs);
         let (vgpr, mut vgpr_end) = dense(&used[1], &pinned[1], &[false; 64]);
         // VGPR spill slots become the VGPRs right above the allocated ones.
-        let mut slot_vgpr = Vec::new();
-        if vcode.vgpr_slots_in_registers {
+        let (mut slot_reg, mut slot_memory) = (Vec::new(), Vec::new());
+        let (mut agprs, mut slot_vgprs, mut memory_slots) = (0, 0, 0);
+        if vcode.slot_home.in_registers() {
+            // Slots by color: VGPRs first, then AGPRs, then memory.
             let (colors, count) = super::regalloc::slot_colors(vcode, out);
-            slot_vgpr = colors.iter().map(|c| c.map_or(u16::MAX, |c| vgpr_end + c)).collect();
-            vgpr_end += count;
+            let in_vgprs = count.min(slot_vgpr_budget(vcode, out, vgpr_end));
+            let agpr_room = if vcode.slot_home == SlotHome::Spread && vcode.has_agprs { isa::regs::NUM_VGPRS } else { 0 };
+            let in_agprs = (count - in_vgprs).min(agpr_room);
+            slot_reg = colors
+                .iter()
+                .map(|c| match *c {
+                    Some(c) if c < in_vgprs => Some(isa::Reg::v(vgpr_end + c, 1)),
+                    Some(c) if c < in_vgprs + in_agprs => Some(isa::Reg::new(isa::PhysReg::agpr(c - in_vgprs), 1)),
+                    _ => None,
+                })
+                .collect();
+            slot_memory = colors.iter().map(|c| c.filter(|&c| c >= in_vgprs + in_agprs).map(|c| u32::from(c - in_vgprs - in_agprs))).collect();
+            vgpr_end += in_vgprs;
+            (agprs, slot_vgprs, memory_slots) = (in_agprs, in_vgprs, u32::from(count - in_vgprs - in_agprs));
         }
         let mut pair_used = used[2];
         for &(unit, _) in &vcode.pinned_pairs {
@@ -304,12 +348,17 @@ impl Placement {
         }
         let sgpr_end = pair_base + 2 * pair_count;
         let temps = sgpr_end.div_ceil(2) * 2;
-        Placement { vgpr, sgpr, pair, temps, vgpr_end, sgpr_end: sgpr_end.max(sgpr_singles_end), slot_vgpr }
+        Placement { vgpr, sgpr, pair, temps, vgpr_end, sgpr_end: sgpr_end.max(sgpr_singles_end), slot_reg, agprs, slot_vgprs, slot_memory, memory_slots }
     }
 
     /// The VGPR a spill slot is, if VGPR slots are registers.
     pub fn slot(&self, slot: ra::SpillSlot) -> Option<isa::Reg> {
-        self.slot_vgpr.get(slot.index()).filter(|&&v| v != u16::MAX).map(|&v| isa::Reg::v(v, 1))
+        self.slot_reg.get(slot.index()).copied().flatten()
+    }
+
+    /// The scratch slot a spill slot is in `SlotHome::Spread`, if memory.
+    pub fn slot_in_memory(&self, slot: ra::SpillSlot) -> Option<u32> {
+        self.slot_memory.get(slot.index()).copied().flatten()
     }
 
     /// The hardware register of an allocation: a register, or a spill slot
@@ -354,6 +403,9 @@ struct Ctx<'a> {
     /// a copy in or out, forgotten when either side or EXEC is written, and
     /// at every block start), so a pair used twice in a row is copied once.
     window_holds: Vec<Option<WindowHolds>>,
+    /// Registers written by spill stores (SGPRs into lanes, VGPRs to memory).
+    sgpr_spill_stores: u32,
+    vgpr_spill_stores: u32,
 }
 
 /// What a pair window holds between instructions of a block.
@@ -470,7 +522,13 @@ impl Ctx<'_> {
         if dst == src {
             return;
         }
-        let op = if dst.base.is_vgpr() {
+        let op = if dst.base.is_agpr() && src.base.is_agpr() {
+            Opcode::v_accvgpr_mov_b32
+        } else if dst.base.is_agpr() {
+            Opcode::v_accvgpr_write_b32
+        } else if src.base.is_agpr() {
+            Opcode::v_accvgpr_read_b32
+        } else if dst.base.is_vgpr() {
             Opcode::v_mov_b32
         } else if dst.size == 2 {
             Opcode::s_mov_b64
@@ -946,8 +1004,14 @@ impl Ctx<'_> {
                 if partial_exec { self.whole_wave(|c| c.mov(t, f)) } else { self.mov(t, f) }
                 Ok(())
             }
-            (Some(f), None, None, Some(slot)) => self.spill(self.place.reg(f), slot.index() as u32, true, partial_exec),
-            (None, Some(t), Some(slot), None) => self.spill(self.place.reg(t), slot.index() as u32, false, partial_exec),
+            (Some(f), None, None, Some(slot)) => {
+                let at = self.place.slot_in_memory(slot).unwrap_or(slot.index() as u32);
+                self.spill(self.place.reg(f), at, true, partial_exec)
+            }
+            (None, Some(t), Some(slot), None) => {
+                let at = self.place.slot_in_memory(slot).unwrap_or(slot.index() as u32);
+                self.spill(self.place.reg(t), at, false, partial_exec)
+            }
             _ => Err(Diagnostic::new("internal error: unexpected regalloc move", crate::mir::Span::NONE)),
         }
     }
@@ -957,6 +1021,14 @@ impl Ctx<'_> {
     /// scratch at `4 * slot` bytes per lane, with all lanes enabled where some may
     /// be off (the inactive lanes hold other paths' values).
     fn spill(&mut self, reg: isa::Reg, slot: u32, store: bool, partial_exec: bool) -> Result<(), Diagnostic> {
+        if store {
+            // LLVM's metadata counts: the registers of every spill store.
+            if reg.base.is_vgpr() {
+                self.vgpr_spill_stores += u32::from(reg.size);
+            } else {
+                self.sgpr_spill_stores += u32::from(reg.size);
+            }
+        }
         if !reg.base.is_vgpr() {
             let lanes = if self.wave64() { 64 } else { 32 };
             for k in 0..reg.size {
@@ -1322,7 +1394,11 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         other => (other, None),
     };
     let frame_base = if vcode.layout == Layout::Callee { Some(Layout::STACK_POINTER) } else { None };
-    let spill_bytes = if spills_vgprs(vcode, out) && !vcode.vgpr_slots_in_registers { 4 * out.num_spillslots as u32 } else { 0 };
+    let spill_bytes = match vcode.slot_home {
+        SlotHome::Memory if spills_vgprs(vcode, out) => 4 * out.num_spillslots as u32,
+        SlotHome::Memory | SlotHome::Vgprs => 0,
+        SlotHome::Spread => 4 * place.memory_slots,
+    };
     // [incoming arguments][saved VGPRs][spill slots][locals]: the parts that
     // spill code and the prologue address come first, within the 4095 bytes an
     // instruction offset reaches; locals (reached through pointers or selected
@@ -1351,7 +1427,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         prologue_exec,
         sp_end: (frame_end as u32).div_ceil(16) * 16,
     };
-    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new(), window_holds: Vec::new() };
+    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new(), window_holds: Vec::new(), sgpr_spill_stores: 0, vgpr_spill_stores: 0 };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
     let layout = vcode.layout();
@@ -1417,7 +1493,8 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     let uses_vcc = blocks.iter().flat_map(|(_, _, c)| c).any(|e| {
         e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))
     });
-    Ok(Expanded { blocks, vgprs, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { ctx.frame.sp_end } else { 0 } })
+    let spills = SpillCounts { sgprs: ctx.sgpr_spill_stores, vgprs: ctx.vgpr_spill_stores, slot_vgprs: u32::from(place.slot_vgprs) };
+    Ok(Expanded { blocks, vgprs, agprs: u32::from(place.agprs), spills, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { ctx.frame.sp_end } else { 0 } })
 }
 
 /// The registers of one class that the entry defines (arguments and inputs

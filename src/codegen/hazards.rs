@@ -282,6 +282,8 @@ mod tests {
             let mut expanded = Expanded {
                 blocks: vec![(0, "a".into(), vec![emitted(write)]), (1, "b".into(), vec![emitted(read), emitted(isa::Inst::sopp(Opcode::s_endpgm, 0))])],
                 vgprs: 11,
+                agprs: 0,
+                spills: Default::default(),
                 sgprs: 26,
                 uses_vcc: false,
                 scratch_bytes: 0,

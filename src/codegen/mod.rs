@@ -201,12 +201,15 @@ pub fn compile_kernel(
     let stack_slots = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::StackSlot { .. }));
     let mut scratch = func.kind == FuncKind::Kernel && (stack_slots || calls_need_scratch(module, callee_uses, stack_needs, func, t));
     // A kernel without calls keeps VGPR spill slots in VGPRs above the
-    // allocated ones while they fit (docs/regalloc.md); beyond that they go
-    // to scratch.
-    let mut vgpr_slots_in_memory = false;
+    // allocated ones while they fit, then (gfx90a, gfx942) in AGPRs too;
+    // beyond that they go to scratch (docs/regalloc.md).
+    // Vgprs, then Spread without scratch, then Spread with scratch (which
+    // changes the kernel's inputs, so selection runs again).
+    let mut slot_home = vcode::SlotHome::Vgprs;
     let (selected, allocation, live_vgprs) = loop {
         let mut selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
-        selected.vcode.vgpr_slots_in_registers = selected.vcode.layout == vcode::Layout::Dense && !vgpr_slots_in_memory;
+        selected.vcode.slot_home = if selected.vcode.layout == vcode::Layout::Dense { slot_home } else { vcode::SlotHome::Memory };
+        selected.vcode.has_agprs = t.gpu.has_agprs();
         lap(report, "isel");
         if options.opt_level >= crate::opt::OptLevel::O1 {
             machine_dce::run(&mut selected.vcode, t.gpu);
@@ -224,12 +227,14 @@ pub fn compile_kernel(
         let live_vgprs = vcode::max_live_vgprs(&selected.vcode);
         let allocation = regalloc::allocate(&selected.vcode, t, &func.name, live_vgprs)?;
         lap(report, "regalloc");
-        if selected.vcode.vgpr_slots_in_registers && expand::spills_vgprs(&selected.vcode, &allocation) && !expand::vgpr_slots_fit(&selected.vcode, &allocation) {
-            vgpr_slots_in_memory = true;
-            scratch |= func.kind == FuncKind::Kernel;
+        if selected.vcode.slot_home.in_registers() && expand::spills_vgprs(&selected.vcode, &allocation) && !expand::vgpr_slots_fit(&selected.vcode, &allocation) {
+            if slot_home == vcode::SlotHome::Spread {
+                scratch = true;
+            }
+            slot_home = vcode::SlotHome::Spread;
             continue;
         }
-        if func.kind == FuncKind::Kernel && !scratch && expand::spills_vgprs(&selected.vcode, &allocation) && !selected.vcode.vgpr_slots_in_registers {
+        if func.kind == FuncKind::Kernel && !scratch && expand::spills_vgprs(&selected.vcode, &allocation) && !selected.vcode.slot_home.in_registers() {
             scratch = true;
             continue;
         }
@@ -270,11 +275,11 @@ pub fn compile_kernel(
         incoming: selected.vcode.frame.incoming,
     };
     let frame_rows = cfi::rows(shape, t, &encoded.cfi);
-    let spill_counts = spill_counts(&selected.vcode, &allocation);
     let mut resources = KernelResources::from_inputs(t, &selected.inputs);
-    resources.sgpr_spill_count = spill_counts.0;
-    resources.vgpr_spill_count = spill_counts.1;
+    resources.sgpr_spill_count = expanded.spills.sgprs;
+    resources.vgpr_spill_count = expanded.spills.vgprs;
     resources.num_vgpr = expanded.vgprs.max(1);
+    resources.num_agpr = expanded.agprs;
     resources.num_sgpr = expanded.sgprs.max(u32::from(selected.state.next_free_sgpr()));
     resources.uses_vcc = expanded.uses_vcc;
     resources.uses_flat_scratch = selected.vcode.flat_scratch_init.is_some();
@@ -299,15 +304,15 @@ pub fn compile_kernel(
         vgprs: resources.num_vgpr,
         max_live_vgprs: live_vgprs,
         sgprs: resources.num_sgpr,
-        agprs: 0,
-        sgpr_spills: spill_counts.0,
-        vgpr_spills: spill_counts.1,
-        slot_vgprs: spill_counts.2,
+        agprs: expanded.agprs,
+        sgpr_spills: expanded.spills.sgprs,
+        vgpr_spills: expanded.spills.vgprs,
+        slot_vgprs: expanded.spills.slot_vgprs,
         // A device function's frame; a kernel's private segment (set below and
         // in compile_module, which adds what its callees need).
         scratch_bytes: expanded.frame_bytes,
         lds_bytes: selected.lds_size,
-        occupancy: occupancy(t, resources.num_vgpr, resources.num_sgpr),
+        occupancy: occupancy(t, crate::abi::descriptor::total_vgpr_count(t.gpu, resources.num_vgpr, resources.num_agpr), resources.num_sgpr),
     };
     let arg_names_types = func.params.iter().map(|p| (func.value_name(p.value).to_string(), func.value_type(p.value).clone())).collect();
     Ok(CompiledKernel {
@@ -410,30 +415,8 @@ fn print_expanded(options: &Options, report: &mut Report, pass: &str, func: &Fun
     }
 }
 
-/// (SGPRs stored by spill code, VGPRs stored to memory by spill code, VGPR
-/// spill slots kept in registers), counted as LLVM counts spills: the
-/// registers of every spill store.
-fn spill_counts(vcode: &vcode::VCode, out: &regalloc2::Output) -> (u32, u32, u32) {
-    let (mut sgprs, mut vgprs) = (0, 0);
-    for (_, regalloc2::Edit::Move { from, to }) in &out.edits {
-        if let (Some(p), Some(_)) = (from.as_reg(), to.as_stack()) {
-            match p.class() {
-                regalloc2::RegClass::Int => sgprs += 1,
-                regalloc2::RegClass::Vector => sgprs += 2,
-                regalloc2::RegClass::Float if !vcode.vgpr_slots_in_registers => vgprs += 1,
-                regalloc2::RegClass::Float => {}
-            }
-        }
-    }
-    let slots = if vcode.vgpr_slots_in_registers {
-        u32::from(regalloc::slot_colors(vcode, out).1)
-    } else {
-        0
-    };
-    (sgprs, vgprs, slots)
-}
-
-/// Waves per SIMD that the register counts allow (gfx9: 512 VGPRs per lane
+/// Waves per SIMD that the register counts allow (`vgprs`: VGPRs and AGPRs
+/// as the unified file of gfx90a/gfx942 counts them; gfx9: 512 VGPRs per lane
 /// slot in granules of 8 and at most 8 waves (CDNA); gfx11: 1536 VGPRs per SIMD
 /// in wave32 granules of 8 (wave64 counts double), at most 16 waves).
 pub fn occupancy(target: crate::isa::Target, vgprs: u32, sgprs: u32) -> u32 {
@@ -609,7 +592,7 @@ pub fn compile_module(
         k.stats.vgprs = k.resources.num_vgpr;
         k.stats.sgprs = k.resources.num_sgpr;
         k.stats.agprs = k.resources.num_agpr;
-        k.stats.occupancy = occupancy(target.target, k.resources.num_vgpr, k.resources.num_sgpr);
+        k.stats.occupancy = occupancy(target.target, crate::abi::descriptor::total_vgpr_count(target.target.gpu, k.resources.num_vgpr, k.resources.num_agpr), k.resources.num_sgpr);
     }
     if options.time_passes {
         report.timings.push(("code generation (wall)".to_string(), codegen_start.elapsed()));

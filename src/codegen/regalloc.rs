@@ -220,12 +220,13 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
             }
         }
         if !widened {
-            if spilled[1] && vcode.vgpr_slots_in_registers {
+            if spilled[1] && vcode.slot_home.in_registers() {
                 // Spill slots are VGPRs here, as good as registers: with the
                 // VGPR operands of hardware instructions free to be in a slot,
                 // regalloc2 leaves what does not fit in registers in its slot
-                // for good, without a move at every use.
-                let relaxed = slot_operands(vcode);
+                // for good, without a move at every use. Slots that may be
+                // AGPRs or memory are reached by moves only (no VALU operand is an AGPR).
+                let relaxed = slot_operands(vcode, vcode.slot_home == super::vcode::SlotHome::Vgprs);
                 let out_relaxed = ra::run(&relaxed, &env(&allowed, limits), &options).map_err(|e| {
                     let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
                     d.context = Some(format!("in @{func_name}"));
@@ -238,11 +239,12 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
     }
 }
 
-/// The function with every VGPR operand of a hardware instruction or copy
-/// constrained to "anywhere" (a register or a spill slot) instead of "a
-/// register", except operands tied to a def (regalloc2 gives a reused input
-/// the def's register). Expansion reads a VGPR slot like a register.
-fn slot_operands(vcode: &VCode) -> VCode {
+/// The function labelled for `slot_colors` and, with `any`, every VGPR
+/// operand of a hardware instruction or copy constrained to "anywhere" (a
+/// register or a spill slot) instead of "a register", except operands tied to
+/// a def (regalloc2 gives a reused input the def's register). Expansion reads
+/// a VGPR slot like a register.
+fn slot_operands(vcode: &VCode, any: bool) -> VCode {
     use super::vcode::{Class, MKind};
     let mut relaxed = vcode.clone();
     // Every VGPR value is labelled over the whole function: the output then
@@ -252,7 +254,7 @@ fn slot_operands(vcode: &VCode) -> VCode {
         .filter(|&v| vcode.vreg_classes[v] == Class::Vgpr)
         .map(|v| (ra::VReg::new(v, ra::RegClass::Float), ra::Inst::new(0), end, v as u32))
         .collect();
-    for m in &mut relaxed.insts {
+    for m in relaxed.insts.iter_mut().filter(|_| any) {
         if !matches!(m.kind, MKind::Real { .. } | MKind::Seq(_) | MKind::Copy) {
             continue;
         }

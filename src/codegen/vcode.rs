@@ -279,14 +279,37 @@ pub struct VCode {
     pub flat_scratch_init: Option<u16>,
     /// The frame's parts known at selection.
     pub frame: Frame,
-    /// VGPR spill slots are VGPRs above the allocated ones (kernels without
-    /// calls, while they fit in the register file; docs/regalloc.md) instead
-    /// of scratch memory.
-    pub vgpr_slots_in_registers: bool,
+    /// Where VGPR spill slots live (docs/regalloc.md).
+    pub slot_home: SlotHome,
+    /// The target has AGPRs (gfx90a, gfx942): `SlotHome::Spread` may use them.
+    pub has_agprs: bool,
     /// regalloc2 debug labels: (vreg, from, to, label), sorted by vreg. Set
     /// for the allocation that keeps VGPR operands in slots, so that its
     /// output says where each value lives (`regalloc::slot_colors`).
     pub debug_labels: Vec<(ra::VReg, ra::Inst, ra::Inst, u32)>,
+}
+
+/// Where regalloc2's VGPR spill slots live. Kernels without calls try each in
+/// turn until the slots fit (docs/regalloc.md, "Spill slots").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SlotHome {
+    /// Scratch memory (4 bytes per lane each).
+    #[default]
+    Memory,
+    /// VGPRs above the allocated ones; VGPR operands of hardware
+    /// instructions may read and write a slot in place.
+    Vgprs,
+    /// VGPRs above the allocated ones up to the 256 a wave addresses, then
+    /// AGPRs (gfx90a, gfx942; `v_accvgpr_write_b32` / `v_accvgpr_read_b32`),
+    /// then scratch (when the kernel has it), reached by moves only.
+    Spread,
+}
+
+impl SlotHome {
+    /// Slots are registers (not memory).
+    pub fn in_registers(self) -> bool {
+        self != SlotHome::Memory
+    }
 }
 
 /// How a function's registers are laid out, which decides what regalloc2 may use
