@@ -67,6 +67,82 @@ pub enum CfiEvent {
     RestoreState,
 }
 
+/// The dense VGPR renumbering of a kernel without calls, chosen so that the
+/// two registers an instruction reads or writes as a 64-bit pair land on an
+/// aligned pair (v2k, v2k+1) as often as possible: then the instruction uses
+/// them in place instead of copying them through a window. Any renaming of
+/// regalloc2's VGPRs is valid (they are interchangeable); the pairs the
+/// operands ask for most are placed first, greedily, on the lowest free
+/// aligned pair, and the other registers fill the remaining numbers from 0,
+/// so the count stays that of the registers used (plus at most one hole
+/// where a pair skipped an odd number). Pinned registers keep their numbers.
+fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bool; 64]) -> (Vec<u16>, u16) {
+    let mut weight: std::collections::HashMap<(usize, usize), u32> = std::collections::HashMap::new();
+    for (index, m) in vcode.insts.iter().enumerate() {
+        let parts: &[(isa::Inst, Vec<(Slot, Fill)>)] = match &m.kind {
+            MKind::Real { .. } => &[],
+            MKind::Seq(parts) => parts,
+            _ => continue,
+        };
+        let fills = match &m.kind {
+            MKind::Real { fills, .. } => std::slice::from_ref(fills),
+            _ => &[],
+        };
+        let allocs = out.inst_allocs(ra::Inst::new(index));
+        let vgpr = |i: u8| allocs[usize::from(i)].as_reg().filter(|p| p.class() == ra::RegClass::Float).map(|p| p.hw_enc());
+        for (_, fill) in fills.iter().flatten().chain(parts.iter().flat_map(|(_, f)| f)) {
+            if let Fill::VPair { lo, hi, .. } = *fill {
+                if let (Some(l), Some(h)) = (vgpr(lo), vgpr(hi)) {
+                    // A pinned register keeps its number: it can only be the
+                    // low half, of a pair on an even one.
+                    if l != h && !pinned[h] && (!pinned[l] || l % 2 == 0) {
+                        *weight.entry((l, h)).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+    }
+    let mut wanted: Vec<((usize, usize), u32)> = weight.into_iter().collect();
+    // Heaviest first; ties in register order, so the result is deterministic.
+    wanted.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut map = vec![u16::MAX; 64];
+    let mut taken = [false; 64];
+    for i in 0..64 {
+        if pinned[i] {
+            map[i] = i as u16;
+            taken[i] = true;
+        }
+    }
+    for ((l, h), _) in wanted {
+        if pinned[l] && map[h] == u16::MAX && !taken[l + 1] {
+            map[h] = l as u16 + 1;
+            taken[l + 1] = true;
+            continue;
+        }
+        if map[l] != u16::MAX || map[h] != u16::MAX {
+            continue;
+        }
+        if let Some(k) = (0..32).map(|k| 2 * k).find(|&k| !taken[k] && !taken[k + 1]) {
+            map[l] = k as u16;
+            map[h] = k as u16 + 1;
+            taken[k] = true;
+            taken[k + 1] = true;
+        }
+    }
+    let mut next = 0;
+    for i in 0..64 {
+        if used[i] && map[i] == u16::MAX {
+            while taken[next] {
+                next += 1;
+            }
+            map[i] = next as u16;
+            taken[next] = true;
+        }
+    }
+    let end = (0..64).rev().find(|&i| taken[i]).map_or(0, |i| i as u16 + 1);
+    (map, end)
+}
+
 /// What spill code the function has, as LLVM's metadata counts it: the
 /// registers written by spill stores (SGPRs into VGPR lanes, VGPRs to
 /// memory); and the VGPRs that hold spill slots (not spills: registers).
@@ -314,7 +390,7 @@ impl Placement {
             pair_sgprs[wave_offset as usize] = true;
         }
         let (sgpr, sgpr_singles_end) = dense(&used[0], &pinned[0], &pair_sgprs);
-        let (vgpr, mut vgpr_end) = dense(&used[1], &pinned[1], &[false; 64]);
+        let (vgpr, mut vgpr_end) = paired_dense(vcode, out, &used[1], &pinned[1]);
         // VGPR spill slots become the VGPRs right above the allocated ones.
         let (mut slot_reg, mut slot_memory) = (Vec::new(), Vec::new());
         let (mut agprs, mut slot_vgprs, mut memory_slots) = (0, 0, 0);
