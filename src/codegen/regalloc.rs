@@ -205,12 +205,26 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
     while 2 * grow(1, limits[1]) <= live_vgprs as usize && grow(1, limits[1]) > limits[1] {
         limits[1] = grow(1, limits[1]);
     }
-    loop {
-        let out = ra::run(vcode, &env(&allowed, limits), &options).map_err(|e| {
+    // Where spill slots are registers and more values are live than the
+    // class holds, the run that keeps VGPR operands in slots is the one
+    // that counts: it starts at the full class (smaller limits only make
+    // regalloc2 split and spill, which costs time at such pressure: 10 ms
+    // of 14 for the register tile kernel), and only the SGPR classes grow.
+    let run = |func: &VCode, limits: [usize; 3]| {
+        ra::run(func, &env(&allowed, limits), &options).map_err(|e| {
             let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
             d.context = Some(format!("in @{func_name}"));
             d
-        })?;
+        })
+    };
+    let slots_only = |vcode: &VCode| slot_operands(vcode, vcode.slot_home == super::vcode::SlotHome::Vgprs);
+    let mut relaxed = None;
+    if vcode.slot_home.in_registers() && live_vgprs as usize > max[1] {
+        limits[1] = max[1];
+        relaxed = Some(slots_only(vcode));
+    }
+    loop {
+        let out = run(relaxed.as_ref().unwrap_or(vcode), limits)?;
         let spilled = spilled_classes(&out);
         let mut widened = false;
         for c in 0..3 {
@@ -220,19 +234,14 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
             }
         }
         if !widened {
-            if spilled[1] && vcode.slot_home.in_registers() {
+            if spilled[1] && vcode.slot_home.in_registers() && relaxed.is_none() {
                 // Spill slots are VGPRs here, as good as registers: with the
                 // VGPR operands of hardware instructions free to be in a slot,
                 // regalloc2 leaves what does not fit in registers in its slot
                 // for good, without a move at every use. Slots that may be
-                // AGPRs or memory are reached by moves only (no VALU operand is an AGPR).
-                let relaxed = slot_operands(vcode, vcode.slot_home == super::vcode::SlotHome::Vgprs);
-                let out_relaxed = ra::run(&relaxed, &env(&allowed, limits), &options).map_err(|e| {
-                    let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
-                    d.context = Some(format!("in @{func_name}"));
-                    d
-                })?;
-                return Ok(out_relaxed);
+                // AGPRs or memory are reached by moves only (no VALU operand
+                // is an AGPR).
+                return run(&slots_only(vcode), limits);
             }
             return Ok(out);
         }
