@@ -235,18 +235,24 @@ entry:
   %lo = trunc i64 %m to i32
   %r = add i32 %v, %lo
   %e = sext i32 %t to i64
-  %z = zext i32 %n to i64
+  %z0 = zext i32 %n to i64
+  %z = and i64 %z0, 4294967295
   %q = mul i64 %e, %z
   %o = shl i64 %q, 2
   %dst = ptradd %out, %o
   store i32 %r, %dst
+  %y = add i64 %w, 4294967300
+  %ym = and i64 %y, 4294967295
+  %yo = shl i64 %ym, 2
+  %dst2 = ptradd %out, %yo
+  store i32 %v, %dst2
   ret
 }
 ",
     );
     let opt = optimized(&module, OptLevel::O2);
     let wide = |op: mir::BinOp| count(&opt, |o| matches!(o, Op::Binary { op: b, ty: amdgpu_cg::abi::Type::I64, .. } if *b == op));
-    assert_eq!((wide(mir::BinOp::AShr), wide(mir::BinOp::Add)), (0, 0), "{opt}");
+    assert_eq!((wide(mir::BinOp::AShr), wide(mir::BinOp::Add), wide(mir::BinOp::And)), (0, 0, 0), "{opt}");
     // sext of a work-item id (below 1024) is its zext.
     assert_eq!(count(&opt, |o| matches!(o, Op::Cast { op: mir::CastOp::SExt, .. })), 0, "{opt}");
     let launch = spec(

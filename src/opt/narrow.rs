@@ -10,6 +10,7 @@
 //!   operation on `trunc a`, `trunc b`; `shl` by a constant below 32 too.
 //!   simplify then folds `trunc (zext x)` to `x`, and the next round narrows
 //!   the operands' own operations: chains narrow from their use upwards.
+//! - `and x, 0xffffffff` (i64): `zext (trunc x)`.
 //! - `ashr (shl x, k), c` (c ≤ k, the width minus k being 8, 16 or 32):
 //!   `shl (sext (trunc x)), k - c`; `lshr (shl x, k), k`: `and x, 2^(w-k)-1`.
 
@@ -94,6 +95,13 @@ pub fn run(func: &mut Function) -> bool {
                     }
                     _ => None,
                 },
+                // `and x, 0xffffffff` on i64 is `zext (trunc x)`: the high
+                // half is a known zero (no instruction on AMDGPU) and the
+                // truncation lets the operations below narrow too.
+                Op::Binary { op: BinOp::And, ty: Type::I64, lhs: x @ Operand::Value(_), rhs: Operand::Const(c) } if c.bits == 0xffff_ffff => {
+                    let t = push(func, &mut out, Op::Cast { op: CastOp::Trunc, from: Type::I64, arg: x.clone(), to: Type::I32 }, Type::I32);
+                    Some(Op::Cast { op: CastOp::ZExt, from: Type::I32, arg: t, to: Type::I64 })
+                }
                 Op::Binary { op: outer @ (BinOp::AShr | BinOp::LShr), ty, lhs, rhs: Operand::Const(c) } if ty.is_int() => match def_of(lhs) {
                     Some(Op::Binary { op: BinOp::Shl, ty: inner_ty, lhs: x, rhs: Operand::Const(k) }) if inner_ty == ty && k.bits < u64::from(ty.bits()) && c.bits <= k.bits => {
                         let (w, k, c) = (ty.bits(), k.bits as u32, c.bits as u32);

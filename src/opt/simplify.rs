@@ -266,6 +266,16 @@ fn int_binary(op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, func: &Functio
         BinOp::UMax if c == 0 => return same(),
         _ => {}
     }
+    // and (zext x), c = zext x when c keeps every bit x can have (clang's
+    // SPIR-V writes `& 0xffffffff` after zero-extending 32-bit indices).
+    if op == BinOp::And {
+        if let Some(Op::Cast { op: CastOp::ZExt, from, .. }) = defining_op(func, defs, lhs) {
+            let low = mask(from.bits());
+            if from.bits() < w && c & low == low {
+                return same();
+            }
+        }
+    }
     // (x op c1) op c2 = x op (c1 op c2) for the associative operations, and
     // (x << c1) << c2 = x << (c1 + c2).
     if let Some(Op::Binary { op: inner, ty: inner_ty, lhs: x, rhs: Operand::Const(c1) }) = defining_op(func, defs, lhs) {
