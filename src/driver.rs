@@ -327,8 +327,8 @@ fn compile_device(
         for k in &kernels {
             let s = &k.stats;
             side.push_str(&format!(
-                "{} (amdgcn-amd-amdhsa--{}): {} instructions, {} bytes, {} VGPRs (at most {} values live), {} SGPRs, {} AGPRs, {} SGPR spills, {} VGPR spills ({} VGPRs hold spill slots), {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD\n",
-                s.name, target.target_id_with_wave(), s.instructions, s.code_bytes, s.vgprs, s.max_live_vgprs, s.sgprs, s.agprs, s.sgpr_spills, s.vgpr_spills, s.slot_vgprs, s.scratch_bytes, s.lds_bytes, s.occupancy
+                "{} (amdgcn-amd-amdhsa--{}): {} instructions, {} bytes, {} VGPRs (at most {} values live), {} SGPRs, {} AGPRs, {} SGPR spills, {} VGPR spills ({} VGPRs hold spill slots), {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD (limited by {})\n",
+                s.name, target.target_id_with_wave(), s.instructions, s.code_bytes, s.vgprs, s.max_live_vgprs, s.sgprs, s.agprs, s.sgpr_spills, s.vgpr_spills, s.slot_vgprs, s.scratch_bytes, s.lds_bytes, s.occupancy, s.occupancy_limit
             ));
         }
     }

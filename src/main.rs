@@ -96,6 +96,15 @@ struct CompileArgs {
     /// Print per-kernel register, memory and occupancy statistics.
     #[arg(long)]
     stats: bool,
+    /// Keep every kernel's registers to what lets at least N of its waves run
+    /// on one SIMD (1-16; a kernel's `min_waves_per_simd` attribute wins);
+    /// values beyond go to AGPRs (gfx90a, gfx942), then scratch.
+    #[arg(long = "min-waves", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
+    min_waves: Option<u32>,
+    /// Use at most N VGPRs per kernel (VGPRs and AGPRs together on gfx90a and
+    /// gfx942; 16-512).
+    #[arg(long = "max-vgprs", value_name = "N", value_parser = clap::value_parser!(u32).range(16..=512))]
+    max_vgprs: Option<u32>,
     /// Threads for the functions: 0 (the default) for one per core, 1 for
     /// one at a time; with several devices they are shared out among them.
     /// The output is the same for every value.
@@ -354,7 +363,7 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
         }
     }
     let opt_level = amdgpu_cg::opt::OptLevel::parse(&args.opt_level).unwrap_or_default();
-    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false, jobs: 1 };
+    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false, jobs: 1, min_waves: args.min_waves, max_vgprs: args.max_vgprs };
     let startup = START.get().map(|s| s.elapsed()).unwrap_or_default();
     let jobs = if args.jobs == 0 { amdgpu_cg::parallel::cores() } else { args.jobs };
     let (module, file, load_timings) = driver::load_input_timed(&input, jobs)?;

@@ -29,6 +29,8 @@ fn compiles_an_example_to_a_code_object_and_inspects_it() {
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("saxpy (amdgcn-amd-amdhsa--gfx942):") && err.contains("VGPRs"), "{err}");
+    // saxpy needs a few VGPRs: the SIMD's 8 wave slots are the limit.
+    assert!(err.contains("occupancy 8 waves/SIMD (limited by the SIMD's wave slots)"), "{err}");
     let bytes = std::fs::read(&out).unwrap();
     assert_eq!(&bytes[..4], b"\x7fELF");
     let o = exe().arg("inspect").arg(&out).output().unwrap();
@@ -91,6 +93,37 @@ fn every_refusal_of_a_module_is_reported() {
 }
 
 #[test]
+fn occupancy_targets_from_the_command_line_and_the_kernel() {
+    // 80 values live: 84 VGPRs (5 waves on gfx942); --min-waves 8 keeps the
+    // kernel to 64 (VGPRs and AGPRs together), a kernel attribute wins over
+    // the option.
+    let input = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/codegen/pressure_vgpr.mir");
+    let stats = |args: &[&str], file: &std::path::Path| {
+        let o = exe().arg(file).args(["--mcpu", "gfx942", "--stats", "-o", "/dev/null"]).args(args).output().unwrap();
+        let (_, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        err
+    };
+    let plain = stats(&[], &input);
+    assert!(plain.contains("84 VGPRs") && plain.contains("occupancy 5 waves/SIMD (limited by VGPRs)"), "{plain}");
+    let eight = stats(&["--min-waves", "8"], &input);
+    assert!(eight.contains("occupancy 8 waves/SIMD") && eight.contains("0 AGPRs") && !eight.contains(" 0 VGPR spills"), "{eight}");
+    let limited = stats(&["--max-vgprs", "48"], &input);
+    assert!(limited.contains("occupancy 8 waves/SIMD (limited by the SIMD's wave slots)"), "{limited}");
+    let with_attr = scratch("pressure_attr.mir");
+    let text_in = std::fs::read_to_string(&input).unwrap().replacen("%out: ptr<global>)", "%out: ptr<global>) min_waves_per_simd(4)", 1);
+    std::fs::write(&with_attr, text_in).unwrap();
+    let attr = stats(&["--min-waves", "8"], &with_attr);
+    assert!(attr.contains("84 VGPRs") && attr.contains("occupancy 5 waves/SIMD"), "{attr}");
+    let bad = scratch("pressure_bad.mir");
+    std::fs::write(&bad, std::fs::read_to_string(&input).unwrap().replacen("%out: ptr<global>)", "%out: ptr<global>) min_waves_per_simd(0)", 1)).unwrap();
+    let o = exe().arg(&bad).args(["--mcpu", "gfx942", "-o", "/dev/null"]).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("between 1 and 16 waves") && err.contains(":3:"), "{err}");
+}
+
+#[test]
 fn bad_usage_exits_2() {
     for (args, message) in [
         (vec!["--mcpu", "gfx803"], "unknown GPU (supported: gfx90a, gfx942, gfx1100)"),
@@ -99,6 +132,8 @@ fn bad_usage_exits_2() {
         (vec!["--print-after", "nonsense"], "unknown pass"),
         (vec!["--mcpu", "gfx1100:xnack-"], "xnack"),
         (vec!["-O3"], "invalid value '3'"),
+        (vec!["--min-waves", "0"], "--min-waves"),
+        (vec!["--max-vgprs", "8"], "--max-vgprs"),
     ] {
         let o = exe().arg(example("saxpy.mir")).args(&args).args(["-o", "/dev/null"]).output().unwrap();
         let (_, err) = text(&o);

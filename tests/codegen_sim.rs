@@ -124,6 +124,29 @@ fn live_values_beyond_64_through_a_divergent_loop() {
 }
 
 #[test]
+fn an_occupancy_target_bounds_the_registers() {
+    // 110 values live need 114 VGPRs; 8 waves per SIMD leave 64 on gfx90a
+    // and gfx942 (512 / 8, AGPRs included) and 192 on gfx1100 in wave32 (96
+    // in wave64): the rest spills, and the results stay the same.
+    let text = live_values_kernel(110).replacen("%out: ptr<global>)", "%out: ptr<global>) min_waves_per_simd(8)", 1);
+    for (target, stats) in check_text("110 live values, 8 waves", &text, &live_values_spec(110), true, None) {
+        assert!(stats.occupancy >= 8, "{target}: {stats:?}");
+        if !target.contains("gfx1100") {
+            assert!(stats.vgprs + stats.agprs <= 64 && stats.vgpr_spills > 0, "{target}: {stats:?}");
+        }
+    }
+    let text = live_values_kernel(110).replacen("%out: ptr<global>)", "%out: ptr<global>) min_waves_per_simd(16)", 1);
+    for (target, stats) in check_text("110 live values, 16 waves", &text, &live_values_spec(110), true, None) {
+        if target.contains("gfx1100") {
+            assert!(stats.occupancy >= 16 && stats.vgprs <= 96, "{target}: {stats:?}");
+        } else {
+            // gfx90a and gfx942 run at most 8 waves per SIMD.
+            assert_eq!(stats.occupancy, 8, "{target}: {stats:?}");
+        }
+    }
+}
+
+#[test]
 fn vgpr_values_beyond_the_vgprs_go_to_agprs_then_scratch() {
     // gfx90a and gfx942 have 256 AGPRs besides the 256 VGPRs; gfx1100 has
     // none: the VGPR file first, then scratch.

@@ -185,7 +185,25 @@ pub fn spills_vgprs(vcode: &VCode, out: &ra::Output) -> bool {
 /// they do).
 fn slot_vgpr_budget(vcode: &VCode, out: &ra::Output, allocated: u16) -> u16 {
     let sgpr_lane_vgprs = (out.num_spillslots as u16 + 1).div_ceil(32);
-    isa::regs::NUM_VGPRS.saturating_sub(allocated + 1 + 2 * vcode.windows_needed() + sgpr_lane_vgprs)
+    vgpr_file(vcode).0.saturating_sub(allocated + 1 + 2 * vcode.windows_needed() + sgpr_lane_vgprs)
+}
+
+/// The AGPRs spill slots may use above `vgprs` VGPRs: what the unified file
+/// of gfx90a/gfx942 leaves within the budget (AGPRs start at the VGPRs
+/// rounded up to 4), at most 256.
+fn slot_agpr_budget(vcode: &VCode, vgprs: u16) -> u16 {
+    if !vcode.has_agprs {
+        return 0;
+    }
+    vgpr_file(vcode).1.saturating_sub(vgprs.div_ceil(4) * 4).min(isa::regs::NUM_VGPRS)
+}
+
+/// (VGPRs, VGPRs + AGPRs) the function may use.
+fn vgpr_file(vcode: &VCode) -> (u16, u16) {
+    match vcode.vgpr_budget {
+        (0, 0) => (isa::regs::NUM_VGPRS, if vcode.has_agprs { 2 * isa::regs::NUM_VGPRS } else { isa::regs::NUM_VGPRS }),
+        budget => budget,
+    }
 }
 
 /// True if a kernel's VGPR spill slots fit where `VCode::slot_home` puts
@@ -204,7 +222,9 @@ pub fn vgpr_slots_fit(vcode: &VCode, out: &ra::Output) -> bool {
     let slots = super::regalloc::slot_colors(vcode, out).1;
     let budget = slot_vgpr_budget(vcode, out, used.iter().filter(|u| **u).count() as u16 + 1);
     let spread = vcode.slot_home == SlotHome::Spread;
-    let agprs = if spread && vcode.has_agprs { isa::regs::NUM_VGPRS } else { 0 };
+    let allocated = used.iter().filter(|u| **u).count() as u16 + 1;
+    let vgprs = allocated + slots.min(budget) + 2 * vcode.windows_needed() + 1 + (out.num_spillslots as u16 + 1).div_ceil(32);
+    let agprs = if spread { slot_agpr_budget(vcode, vgprs) } else { 0 };
     slots <= budget + agprs || (spread && vcode.scratch.is_some())
 }
 
@@ -398,7 +418,9 @@ impl Placement {
             // Slots by color: VGPRs first, then AGPRs, then memory.
             let (colors, count) = super::regalloc::slot_colors(vcode, out);
             let in_vgprs = count.min(slot_vgpr_budget(vcode, out, vgpr_end));
-            let agpr_room = if vcode.slot_home == SlotHome::Spread && vcode.has_agprs { isa::regs::NUM_VGPRS } else { 0 };
+            // The slot VGPRs, the windows and the lanes' VGPRs come first.
+            let vgprs_before_agprs = vgpr_end + in_vgprs + 2 * vcode.windows_needed() + 1 + (out.num_spillslots as u16 + 1).div_ceil(32);
+            let agpr_room = if vcode.slot_home == SlotHome::Spread { slot_agpr_budget(vcode, vgprs_before_agprs) } else { 0 };
             let in_agprs = (count - in_vgprs).min(agpr_room);
             slot_reg = colors
                 .iter()

@@ -63,6 +63,33 @@ pub struct Options {
     /// whatever the number (functions are compiled independently and collected
     /// in module order).
     pub jobs: usize,
+    /// At least this many waves per SIMD for every kernel (`--min-waves`; a
+    /// kernel's `min_waves_per_simd` attribute wins): the VGPR budget is what
+    /// that occupancy leaves (docs/regalloc.md, "Occupancy").
+    pub min_waves: Option<u32>,
+    /// At most this many VGPRs per kernel (`--max-vgprs`).
+    pub max_vgprs: Option<u32>,
+}
+
+/// The VGPRs (and, on gfx90a and gfx942, VGPRs plus AGPRs of the unified
+/// file) a kernel may use for at least `waves` waves per SIMD and at most
+/// `max_vgprs`: (architected VGPRs, unified total). The inverse of
+/// [`occupancy`], in its granules.
+pub fn vgpr_budget(target: crate::isa::Target, waves: Option<u32>, max_vgprs: Option<u32>) -> (u32, u32) {
+    let (file, granule) = match target.gpu.generation() {
+        crate::isa::Generation::Gfx9 => (512, 8),
+        crate::isa::Generation::Gfx11 => (if target.wave == crate::isa::WaveSize::W64 { 768 } else { 1536 }, 8),
+    };
+    let mut total = match waves {
+        Some(w) => (file / w.max(1)) / granule * granule,
+        None => file,
+    };
+    if let Some(m) = max_vgprs {
+        total = total.min(m);
+    }
+    let arch = total.min(256);
+    let unified = if target.gpu.has_agprs() { total } else { arch };
+    (arch, unified)
 }
 
 /// What a kernel assumes about a function defined elsewhere: LLVM's default
@@ -107,6 +134,8 @@ pub struct KernelStats {
     pub lds_bytes: u32,
     /// Waves per SIMD the register use allows.
     pub occupancy: u32,
+    /// What bounds `occupancy`: "VGPRs" or "the SIMD's wave slots".
+    pub occupancy_limit: &'static str,
 }
 
 /// A compiled kernel.
@@ -210,6 +239,8 @@ pub fn compile_kernel(
         let mut selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
         selected.vcode.slot_home = if selected.vcode.layout == vcode::Layout::Dense { slot_home } else { vcode::SlotHome::Memory };
         selected.vcode.has_agprs = t.gpu.has_agprs();
+        let (arch, unified) = vgpr_budget(t, func.attrs.min_waves_per_simd.or(options.min_waves), options.max_vgprs);
+        selected.vcode.vgpr_budget = (arch as u16, unified as u16);
         lap(report, "isel");
         if options.opt_level >= crate::opt::OptLevel::O1 {
             machine_dce::run(&mut selected.vcode, t.gpu);
@@ -313,6 +344,7 @@ pub fn compile_kernel(
         scratch_bytes: expanded.frame_bytes,
         lds_bytes: selected.lds_size,
         occupancy: occupancy(t, crate::abi::descriptor::total_vgpr_count(t.gpu, resources.num_vgpr, resources.num_agpr), resources.num_sgpr),
+        occupancy_limit: occupancy_limit(t, crate::abi::descriptor::total_vgpr_count(t.gpu, resources.num_vgpr, resources.num_agpr)),
     };
     let arg_names_types = func.params.iter().map(|p| (func.value_name(p.value).to_string(), func.value_type(p.value).clone())).collect();
     Ok(CompiledKernel {
@@ -429,6 +461,18 @@ pub fn occupancy(target: crate::isa::Target, vgprs: u32, sgprs: u32) -> u32 {
             (1536 / per_wave).min(16)
         }
     }
+}
+
+/// What limits [`occupancy`] for `vgprs` (the unified count on gfx90a and
+/// gfx942): the VGPRs, or the most waves a SIMD holds (8 on gfx90a and
+/// gfx942, 16 on gfx1100). SGPRs (at most 102 of 800 per SIMD) and LDS are
+/// not counted.
+pub fn occupancy_limit(target: crate::isa::Target, vgprs: u32) -> &'static str {
+    let most = match target.gpu.generation() {
+        crate::isa::Generation::Gfx9 => 8,
+        crate::isa::Generation::Gfx11 => 16,
+    };
+    if occupancy(target, vgprs, 0) < most { "VGPRs" } else { "the SIMD's wave slots" }
 }
 
 /// The implicit inputs each function uses, directly (builtins) or through the
@@ -592,7 +636,9 @@ pub fn compile_module(
         k.stats.vgprs = k.resources.num_vgpr;
         k.stats.sgprs = k.resources.num_sgpr;
         k.stats.agprs = k.resources.num_agpr;
-        k.stats.occupancy = occupancy(target.target, crate::abi::descriptor::total_vgpr_count(target.target.gpu, k.resources.num_vgpr, k.resources.num_agpr), k.resources.num_sgpr);
+        let total = crate::abi::descriptor::total_vgpr_count(target.target.gpu, k.resources.num_vgpr, k.resources.num_agpr);
+        k.stats.occupancy = occupancy(target.target, total, k.resources.num_sgpr);
+        k.stats.occupancy_limit = occupancy_limit(target.target, total);
     }
     if options.time_passes {
         report.timings.push(("code generation (wall)".to_string(), codegen_start.elapsed()));

@@ -183,6 +183,13 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
         // save) only when the growing limits reach them.
         allowed[1] = (0..usize::from(vcode.callee_vgprs())).chain(32..ALLOCATABLE_VGPRS).collect();
     }
+    // An occupancy target or VGPR limit (`VCode::vgpr_budget`) leaves room
+    // for the windows and a VGPR of spilled SGPRs' lanes above what
+    // regalloc2 may use.
+    if vcode.layout == super::vcode::Layout::Dense && vcode.vgpr_budget.0 != 0 {
+        let cap = usize::from(vcode.vgpr_budget.0).saturating_sub(2 * usize::from(vcode.windows_needed()) + 2).max(8);
+        allowed[1].truncate(cap);
+    }
     let mut max = [allowed[0].len(), allowed[1].len(), allowed[2].len()];
     // A device function that calls LLVM functions keeps nothing in registers
     // across those calls whatever it is given: v32 and up would only add saves.

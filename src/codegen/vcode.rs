@@ -283,6 +283,11 @@ pub struct VCode {
     pub slot_home: SlotHome,
     /// The target has AGPRs (gfx90a, gfx942): `SlotHome::Spread` may use them.
     pub has_agprs: bool,
+    /// (architected VGPRs, VGPRs + AGPRs) a kernel without calls may use:
+    /// 256 and 512 (gfx90a, gfx942) or 256 unless an occupancy target or a
+    /// VGPR limit asks for less (`codegen::vgpr_budget`); (0, 0) means the
+    /// full file.
+    pub vgpr_budget: (u16, u16),
     /// regalloc2 debug labels: (vreg, from, to, label), sorted by vreg. Set
     /// for the allocation that keeps VGPR operands in slots, so that its
     /// output says where each value lives (`regalloc::slot_colors`).

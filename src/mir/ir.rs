@@ -956,6 +956,9 @@ pub struct KernelAttrs {
     pub max_work_group_size: Option<u32>,
     /// `work_group_size_hint(X, Y, Z)`: the size launches are expected to use.
     pub work_group_size_hint: Option<[u32; 3]>,
+    /// `min_waves_per_simd(N)`: registers are kept to what lets N waves of
+    /// the kernel run on one SIMD (docs/regalloc.md, "Occupancy").
+    pub min_waves_per_simd: Option<u32>,
 }
 
 impl KernelAttrs {

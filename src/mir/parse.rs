@@ -449,7 +449,7 @@ impl<'a> Parser<'a> {
         let mut reqd_at = Span::NONE;
         loop {
             let (tok, span) = match self.peek() {
-                Tok::Ident("reqd_work_group_size" | "max_work_group_size" | "work_group_size_hint") => self.next(),
+                Tok::Ident("reqd_work_group_size" | "max_work_group_size" | "work_group_size_hint" | "min_waves_per_simd") => self.next(),
                 _ => break,
             };
             let Tok::Ident(name) = tok else { unreachable!() };
@@ -462,6 +462,15 @@ impl<'a> Parser<'a> {
                     attrs.reqd_work_group_size.replace(self.size3(name)?).is_some()
                 }
                 "work_group_size_hint" => attrs.work_group_size_hint.replace(self.size3(name)?).is_some(),
+                "min_waves_per_simd" => {
+                    self.expect_punct("(", "after 'min_waves_per_simd'")?;
+                    let (v, vspan) = self.number("a number of waves")?;
+                    if v == 0 || v > 16 {
+                        return Err(Diagnostic::new(format!("a SIMD runs between 1 and 16 waves (8 on gfx90a and gfx942), not {v}"), vspan));
+                    }
+                    self.expect_punct(")", "after the number of waves")?;
+                    attrs.min_waves_per_simd.replace(v as u32).is_some()
+                }
                 _ => {
                     self.expect_punct("(", "after 'max_work_group_size'")?;
                     let (v, vspan) = self.number("a number of work-items")?;

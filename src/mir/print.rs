@@ -45,6 +45,9 @@ impl fmt::Display for Function {
         if let Some([x, y, z]) = self.attrs.reqd_work_group_size {
             write!(f, " reqd_work_group_size({x}, {y}, {z})")?;
         }
+        if let Some(n) = self.attrs.min_waves_per_simd {
+            write!(f, " min_waves_per_simd({n})")?;
+        }
         if let Some(n) = self.attrs.max_work_group_size {
             write!(f, " max_work_group_size({n})")?;
         }
