@@ -205,6 +205,11 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
             (limit + 4).min(max[c])
         } else if c == 1 && vcode.layout == super::vcode::Layout::Callee {
             (limit * 2).min(low)
+        } else if c == 1 && limit >= 16 {
+            // Half steps past 16 VGPRs (16, 24, 32, 48, 64): regalloc2 spreads
+            // values over every register it may use, so a doubled limit
+            // costs up to twice the VGPRs a kernel needs.
+            (limit + limit / 2).next_multiple_of(8).min(max[c])
         } else {
             (limit * 2).min(max[c])
         }

@@ -97,6 +97,20 @@ impl<'a> Isel<'a> {
 
     /// f64 arithmetic: every operand and result is a VGPR pair (through windows).
     pub(super) fn binary_f64(&mut self, op: BinOp, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        if matches!(op, BinOp::FAdd | BinOp::FSub | BinOp::FMul) {
+            // Constants and uniform values straight from SGPRs or as inline
+            // constants (f64_src).
+            let opcode = if op == BinOp::FMul { Opcode::v_mul_f64 } else { Opcode::v_add_f64 };
+            let mut scalars = self.constant_bus();
+            let (sa, sb) = (self.f64_src(&a, &mut scalars)?, self.f64_src(&b, &mut scalars)?);
+            let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+            self.emit(opcode, &[Dst::VPair(lo, hi)], &[sa, sb], |i| {
+                if op == BinOp::FSub {
+                    i.mods.neg = 0b10;
+                }
+            });
+            return Ok(Lowered::V64(lo, hi));
+        }
         let ((mut al, mut ah), (mut bl, mut bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
         if op == BinOp::FDiv {
             return self.fdiv64((al, ah), (bl, bh));

@@ -452,6 +452,37 @@ impl<'a> Isel<'a> {
         })
     }
 
+    /// An f64 source of a VOP3 instruction: an inline constant as itself
+    /// (0, ±0.5, ±1, ±2, ±4), a uniform value or another constant as its SGPR
+    /// pair while the instruction may still read a scalar (`scalars`: one on
+    /// gfx9, two on gfx11: the constant bus), else a VGPR pair. A scalar
+    /// pair needs no VGPRs and no copy into a pair window.
+    pub(super) fn f64_src(&mut self, l: &Lowered, scalars: &mut u32) -> Result<Src, Diagnostic> {
+        if let Lowered::Imm(bits) = *l {
+            let v = f64::from_bits(bits);
+            if bits == 0 {
+                return Ok(Src::Imm(0));
+            }
+            if [0.5, 1.0, 2.0, 4.0, -0.5, -1.0, -2.0, -4.0].contains(&v) {
+                return Ok(Src::Imm((v as f32).to_bits()));
+            }
+        }
+        if *scalars > 0 && matches!(l, Lowered::Imm(_) | Lowered::S64(_)) {
+            *scalars -= 1;
+            return Ok(Src::R(self.to_s64(l)?));
+        }
+        let (lo, hi) = self.to_v64(l)?;
+        Ok(Src::VPair(lo, hi))
+    }
+
+    /// Scalar sources a VALU instruction may read (the constant bus).
+    pub(super) fn constant_bus(&self) -> u32 {
+        match self.target.gpu.generation() {
+            isa::Generation::Gfx9 => 1,
+            isa::Generation::Gfx11 => 2,
+        }
+    }
+
     /// The value as a uniform SGPR pair.
     fn to_s64(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
         Ok(match *l {
@@ -665,9 +696,10 @@ impl<'a> Isel<'a> {
             }
             Op::Fma { ty, a, b, c } if *ty == Type::F64 => {
                 let (a, b, c) = (self.lowered(a), self.lowered(b), self.lowered(c));
-                let (a, b, c) = (self.to_v64(&a)?, self.to_v64(&b)?, self.to_v64(&c)?);
+                let mut scalars = self.constant_bus();
+                let (a, b, c) = (self.f64_src(&a, &mut scalars)?, self.f64_src(&b, &mut scalars)?, self.f64_src(&c, &mut scalars)?);
                 let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-                self.emit(Opcode::v_fma_f64, &[Dst::VPair(lo, hi)], &[Src::VPair(a.0, a.1), Src::VPair(b.0, b.1), Src::VPair(c.0, c.1)], |_| {});
+                self.emit(Opcode::v_fma_f64, &[Dst::VPair(lo, hi)], &[a, b, c], |_| {});
                 self.set(result.unwrap(), Lowered::V64(lo, hi));
             }
             Op::Fma { ty: Type::F16, a, b, c } => {
