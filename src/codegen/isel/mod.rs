@@ -488,10 +488,13 @@ impl<'a> Isel<'a> {
         Ok(match *l {
             Lowered::S64(p) => p,
             Lowered::Imm(bits) => {
-                let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
-                self.emit(Opcode::s_mov_b32, &[Dst::R(lo)], &[Src::Imm(bits as u32)], |_| {});
-                self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Imm((bits >> 32) as u32)], |_| {});
-                self.make_pair(lo, hi)
+                // Both halves written in place (no pair made from two SGPRs).
+                let d = self.vreg(Class::SgprPair);
+                self.emit_seq(&[
+                    (Opcode::s_mov_b32, &[Dst::Half(d, 0)], &[Src::Imm(bits as u32)]),
+                    (Opcode::s_mov_b32, &[Dst::Half(d, 1)], &[Src::Imm((bits >> 32) as u32)]),
+                ]);
+                d
             }
             // A value uniform by analysis that lives in VGPRs (a 64-bit multiply,
             // a folded address): every lane holds it, the first one is read.
