@@ -15,12 +15,6 @@
 //! missing accumulator becomes the plain first assignment instead, so masks and
 //! accumulators live only from their first write to their last read.
 //!
-//! A `Copy` of an ordinary (non-variable) value into a variable is dropped:
-//! the variable's current value becomes that value, so the lane merges of a
-//! join's parameters update the incoming value's register in place instead
-//! of a copy of it (regalloc2 copies it, with every lane, where it is still
-//! read after the merge).
-//!
 //! Cost: linear in the instructions of each variable's live region.
 
 use hashbrown::HashMap;
