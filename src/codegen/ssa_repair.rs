@@ -157,7 +157,7 @@ pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables
     let mut scratch = Scratch::new(n);
     for v in variables {
         let touched = occurs.remove(&v).unwrap_or_default();
-        repair_variable(blocks, vc, &preds, &rpo_index, &touched, &mut scratch, v, vars.zero_default.contains(&v), mask_class, wave64, &wanted);
+        repair_variable(blocks, vc, &preds, &rpo_index, &touched, &mut scratch, v, vars.zero_default.contains(&v), mask_class, wave64);
     }
 }
 
@@ -217,7 +217,6 @@ fn repair_variable(
     zero: bool,
     mask_class: Class,
     wave64: bool,
-    variables: &hashbrown::HashSet<ra::VReg>,
 ) {
     let class = vc.class(var);
     let Scratch { has_def, exposed, last_real, live_in, real_in, real_out, in_region, param, end } = scratch;
@@ -376,20 +375,6 @@ fn repair_variable(
                 if matches!(m.kind, MKind::ImplicitDef) {
                     cur = Cur::Missing;
                     continue;
-                }
-                // A copy into the variable makes it that value: no copy, so
-                // a lane merge that follows updates the value's register in
-                // place when nothing else reads it (regalloc2 copies it
-                // first, with every lane, when something does). A copy is a
-                // plain assignment for every lane that reads the variable
-                // (lower_cf emits one only where one edge brings them all).
-                // Not a copy of another variable: its occurrences were listed
-                // before this one's renaming.
-                if let (MKind::Copy, [d, s]) = (&m.kind, m.ops.as_slice()) {
-                    if d.vreg() == var && s.vreg() != var && s.kind() == ra::OperandKind::Use && !variables.contains(&s.vreg()) {
-                        cur = Cur::Reg(s.vreg());
-                        continue;
-                    }
                 }
                 let d = fresh(vc);
                 for o in m.ops.iter_mut() {
