@@ -54,14 +54,20 @@ fn check_text(file: &str, text: &str, spec: &LaunchSpec, expect_spills: bool, ex
     all_stats
 }
 
-/// A kernel with `n` divergent f32 values live at once: out[t] = in[nt] +
-/// in[nt + 1] + ... in that order, every value loaded before the first add.
-fn live_values_kernel(n: usize) -> String {
+/// The start of a kernel that loads `n` f32 values %v0..: in[nt..nt + n].
+fn loads_of_live_values(n: usize) -> String {
     let mut text = String::from("kernel @pressure(%in: ptr<global>, %out: ptr<global>) {\nentry:\n  %t = workitem_id x\n");
     text.push_str(&format!("  %base = mul i32 %t, {}\n  %p = ptradd %in, %base\n", 4 * n));
     for k in 0..n {
         text.push_str(&format!("  %q{k} = ptradd %p, {}\n  %v{k} = load f32 %q{k}\n", 4 * k));
     }
+    text
+}
+
+/// A kernel with `n` divergent f32 values live at once: out[t] = in[nt] +
+/// in[nt + 1] + ... in that order, every value loaded before the first add.
+fn live_values_kernel(n: usize) -> String {
+    let mut text = loads_of_live_values(n);
     text.push_str("  %s0 = fadd f32 %v0, %v1\n");
     for k in 2..n {
         text.push_str(&format!("  %s{} = fadd f32 %s{}, %v{k}\n", k - 1, k - 2));
@@ -74,11 +80,7 @@ fn live_values_kernel(n: usize) -> String {
 /// and after it: every iteration adds them all to an accumulator, and the
 /// exit adds them once more.
 fn divergent_live_values_kernel(n: usize) -> String {
-    let mut text = String::from("kernel @pressure(%in: ptr<global>, %out: ptr<global>) {\nentry:\n  %t = workitem_id x\n");
-    text.push_str(&format!("  %base = mul i32 %t, {}\n  %p = ptradd %in, %base\n", 4 * n));
-    for k in 0..n {
-        text.push_str(&format!("  %q{k} = ptradd %p, {}\n  %v{k} = load f32 %q{k}\n", 4 * k));
-    }
+    let mut text = loads_of_live_values(n);
     text.push_str("  %m = and i32 %t, 7\n  br head(0, 0.0)\nhead(%i: i32, %acc: f32):\n  %done = icmp uge i32 %i, %m\n  brif %done, exit(%acc), body\nbody:\n");
     text.push_str("  %a0 = fadd f32 %acc, %v0\n");
     for k in 1..n {
