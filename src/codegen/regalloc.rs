@@ -205,30 +205,37 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
             (limit + 4).min(max[c])
         } else if c == 1 && vcode.layout == super::vcode::Layout::Callee {
             (limit * 2).min(low)
+        } else if c == 1 && vcode.layout == super::vcode::Layout::Dense {
+            // Half steps (at least 2): regalloc2 spreads values over every
+            // register it may use, so a doubled limit costs up to twice the
+            // VGPRs a kernel needs.
+            (limit + (limit / 2).max(2)).min(max[c])
         } else if c == 1 && limit >= 16 {
-            // Half steps past 16 VGPRs (16, 24, 32, 48, 64): regalloc2 spreads
-            // values over every register it may use, so a doubled limit
-            // costs up to twice the VGPRs a kernel needs.
             (limit + limit / 2).next_multiple_of(8).min(max[c])
         } else {
             (limit * 2).min(max[c])
         }
     };
-    while 2 * grow(1, limits[1]) <= live_vgprs as usize && grow(1, limits[1]) > limits[1] {
-        limits[1] = grow(1, limits[1]);
+    if vcode.layout == super::vcode::Layout::Dense {
+        // The most values live at once is a lower bound: fewer registers
+        // spill for sure.
+        limits[1] = (live_vgprs as usize).clamp(2, max[1]);
+    } else {
+        while 2 * grow(1, limits[1]) <= live_vgprs as usize && grow(1, limits[1]) > limits[1] {
+            limits[1] = grow(1, limits[1]);
+        }
     }
     // Where spill slots are registers and more values are live than the
     // class holds, the run that keeps VGPR operands in slots is the one
     // that counts: it starts at the full class (smaller limits only make
     // regalloc2 split and spill, which costs time at such pressure: 10 ms
     // of 14 for the register tile kernel), and only the SGPR classes grow.
-    let run = |func: &VCode, limits: [usize; 3]| {
-        ra::run(func, &env(&allowed, limits), &options).map_err(|e| {
-            let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
-            d.context = Some(format!("in @{func_name}"));
-            d
-        })
+    let failed = |e: ra::RegAllocError| {
+        let mut d = Diagnostic::new(format!("register allocation failed: {e:?}"), crate::mir::Span::NONE);
+        d.context = Some(format!("in @{func_name}"));
+        d
     };
+    let run = |func: &VCode, limits: [usize; 3]| ra::run(func, &env(&allowed, limits), &options).map_err(failed);
     let slots_only = |vcode: &VCode| slot_operands(vcode, vcode.slot_home == super::vcode::SlotHome::Vgprs);
     let mut relaxed = None;
     if vcode.slot_home.in_registers() && live_vgprs as usize > max[1] {
@@ -236,7 +243,18 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
         relaxed = Some(slots_only(vcode));
     }
     loop {
-        let out = run(relaxed.as_ref().unwrap_or(vcode), limits)?;
+        let func = relaxed.as_ref().unwrap_or(vcode);
+        // A limit below what one instruction's operands need at once is
+        // refused outright (the VGPR start is the most values live, which
+        // can be lower): widen and retry, as after a spill.
+        let out = match ra::run(func, &env(&allowed, limits), &options) {
+            Err(ra::RegAllocError::TooManyLiveRegs) if (0..3).any(|c| limits[c] < max[c]) => {
+                let c = if limits[1] < max[1] { 1 } else { (0..3).find(|&c| limits[c] < max[c]).expect("a class below its size") };
+                limits[c] = grow(c, limits[c]);
+                continue;
+            }
+            other => other.map_err(failed)?,
+        };
         let spilled = spilled_classes(&out);
         let mut widened = false;
         for c in 0..3 {
