@@ -157,11 +157,10 @@ pub fn slot_colors(vcode: &VCode, out: &ra::Output) -> (Vec<Option<u16>>, u16) {
 /// starts with a few registers per class and doubles the limit of each class that
 /// spilled, up to the class's full size; only then are spills accepted.
 ///
-/// `live_vgprs` (`vcode::max_live_vgprs`) says where the search can start: a
-/// VGPR limit of at most half the most values live at once spills for sure,
-/// so those runs are skipped (a function with 320 values live went from six
-/// allocations to two); the first limit that does not spill, and so the
-/// result, is the same.
+/// `live_vgprs` (`vcode::max_live_vgprs`) says where the search can start: in
+/// a kernel without calls at the most values live at once (fewer spill for
+/// sure), growing by half steps; in the other layouts at the largest doubling
+/// step that is at most half of it.
 pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32) -> Result<ra::Output, Diagnostic> {
     let _ = target;
     let options = ra::RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions), algorithm: ra::Algorithm::Ion };
