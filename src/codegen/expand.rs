@@ -129,6 +129,14 @@ fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bo
             taken[k + 1] = true;
         }
     }
+    let end = fill_lowest_free(used, &mut map, &mut taken);
+    (map, end)
+}
+
+/// Gives every used register without a number (`map[i] == u16::MAX`) the
+/// lowest number not `taken`, in register order; returns one past the
+/// highest number taken.
+fn fill_lowest_free(used: &[bool; 64], map: &mut [u16], taken: &mut [bool]) -> u16 {
     let mut next = 0;
     for i in 0..64 {
         if used[i] && map[i] == u16::MAX {
@@ -139,8 +147,7 @@ fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bo
             taken[next] = true;
         }
     }
-    let end = (0..64).rev().find(|&i| taken[i]).map_or(0, |i| i as u16 + 1);
-    (map, end)
+    (0..taken.len()).rev().find(|&i| taken[i]).map_or(0, |i| i as u16 + 1)
 }
 
 /// What spill code the function has, as LLVM's metadata counts it: the
@@ -383,17 +390,7 @@ impl Placement {
                     taken[i] = true;
                 }
             }
-            let mut next = 0;
-            for i in 0..64 {
-                if used[i] && !pinned[i] {
-                    while taken[next] {
-                        next += 1;
-                    }
-                    map[i] = next as u16;
-                    taken[next] = true;
-                }
-            }
-            let end = (0..128).rev().find(|&i| taken[i]).map_or(0, |i| i as u16 + 1);
+            let end = fill_lowest_free(used, &mut map, &mut taken);
             (map, end)
         };
         // Input pairs stay where the hardware put them; single SGPRs avoid them.

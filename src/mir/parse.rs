@@ -443,6 +443,17 @@ impl<'a> Parser<'a> {
         Ok(triples)
     }
 
+    /// `(N)` after attribute `name`, N in 1..=`most` (else `range`, at N).
+    fn bounded_attr(&mut self, name: &str, what: &str, most: u64, range: &str) -> Result<u32, Diagnostic> {
+        self.expect_punct("(", &format!("after '{name}'"))?;
+        let (v, vspan) = self.number(what)?;
+        if v == 0 || v > most {
+            return Err(Diagnostic::new(format!("{range}, not {v}"), vspan));
+        }
+        self.expect_punct(")", &format!("after {what}"))?;
+        Ok(v as u32)
+    }
+
     /// The attributes after a kernel's parameter list (docs/mir.md).
     fn kernel_attrs(&mut self, kind: FuncKind) -> Result<KernelAttrs, Diagnostic> {
         let mut attrs = KernelAttrs::default();
@@ -463,22 +474,12 @@ impl<'a> Parser<'a> {
                 }
                 "work_group_size_hint" => attrs.work_group_size_hint.replace(self.size3(name)?).is_some(),
                 "min_waves_per_simd" => {
-                    self.expect_punct("(", "after 'min_waves_per_simd'")?;
-                    let (v, vspan) = self.number("a number of waves")?;
-                    if v == 0 || v > 16 {
-                        return Err(Diagnostic::new(format!("a SIMD runs between 1 and 16 waves (8 on gfx90a and gfx942), not {v}"), vspan));
-                    }
-                    self.expect_punct(")", "after the number of waves")?;
-                    attrs.min_waves_per_simd.replace(v as u32).is_some()
+                    let v = self.bounded_attr(name, "a number of waves", 16, "a SIMD runs between 1 and 16 waves (8 on gfx90a and gfx942)")?;
+                    attrs.min_waves_per_simd.replace(v).is_some()
                 }
                 _ => {
-                    self.expect_punct("(", "after 'max_work_group_size'")?;
-                    let (v, vspan) = self.number("a number of work-items")?;
-                    if v == 0 || v > 1024 {
-                        return Err(Diagnostic::new(format!("a work-group has between 1 and 1024 work-items, not {v}"), vspan));
-                    }
-                    self.expect_punct(")", "after the size")?;
-                    attrs.max_work_group_size.replace(v as u32).is_some()
+                    let v = self.bounded_attr(name, "a number of work-items", 1024, "a work-group has between 1 and 1024 work-items")?;
+                    attrs.max_work_group_size.replace(v).is_some()
                 }
             };
             if duplicate {
