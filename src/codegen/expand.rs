@@ -77,20 +77,16 @@ pub enum CfiEvent {
 /// so the count stays that of the registers used (plus at most one hole
 /// where a pair skipped an odd number). Pinned registers keep their numbers.
 fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bool; 64]) -> (Vec<u16>, u16) {
-    let mut weight: std::collections::HashMap<(usize, usize), u32> = std::collections::HashMap::new();
+    let mut weight: hashbrown::HashMap<(usize, usize), u32> = hashbrown::HashMap::new();
     for (index, m) in vcode.insts.iter().enumerate() {
-        let parts: &[(isa::Inst, Vec<(Slot, Fill)>)] = match &m.kind {
-            MKind::Real { .. } => &[],
-            MKind::Seq(parts) => parts,
+        let fills: Vec<&(Slot, Fill)> = match &m.kind {
+            MKind::Real { fills, .. } => fills.iter().collect(),
+            MKind::Seq(parts) => parts.iter().flat_map(|(_, f)| f).collect(),
             _ => continue,
-        };
-        let fills = match &m.kind {
-            MKind::Real { fills, .. } => std::slice::from_ref(fills),
-            _ => &[],
         };
         let allocs = out.inst_allocs(ra::Inst::new(index));
         let vgpr = |i: u8| allocs[usize::from(i)].as_reg().filter(|p| p.class() == ra::RegClass::Float).map(|p| p.hw_enc());
-        for (_, fill) in fills.iter().flatten().chain(parts.iter().flat_map(|(_, f)| f)) {
+        for (_, fill) in fills {
             if let Fill::VPair { lo, hi, .. } = *fill {
                 if let (Some(l), Some(h)) = (vgpr(lo), vgpr(hi)) {
                     // A pinned register keeps its number: it can only be the
@@ -191,8 +187,13 @@ pub fn spills_vgprs(vcode: &VCode, out: &ra::Output) -> bool {
 /// lanes hold spilled SGPRs (counted as if every slot index took a lane, as
 /// they do).
 fn slot_vgpr_budget(vcode: &VCode, out: &ra::Output, allocated: u16) -> u16 {
-    let sgpr_lane_vgprs = (out.num_spillslots as u16 + 1).div_ceil(32);
-    vgpr_file(vcode).0.saturating_sub(allocated + 1 + 2 * vcode.windows_needed() + sgpr_lane_vgprs)
+    vgpr_file(vcode).0.saturating_sub(allocated + above_slots(vcode, out))
+}
+
+/// The VGPRs above the slot VGPRs: the windows (and the one that aligns
+/// them) and, at most, the VGPRs whose lanes hold spilled SGPRs.
+fn above_slots(vcode: &VCode, out: &ra::Output) -> u16 {
+    1 + 2 * vcode.windows_needed() + (out.num_spillslots as u16 + 1).div_ceil(32)
 }
 
 /// The AGPRs spill slots may use above `vgprs` VGPRs: what the unified file
@@ -227,10 +228,10 @@ pub fn vgpr_slots_fit(vcode: &VCode, out: &ra::Output) -> bool {
         }
     }
     let slots = super::regalloc::slot_colors(vcode, out).1;
-    let budget = slot_vgpr_budget(vcode, out, used.iter().filter(|u| **u).count() as u16 + 1);
-    let spread = vcode.slot_home == SlotHome::Spread;
     let allocated = used.iter().filter(|u| **u).count() as u16 + 1;
-    let vgprs = allocated + slots.min(budget) + 2 * vcode.windows_needed() + 1 + (out.num_spillslots as u16 + 1).div_ceil(32);
+    let budget = slot_vgpr_budget(vcode, out, allocated);
+    let spread = vcode.slot_home == SlotHome::Spread;
+    let vgprs = allocated + slots.min(budget) + above_slots(vcode, out);
     let agprs = if spread { slot_agpr_budget(vcode, vgprs) } else { 0 };
     slots <= budget + agprs || (spread && vcode.scratch.is_some())
 }
@@ -416,7 +417,7 @@ impl Placement {
             let (colors, count) = super::regalloc::slot_colors(vcode, out);
             let in_vgprs = count.min(slot_vgpr_budget(vcode, out, vgpr_end));
             // The slot VGPRs, the windows and the lanes' VGPRs come first.
-            let vgprs_before_agprs = vgpr_end + in_vgprs + 2 * vcode.windows_needed() + 1 + (out.num_spillslots as u16 + 1).div_ceil(32);
+            let vgprs_before_agprs = vgpr_end + in_vgprs + above_slots(vcode, out);
             let agpr_room = if vcode.slot_home == SlotHome::Spread { slot_agpr_budget(vcode, vgprs_before_agprs) } else { 0 };
             let in_agprs = (count - in_vgprs).min(agpr_room);
             slot_reg = colors

@@ -235,11 +235,11 @@ pub fn compile_kernel(
     // Vgprs, then Spread without scratch, then Spread with scratch (which
     // changes the kernel's inputs, so selection runs again).
     let mut slot_home = vcode::SlotHome::Vgprs;
+    let (arch, unified) = vgpr_budget(t, func.attrs.min_waves_per_simd.or(options.min_waves), options.max_vgprs);
     let (selected, allocation, live_vgprs) = loop {
         let mut selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
         selected.vcode.slot_home = if selected.vcode.layout == vcode::Layout::Dense { slot_home } else { vcode::SlotHome::Memory };
         selected.vcode.has_agprs = t.gpu.has_agprs();
-        let (arch, unified) = vgpr_budget(t, func.attrs.min_waves_per_simd.or(options.min_waves), options.max_vgprs);
         selected.vcode.vgpr_budget = (arch as u16, unified as u16);
         lap(report, "isel");
         if options.opt_level >= crate::opt::OptLevel::O1 {

@@ -59,6 +59,10 @@ pub fn spilled_classes(out: &ra::Output) -> [bool; 3] {
 /// and from operands it left in a slot (`Any` constraints).
 pub fn slot_classes(vcode: &VCode, out: &ra::Output) -> Vec<Option<ra::RegClass>> {
     let mut classes = vec![None; out.num_spillslots];
+    // Every function asks (expand::spills_vgprs); most have no slots.
+    if out.num_spillslots == 0 {
+        return classes;
+    }
     for (_, ra::Edit::Move { from, to }) in &out.edits {
         if let (Some(p), Some(slot)) = (from.as_reg().or(to.as_reg()), from.as_stack().or(to.as_stack())) {
             classes[slot.index()] = Some(p.class());
