@@ -68,7 +68,7 @@ fn main() {
     let pin = memory.alloc(&input, 16);
     let pout = memory.alloc(&[0; 400], 16);
     let args = [RtValue::Scalar(pin), RtValue::Scalar(pout), RtValue::f32(2.5), RtValue::i32(100)];
-    let launch = Launch { grid: [128, 1, 1], block: [64, 1, 1] };
+    let launch = Launch::new([128, 1, 1], [64, 1, 1]);
     run_kernel(&module, "scale", &launch, &args, &mut memory).expect("the kernel runs");
     let out = memory.read(pout, 400).expect("in bounds");
     let last = f32::from_le_bytes(out[396..400].try_into().unwrap());

@@ -508,3 +508,60 @@ entry:
         assert_eq!(g.elements(), want.buffer("out").unwrap().elements(), "{}", target.isa_name());
     }
 }
+
+/// The hidden arguments: a kernel reads the global offset and the dimension
+/// count itself, and a device function (through two calls) receives the
+/// implicit-argument pointer and reads them there; the launch has an offset.
+#[test]
+fn global_offset_and_work_dim_in_kernels_and_device_functions() {
+    let text = "func @inner(%k: i32) -> i32 {
+entry:
+  %oy = global_offset y
+  %d = work_dim
+  %m = mul i32 %d, 1000
+  %s = add i32 %oy, %m
+  %r = add i32 %s, %k
+  ret %r
+}
+func @outer(%k: i32) -> i32 {
+entry:
+  %r = call @inner(%k)
+  %ox = global_offset x
+  %s = add i32 %r, %ox
+  ret %s
+}
+kernel @k(%pad: i32, %out: ptr<global>) {
+entry:
+  %x = workitem_id x
+  %g = workgroup_id x
+  %oz = global_offset z
+  %r = call @outer(%x)
+  %a = add i32 %r, %oz
+  %b = add i32 %a, %pad
+  %n = workgroup_size x
+  %gb = mul i32 %g, %n
+  %i = add i32 %gb, %x
+  %w = zext i32 %i to i64
+  %off = shl i64 %w, 2
+  %p = ptradd %out, %off
+  store i32 %b, %p
+  ret
+}
+";
+    let spec = |offset: &str, dims: &str| {
+        let json = format!(
+            r#"{{"grid":[128,2],"block":[64,1],"offset":{offset},"work_dim":{dims},"buffers":{{"out":{{"type":"i32","len":128}}}},"args":{{"pad":3,"out":"@out"}}}}"#
+        );
+        LaunchSpec::from_json(&json).unwrap()
+    };
+    for s in [spec("[70000, 9, 5]", "3"), spec("[1]", "2")] {
+        let want = mir::launch::run(&mir::parse(text).unwrap(), &s).unwrap();
+        // Work-item 5 of group 1: 5 + oy + 1000 d + ox + oz + 3.
+        let [ox, oy, oz] = s.offset;
+        assert_eq!(
+            want.buffers[0].elements()[69],
+            (5 + oy + 1000 * s.work_dim.unwrap() + ox + oz + 3).to_string()
+        );
+        check_text("global offset", text, &s, false, None);
+    }
+}

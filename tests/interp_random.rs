@@ -15,7 +15,7 @@ fn run(module: &amdgpu_cg::mir::Module, input: &[i32]) -> Vec<u8> {
     let pin = memory.alloc(&bytes, 4);
     let pout = memory.alloc_zeroed(n * OUTPUTS_PER_ITEM as usize * 4, 4);
     let args = [RtValue::Scalar(pin), RtValue::Scalar(pout), RtValue::f32(0.75)];
-    let launch = Launch { grid: [n as u32, 1, 1], block: [32, 1, 1] };
+    let launch = Launch::new([n as u32, 1, 1], [32, 1, 1]);
     let options = Options { max_instructions: 50_000_000, ..Options::default() };
     run_kernel_with(module, "random", &launch, &args, &mut memory, &options)
         .unwrap_or_else(|e| panic!("{e}\n{module}"));

@@ -495,7 +495,7 @@ fn vectors_are_element_wise() {
 // ---------------------------------------------------------------- kernels
 
 fn launch(grid: u32, block: u32) -> Launch {
-    Launch { grid: [grid, 1, 1], block: [block, 1, 1] }
+    Launch::new([grid, 1, 1], [block, 1, 1])
 }
 
 fn read_u32s(mem: &Memory, addr: u64, n: usize) -> Vec<u32> {
@@ -587,7 +587,7 @@ entry:
     let (gx, gy, gz) = (8u32, 6u32, 4u32);
     let mut mem = Memory::new();
     let out = mem.alloc_zeroed((gx * gy * gz * 4) as usize, 4);
-    let l = Launch { grid: [gx, gy, gz], block: [4, 3, 2] };
+    let l = Launch::new([gx, gy, gz], [4, 3, 2]);
     let stats = run_kernel(&m, "k", &l, &[RtValue::Scalar(out)], &mut mem).unwrap();
     assert_eq!(stats.work_groups, 2 * 2 * 2);
     let got = read_u32s(&mem, out, (gx * gy * gz) as usize);
@@ -1195,14 +1195,14 @@ fn launch_and_argument_errors() {
     let args = [RtValue::i32(1), RtValue::Scalar(0x1000)];
     let err = |l: Launch, args: &[RtValue], mem: &mut Memory| run_kernel(&m, "k", &l, args, mem).unwrap_err().message;
     assert!(err(launch(100, 64), &args, &mut mem).contains("not a multiple"));
-    assert!(err(Launch { grid: [2048, 1, 1], block: [2048, 1, 1] }, &args, &mut mem).contains("1024"));
-    assert!(err(Launch { grid: [64, 0, 1], block: [64, 1, 1] }, &args, &mut mem).contains("at least 1"));
+    assert!(err(Launch::new([2048, 1, 1], [2048, 1, 1]), &args, &mut mem).contains("1024"));
+    assert!(err(Launch::new([64, 0, 1], [64, 1, 1]), &args, &mut mem).contains("at least 1"));
     assert!(err(launch(1, 1), &args[..1], &mut mem).contains("takes 2 arguments"));
     assert!(err(launch(1, 1), &[RtValue::Scalar(1 << 40), RtValue::Scalar(0)], &mut mem).contains("does not fit in i32"));
     assert!(err(launch(1, 1), &[RtValue::Agg(vec![]), RtValue::Scalar(0)], &mut mem).contains("aggregate"));
     assert!(run_kernel(&m, "nope", &launch(1, 1), &args, &mut mem).unwrap_err().message.contains("no kernel named"));
     assert!(run_kernel(&m, "f", &launch(1, 1), &[], &mut mem).unwrap_err().message.contains("not a kernel"));
-    let stats = run_kernel(&m, "k", &Launch { grid: [4, 4, 4], block: [2, 2, 2] }, &args, &mut mem).unwrap();
+    let stats = run_kernel(&m, "k", &Launch::new([4, 4, 4], [2, 2, 2]), &args, &mut mem).unwrap();
     assert_eq!(stats, amdgpu_cg::mir::interp::RunStats { instructions: 64, work_items: 64, work_groups: 8 });
 }
 

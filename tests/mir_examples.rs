@@ -57,7 +57,7 @@ fn i32_arg(v: i32) -> RtValue {
 }
 
 fn launch_1d(grid: u32, block: u32) -> Launch {
-    Launch { grid: [grid, 1, 1], block: [block, 1, 1] }
+    Launch::new([grid, 1, 1], [block, 1, 1])
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn tiled_matrix_multiply() {
     let mut memory = Memory::new();
     let (pa, pb) = (memory.alloc(&f32_bytes(&a), 16), memory.alloc(&f32_bytes(&b), 16));
     let pc = memory.alloc(&vec![0; n * n * 4], 16);
-    let launch = Launch { grid: [n as u32, n as u32, 1], block: [16, 16, 1] };
+    let launch = Launch::new([n as u32, n as u32, 1], [16, 16, 1]);
     run_kernel(&module, "matmul", &launch, &[ptr(pa), ptr(pb), ptr(pc), i32_arg(n as i32)], &mut memory).unwrap();
     let c = read_f32(&memory, pc, n * n);
     for row in 0..n {

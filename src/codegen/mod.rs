@@ -492,6 +492,7 @@ pub fn implicit_uses(module: &Module) -> HashMap<String, Vec<ImplicitInput>> {
                     Op::Builtin { kind: Builtin::WorkgroupId, dim: 1 } => Some(ImplicitInput::WorkgroupIdY),
                     Op::Builtin { kind: Builtin::WorkgroupId, .. } => Some(ImplicitInput::WorkgroupIdZ),
                     Op::Builtin { kind: Builtin::WorkgroupSize | Builtin::GridSize, .. } => Some(ImplicitInput::DispatchPtr),
+                    Op::Builtin { kind: Builtin::GlobalOffset | Builtin::WorkDim, .. } => Some(ImplicitInput::ImplicitArgPtr),
                     Op::Call { ref callee, .. } => {
                         calls.push((f.name.clone(), callee.clone()));
                         None

@@ -769,7 +769,8 @@ impl AtomicOp {
     }
 }
 
-/// Dispatch geometry queries; each takes a dimension 0..=2 (x, y, z) and gives i32.
+/// Dispatch geometry queries; each takes a dimension 0..=2 (x, y, z) and gives
+/// i32, except `work_dim`, which has none (its dimension is 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Builtin {
     /// The work-item's id within its work-group.
@@ -780,10 +781,17 @@ pub enum Builtin {
     WorkgroupSize,
     /// Work-items in the grid.
     GridSize,
+    /// The launch's global offset (OpenCL's `get_global_offset`; the low 32 bits
+    /// of the code object's hidden global-offset argument).
+    GlobalOffset,
+    /// The number of dimensions the launch was enqueued with, 1 to 3 (OpenCL's
+    /// `get_work_dim`; the hidden grid-dimensions argument).
+    WorkDim,
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 4] = [Builtin::WorkitemId, Builtin::WorkgroupId, Builtin::WorkgroupSize, Builtin::GridSize];
+    pub const ALL: [Builtin; 6] =
+        [Builtin::WorkitemId, Builtin::WorkgroupId, Builtin::WorkgroupSize, Builtin::GridSize, Builtin::GlobalOffset, Builtin::WorkDim];
 
     pub fn mnemonic(self) -> &'static str {
         match self {
@@ -791,7 +799,15 @@ impl Builtin {
             Builtin::WorkgroupId => "workgroup_id",
             Builtin::WorkgroupSize => "workgroup_size",
             Builtin::GridSize => "grid_size",
+            Builtin::GlobalOffset => "global_offset",
+            Builtin::WorkDim => "work_dim",
         }
+    }
+
+    /// Whether the query reads a hidden kernel argument (through the kernarg
+    /// segment in kernels, the implicit-argument pointer in device functions).
+    pub fn reads_hidden_args(self) -> bool {
+        matches!(self, Builtin::GlobalOffset | Builtin::WorkDim)
     }
 }
 

@@ -115,6 +115,12 @@ pub struct LaunchSpec {
     /// `"wave_size"`, 32 or 64; 64 by default). The simulator takes the code
     /// object's.
     pub wave_size: u32,
+    /// The global offset (JSON key `"offset"`, flag `--offset`; 0 by default):
+    /// what `global_offset` reads, in the code object's hidden arguments.
+    pub offset: [u32; 3],
+    /// The dimensions the launch is enqueued with (JSON key `"work_dim"`; by
+    /// default the highest one with more than one work-item).
+    pub work_dim: Option<u32>,
 }
 
 /// A JSON object with its keys in document order (serde_json's own map sorts).
@@ -162,6 +168,10 @@ struct JsonSpec {
     dynamic_lds: u32,
     #[serde(default)]
     wave_size: Option<u32>,
+    #[serde(default)]
+    offset: Option<serde_json::Value>,
+    #[serde(default)]
+    work_dim: Option<u32>,
 }
 
 fn json_text(v: &serde_json::Value) -> Option<String> {
@@ -170,6 +180,22 @@ fn json_text(v: &serde_json::Value) -> Option<String> {
         serde_json::Value::String(s) => Some(s.clone()),
         _ => None,
     }
+}
+
+/// An offset: one number (x) or a list of up to three, the rest 0.
+fn json_offset(v: &serde_json::Value) -> Result<[u32; 3], String> {
+    let items: Vec<serde_json::Value> = match v {
+        serde_json::Value::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    };
+    if items.is_empty() || items.len() > 3 {
+        return Err(format!("\"offset\": expected a number or a list of 1 to 3 numbers, found {v}"));
+    }
+    let mut out = [0u32; 3];
+    for (k, item) in items.iter().enumerate() {
+        out[k] = item.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| format!("\"offset\": {item} is not a number from 0 to 2^32-1"))?;
+    }
+    Ok(out)
 }
 
 fn json_dims(v: &serde_json::Value, what: &str) -> Result<[u32; 3], String> {
@@ -296,6 +322,11 @@ impl LaunchSpec {
             max_instructions: spec.max_instructions,
             dynamic_lds: spec.dynamic_lds,
             wave_size: spec.wave_size.unwrap_or(64),
+            offset: match &spec.offset {
+                Some(v) => json_offset(v)?,
+                None => [0; 3],
+            },
+            work_dim: spec.work_dim,
         };
         out.check()?;
         Ok(out)
@@ -315,6 +346,8 @@ impl LaunchSpec {
             max_instructions: None,
             dynamic_lds: 0,
             wave_size: 64,
+            offset: [0; 3],
+            work_dim: None,
         };
         for b in buffers {
             let (name, rest) = b.split_once('=').ok_or_else(|| format!("--buffer '{b}': expected NAME=TYPE:CONTENTS"))?;
@@ -355,9 +388,43 @@ impl LaunchSpec {
     }
 
     /// Consistency checks that need no module: unique names, known buffers.
+    /// Sets the launch's global offset (`--offset X[,Y[,Z]]`, the rest 0) or its
+    /// dimension count (`--work-dim N`) from a flag.
+    pub fn set_flag(&mut self, flag: &str, value: &str) -> Result<(), String> {
+        match flag {
+            "--offset" => {
+                let parts: Vec<&str> = value.split(',').map(str::trim).collect();
+                if parts.len() > 3 {
+                    return Err(format!("--offset '{value}': expected 1 to 3 numbers like 16 or 16,4"));
+                }
+                let mut offset = [0; 3];
+                for (k, p) in parts.iter().enumerate() {
+                    offset[k] = p.parse().map_err(|_| format!("--offset '{value}': '{p}' is not a number from 0 to 2^32-1"))?;
+                }
+                self.offset = offset;
+            }
+            "--work-dim" => self.work_dim = Some(value.trim().parse().map_err(|_| format!("--work-dim '{value}': not a number"))?),
+            other => return Err(format!("unknown launch flag {other}")),
+        }
+        self.check()
+    }
+
+    /// The interpreter's launch: geometry, global offset and dimension count.
+    pub fn launch(&self) -> Launch {
+        let mut l = Launch::new(self.grid, self.block);
+        l.offset = self.offset;
+        l.work_dim = self.work_dim.unwrap_or(l.work_dim);
+        l
+    }
+
     fn check(&self) -> Result<(), String> {
         if !matches!(self.wave_size, 32 | 64) {
             return Err(format!("the wave size is 32 or 64, not {}", self.wave_size));
+        }
+        if let Some(d) = self.work_dim {
+            if !(1..=3).contains(&d) {
+                return Err(format!("\"work_dim\" is 1, 2 or 3, not {d}"));
+            }
         }
         for (i, b) in self.buffers.iter().enumerate() {
             if self.buffers[..i].iter().any(|o| o.name == b.name) {
@@ -654,7 +721,7 @@ pub fn run(module: &Module, spec: &LaunchSpec) -> Result<RunOutput, String> {
     if let Some(max) = spec.max_instructions {
         options.max_instructions = max;
     }
-    let launch = Launch { grid: spec.grid, block: spec.block };
+    let launch = spec.launch();
     let stats = run_kernel_with(module, &kernel.name, &launch, &args, &mut memory, &options).map_err(|e| e.to_string())?;
     let mut buffers = Vec::new();
     for (b, (_, address)) in spec.buffers.iter().zip(&addresses) {

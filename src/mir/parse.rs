@@ -811,6 +811,9 @@ impl<'a> Parser<'a> {
             return Ok(Op::Cast { op, from, arg, to });
         }
         if let Some(kind) = Builtin::ALL.into_iter().find(|b| b.mnemonic() == opcode) {
+            if kind == Builtin::WorkDim {
+                return Ok(Op::Builtin { kind, dim: 0 });
+            }
             let (tok, span) = self.next();
             let dim = match tok {
                 Tok::Ident("x") => 0,

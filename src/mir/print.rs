@@ -199,6 +199,7 @@ impl fmt::Display for InstDisplay<'_> {
                 }
                 f.write_str(")")
             }
+            Op::Builtin { kind: Builtin::WorkDim, .. } => write!(f, "{}", Builtin::WorkDim.mnemonic()),
             Op::Builtin { kind, dim } => write!(f, "{} {}", kind.mnemonic(), dim_name(*dim)),
             Op::Barrier => f.write_str("barrier"),
             Op::DynamicLds => f.write_str("dynamic_lds"),

@@ -309,8 +309,8 @@ impl Checker<'_> {
                 }
             }
             Op::Call { callee, args } => self.call(b, i, callee, args, inst.result),
-            Op::Builtin { dim, .. } => {
-                if *dim > 2 {
+            Op::Builtin { kind, dim } => {
+                if *dim > 2 || (*kind == Builtin::WorkDim && *dim != 0) {
                     self.error(at(), "dimension must be x, y or z");
                 }
             }

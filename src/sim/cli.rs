@@ -58,6 +58,8 @@ pub fn run_launch_with(hsaco: &[u8], spec: &LaunchSpec, options: &Options) -> Re
     let mut sim = Simulator::new();
     sim.options = options.clone();
     sim.options.dynamic_lds_bytes = spec.dynamic_lds;
+    sim.options.global_offset = spec.offset;
+    sim.options.work_dim = spec.work_dim;
     if let Some(m) = spec.max_instructions {
         sim.options.max_instructions = m;
     }

@@ -51,9 +51,9 @@ pub const PACKET_SIZE: usize = 64;
 /// The AQL dispatch packet.
 /// `dynamic_lds`: LDS bytes per work-group the launch adds to the kernel's own
 /// (the packet's group segment size is their sum, as the runtime writes it).
-pub fn packet(grid: [u32; 3], block: [u32; 3], kd: &KernelDescriptor, kernel_object: u64, kernarg: u64, dynamic_lds: u32) -> Vec<u8> {
+/// `dims`: the packet's `setup` (the launch's dimension count).
+pub fn packet(grid: [u32; 3], block: [u32; 3], dims: u16, kd: &KernelDescriptor, kernel_object: u64, kernarg: u64, dynamic_lds: u32) -> Vec<u8> {
     let mut p = vec![0u8; PACKET_SIZE];
-    let dims = if grid[2] > 1 { 3u16 } else if grid[1] > 1 { 2 } else { 1 };
     // header: type KERNEL_DISPATCH (2), barrier bit, acquire/release system scope.
     let header: u16 = 2 | 1 << 8 | 2 << 9 | 2 << 11;
     p[0..2].copy_from_slice(&header.to_le_bytes());
@@ -69,17 +69,22 @@ pub fn packet(grid: [u32; 3], block: [u32; 3], kd: &KernelDescriptor, kernel_obj
     p
 }
 
+/// What the runtime writes into the hidden kernel arguments of one dispatch.
+#[derive(Clone, Debug)]
+pub struct HiddenValues {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub queue: u64,
+    pub dynamic_lds: u32,
+    pub offset: [u32; 3],
+    /// None: the highest dimension with more than one work-item.
+    pub work_dim: Option<u32>,
+}
+
 /// The kernarg segment: the explicit argument bytes followed by the hidden
 /// arguments the metadata lists, filled as ROCm does.
-pub fn kernarg_segment(
-    explicit: &[u8],
-    md: Option<&KernelMetadata>,
-    kd: &KernelDescriptor,
-    grid: [u32; 3],
-    block: [u32; 3],
-    queue: u64,
-    dynamic_lds: u32,
-) -> Result<Vec<u8>, String> {
+pub fn kernarg_segment(explicit: &[u8], md: Option<&KernelMetadata>, kd: &KernelDescriptor, hidden: &HiddenValues) -> Result<Vec<u8>, String> {
+    let HiddenValues { grid, block, queue, dynamic_lds, offset, .. } = *hidden;
     let size = md.map_or(kd.kernarg_size, |m| m.kernarg_segment_size).max(kd.kernarg_size) as usize;
     let size = size.max(explicit.len());
     let mut seg = vec![0u8; size];
@@ -89,7 +94,7 @@ pub fn kernarg_segment(
     if (explicit.len() as u32) < explicit_end {
         return Err(format!("kernel arguments are {} bytes, the kernel's explicit arguments need {explicit_end}", explicit.len()));
     }
-    let dims = if grid[2] > 1 { 3u64 } else if grid[1] > 1 { 2 } else { 1 };
+    let dims = u64::from(hidden.work_dim.unwrap_or_else(|| crate::mir::interp::default_work_dim(grid)));
     for a in &md.args {
         let ValueKind::Hidden(h) = a.value_kind else { continue };
         let v: u64 = match h {
@@ -107,7 +112,10 @@ pub fn kernarg_segment(
             HiddenArg::SharedBase => (super::mem::SHARED_APERTURE_HI as u64) << 32,
             HiddenArg::PrivateBase => (super::mem::PRIVATE_APERTURE_HI as u64) << 32,
             HiddenArg::DynamicLdsSize => u64::from(dynamic_lds),
-            // Offsets 0; no hostcall buffer, heap, default queue, completion action,
+            HiddenArg::GlobalOffsetX => u64::from(offset[0]),
+            HiddenArg::GlobalOffsetY => u64::from(offset[1]),
+            HiddenArg::GlobalOffsetZ => u64::from(offset[2]),
+            // No hostcall buffer, heap, default queue, completion action,
             // multigrid sync.
             _ => 0,
         };

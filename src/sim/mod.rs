@@ -157,6 +157,11 @@ pub struct Options {
     /// runtime's dynamic group segment size: in the packet, the hidden
     /// `dynamic_lds_size` argument and the LDS the work-groups get).
     pub dynamic_lds_bytes: u32,
+    /// The launch's global offset, in the hidden global-offset arguments.
+    pub global_offset: [u32; 3],
+    /// The hidden grid-dimensions argument; None: the highest dimension with
+    /// more than one work-item (as the dispatch packet's `setup` field).
+    pub work_dim: Option<u32>,
     /// Print every instruction executed to stderr.
     pub trace: bool,
     /// Register snapshots taken when a wave reaches one of the watched
@@ -218,6 +223,8 @@ impl Default for Options {
             check_lds_races: true,
             strict_lds_alignment: false,
             dynamic_lds_bytes: 0,
+            global_offset: [0; 3],
+            work_dim: None,
             trace: false,
             watch: None,
         }
@@ -421,10 +428,11 @@ impl Simulator {
         let lanes = target.wave.lanes();
         // Device objects of the dispatch.
         let queue = self.device.alloc("queue", vec![0u8; 256]);
-        let kernarg_seg = dispatch::kernarg_segment(kernarg, k.metadata.as_ref(), &kd, grid, block, queue, dynamic_lds).map_err(other)?;
+        let hidden = dispatch::HiddenValues { grid, block, queue, dynamic_lds, offset: self.options.global_offset, work_dim: self.options.work_dim };
+        let kernarg_seg = dispatch::kernarg_segment(kernarg, k.metadata.as_ref(), &kd, &hidden).map_err(other)?;
         let kernarg_addr = self.device.alloc_readonly("kernarg segment", kernarg_seg.clone());
         let kernel_object = co.base + k.descriptor_address;
-        let packet_addr = self.device.alloc_readonly("dispatch packet", dispatch::packet(grid, block, &kd, kernel_object, kernarg_addr, dynamic_lds));
+        let packet_addr = self.device.alloc_readonly("dispatch packet", dispatch::packet(grid, block, self.options.work_dim.unwrap_or_else(|| crate::mir::interp::default_work_dim(grid)) as u16, &kd, kernel_object, kernarg_addr, dynamic_lds));
         let mut lane_size = kd.private_segment_fixed_size as u64;
         if kd.kernel_code_properties.uses_dynamic_stack {
             lane_size += 16 * 1024;

@@ -24,9 +24,13 @@ fn dim(fx: &mut Fx, b: BuiltIn, k: u8) -> Result<Operand, String> {
         BuiltIn::WorkgroupId => get(fx, Builtin::WorkgroupId, k),
         BuiltIn::WorkgroupSize | BuiltIn::EnqueuedWorkgroupSize => get(fx, Builtin::WorkgroupSize, k),
         BuiltIn::GlobalSize => get(fx, Builtin::GridSize, k),
+        // The OpenCL environment's definition: the global offset included
+        // (uniform, added to the uniform part first).
         BuiltIn::GlobalInvocationId => {
-            let (g, s, l) = (get(fx, Builtin::WorkgroupId, k), get(fx, Builtin::WorkgroupSize, k), get(fx, Builtin::WorkitemId, k));
+            let (g, s, o) = (get(fx, Builtin::WorkgroupId, k), get(fx, Builtin::WorkgroupSize, k), get(fx, Builtin::GlobalOffset, k));
             let base = fx.bin(BinOp::Mul, &i32t, g, s);
+            let base = fx.bin(BinOp::Add, &i32t, base, o);
+            let l = get(fx, Builtin::WorkitemId, k);
             fx.bin(BinOp::Add, &i32t, base, l)
         }
         BuiltIn::NumWorkgroups => {
@@ -35,16 +39,24 @@ fn dim(fx: &mut Fx, b: BuiltIn, k: u8) -> Result<Operand, String> {
             let up = fx.bin(BinOp::Sub, &i32t, up, i32c(1));
             fx.bin(BinOp::UDiv, &i32t, up, s)
         }
-        // No launch here has an offset (docs/spirv.md).
-        BuiltIn::GlobalOffset => i32c(0),
+        BuiltIn::GlobalOffset => get(fx, Builtin::GlobalOffset, k),
         other => return Err(format!("the builtin {other:?} as a vector")),
     })
 }
 
-/// `x + X * (y + Y * z)` over the three dimensions of `of` with sizes `size`.
+/// `x + X * (y + Y * z)` over the three dimensions of `of` with sizes `size`;
+/// the global id without its offset (OpenCL's `get_global_linear_id`).
 fn linear(fx: &mut Fx, of: BuiltIn, size: Builtin) -> Result<Operand, String> {
     let i32t = Type::I32;
-    let (x, y, z) = (dim(fx, of, 0)?, dim(fx, of, 1)?, dim(fx, of, 2)?);
+    let id = |fx: &mut Fx, k: u8| -> Result<Operand, String> {
+        if of != BuiltIn::GlobalInvocationId {
+            return dim(fx, of, k);
+        }
+        let (g, s, l) = (get(fx, Builtin::WorkgroupId, k), get(fx, Builtin::WorkgroupSize, k), get(fx, Builtin::WorkitemId, k));
+        let base = fx.bin(BinOp::Mul, &i32t, g, s);
+        Ok(fx.bin(BinOp::Add, &i32t, base, l))
+    };
+    let (x, y, z) = (id(fx, 0)?, id(fx, 1)?, id(fx, 2)?);
     let (sx, sy) = (get(fx, size, 0), get(fx, size, 1));
     let zy = fx.bin(BinOp::Mul, &i32t, z, sy);
     let zy = fx.bin(BinOp::Add, &i32t, zy, y);
@@ -59,6 +71,7 @@ fn scalar(fx: &mut Fx, b: BuiltIn) -> Result<Operand, String> {
     Ok(match b {
         BuiltIn::SubgroupSize | BuiltIn::SubgroupMaxSize => wave(fx, WaveOp::WaveSize),
         BuiltIn::SubgroupLocalInvocationId => wave(fx, WaveOp::LaneId),
+        BuiltIn::WorkDim => get(fx, Builtin::WorkDim, 0),
         BuiltIn::LocalInvocationIndex => linear(fx, BuiltIn::LocalInvocationId, Builtin::WorkgroupSize)?,
         BuiltIn::GlobalLinearId => linear(fx, BuiltIn::GlobalInvocationId, Builtin::GridSize)?,
         BuiltIn::SubgroupId => {

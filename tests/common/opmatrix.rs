@@ -983,6 +983,8 @@ impl Combination {
             max_instructions: None,
             dynamic_lds: 0,
             wave_size: 64,
+            offset: [0; 3],
+            work_dim: None,
         };
         Case { text: self.kernel_text(operands), spec, per_unit: buffers.iter().map(|b| (b.name.clone(), b.per_unit)).collect(), unit_inputs, unit_values }
     }

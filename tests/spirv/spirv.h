@@ -1,13 +1,17 @@
 // Shared by the OpenCL C kernels of tests/spirv. For SPIR-V the work-item
 // functions are OpenCL's own (clang-22 lowers them to builtin variables); for
 // amdgcn, built without a device library (-nogpulib), they are clang's AMDGPU
-// builtins (no global offset; full work-groups).
+// builtins (full work-groups), the global offset and the dimension count read
+// from the hidden arguments as ROCm's device library does.
 #ifndef __SPIRV__
 #define AMDGCN_DIM(x, y, z, d) ((d) == 0 ? (x) : (d) == 1 ? (y) : (z))
 #define get_local_id(d) ((size_t)AMDGCN_DIM(__builtin_amdgcn_workitem_id_x(), __builtin_amdgcn_workitem_id_y(), __builtin_amdgcn_workitem_id_z(), d))
 #define get_group_id(d) ((size_t)AMDGCN_DIM(__builtin_amdgcn_workgroup_id_x(), __builtin_amdgcn_workgroup_id_y(), __builtin_amdgcn_workgroup_id_z(), d))
 #define get_local_size(d) ((size_t)AMDGCN_DIM(__builtin_amdgcn_workgroup_size_x(), __builtin_amdgcn_workgroup_size_y(), __builtin_amdgcn_workgroup_size_z(), d))
-#define get_global_id(d) (get_group_id(d) * get_local_size(d) + get_local_id(d))
+#define get_global_offset(d) (((__constant size_t *)__builtin_amdgcn_implicitarg_ptr())[5 + (d)])
+#define get_work_dim() ((uint)((__constant ushort *)__builtin_amdgcn_implicitarg_ptr())[32])
+#define get_global_id(d) (get_group_id(d) * get_local_size(d) + get_local_id(d) + get_global_offset(d))
+#define get_global_linear_id() ((get_global_id(2) - get_global_offset(2)) * get_global_size(1) * get_global_size(0) + (get_global_id(1) - get_global_offset(1)) * get_global_size(0) + get_global_id(0) - get_global_offset(0))
 #define get_global_size(d) ((size_t)AMDGCN_DIM(__builtin_amdgcn_grid_size_x(), __builtin_amdgcn_grid_size_y(), __builtin_amdgcn_grid_size_z(), d))
 #define get_num_groups(d) ((get_global_size(d) + get_local_size(d) - 1) / get_local_size(d))
 #define barrier(flags) do { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup"); __builtin_amdgcn_s_barrier(); __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup"); } while (0)

@@ -27,6 +27,7 @@ pub fn launches(file: &str, text: &str, prefix: &str, max_instructions: u64) -> 
         }
         let (mut grid, mut block) = (None, None);
         let (mut buffers, mut args, mut print) = (Vec::new(), Vec::new(), Vec::new());
+        let mut launch_flags = Vec::new();
         for pair in words.chunks(2) {
             let value = pair[1].to_string();
             match pair[0] {
@@ -35,6 +36,7 @@ pub fn launches(file: &str, text: &str, prefix: &str, max_instructions: u64) -> 
                 "--buffer" => buffers.push(value),
                 "--arg" => args.push(value),
                 "--print" => print.push(value),
+                "--offset" | "--work-dim" => launch_flags.push((pair[0], value)),
                 other => return Err(format!("{at}: unknown flag {other}")),
             }
         }
@@ -42,6 +44,9 @@ pub fn launches(file: &str, text: &str, prefix: &str, max_instructions: u64) -> 
             return Err(format!("{at}: --grid and --block are required"));
         };
         let mut spec = LaunchSpec::from_flags(&grid, &block, &buffers, &args, &print).map_err(|e| format!("{at}: {e}"))?;
+        for (flag, value) in launch_flags {
+            spec.set_flag(flag, &value).map_err(|e| format!("{at}: {e}"))?;
+        }
         spec.max_instructions = Some(max_instructions);
         out.push(Launch { line: n + 1, text: flags.trim().to_string(), spec });
     }

@@ -38,6 +38,28 @@ impl<'a> Isel<'a> {
                 }
                 Ok(Lowered::S(d))
             }
+            Builtin::GlobalOffset | Builtin::WorkDim => {
+                let (ptr, base) = self.implicit_args.ok_or_else(|| self.error("internal: hidden kernel arguments not available"))?;
+                let name = match (kind, dim) {
+                    (Builtin::WorkDim, _) => "hidden_grid_dims",
+                    (_, 0) => "hidden_global_offset_x",
+                    (_, 1) => "hidden_global_offset_y",
+                    _ => "hidden_global_offset_z",
+                };
+                let block = crate::abi::kernarg::layout(&[], self.code_object_version);
+                let at = block.hidden.iter().find(|h| h.name == name).map(|h| h.offset - block.hidden_offset);
+                let at = at.ok_or_else(|| self.error(format!("code object version {} has no {name} argument", self.code_object_version)))?;
+                // The low dword of a global offset; the 16-bit dimension count
+                // shares its dword with reserved bytes, so it is masked.
+                let word = self.vreg(Class::Sgpr);
+                self.emit(Opcode::s_load_dword, &[Dst::R(word)], &[Src::R(ptr), Src::Off], |i| i.offset = (base + at) as i32);
+                if kind == Builtin::GlobalOffset {
+                    return Ok(Lowered::S(word));
+                }
+                let d = self.vreg(Class::Sgpr);
+                self.emit(Opcode::s_and_b32, &[Dst::R(d)], &[Src::R(word), Src::Imm(0xffff)], |_| {});
+                Ok(Lowered::S(d))
+            }
         }
     }
 
@@ -425,6 +447,11 @@ impl<'a> Isel<'a> {
                 ImplicitInput::WorkgroupIdY => self.workgroup_id[1] = Some(defs[0]),
                 ImplicitInput::WorkgroupIdZ => self.workgroup_id[2] = Some(defs[0]),
                 ImplicitInput::DispatchPtr => dispatch = defs,
+                ImplicitInput::ImplicitArgPtr => {
+                    if let [lo, hi] = defs[..] {
+                        self.implicit_args = Some((self.make_pair(lo, hi), 0));
+                    }
+                }
                 _ => {}
             }
         }
@@ -496,6 +523,18 @@ impl<'a> Isel<'a> {
                     let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
                     self.emit(Opcode::s_mov_b32, &[Dst::R(lo)], &[Src::Half(p, 0)], |_| {});
                     self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Half(p, 1)], |_| {});
+                    vec![lo, hi]
+                }
+                ImplicitInput::ImplicitArgPtr => {
+                    let (p, base) = self.implicit_args.ok_or_else(|| self.error("internal: hidden kernel arguments not available"))?;
+                    let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
+                    if base == 0 {
+                        self.emit(Opcode::s_mov_b32, &[Dst::R(lo)], &[Src::Half(p, 0)], |_| {});
+                        self.emit(Opcode::s_mov_b32, &[Dst::R(hi)], &[Src::Half(p, 1)], |_| {});
+                    } else {
+                        self.emit(Opcode::s_add_u32, &[Dst::R(lo)], &[Src::Half(p, 0), Src::Imm(base)], |_| {});
+                        self.emit(Opcode::s_addc_u32, &[Dst::R(hi)], &[Src::Half(p, 1), Src::Imm(0)], |_| {});
+                    }
                     vec![lo, hi]
                 }
                 // An LLVM callee has a register for every input; the ones the
@@ -649,7 +688,10 @@ impl<'a> Isel<'a> {
         }
         for (input, pair) in pairs {
             match input {
-                SgprInput::KernargSegmentPtr => self.kernarg_ptr = Some(pair),
+                SgprInput::KernargSegmentPtr => {
+                    self.kernarg_ptr = Some(pair);
+                    self.implicit_args = Some((pair, layout.hidden_offset));
+                }
                 _ => self.dispatch_ptr = Some(pair),
             }
         }

@@ -170,6 +170,13 @@ struct Isel<'a> {
     /// Machine block of each MIR block.
     mblock: Vec<usize>,
     kernarg_ptr: Option<ra::VReg>,
+    /// Where the hidden kernel arguments are: a pointer (SGPR pair) and the
+    /// offset of the hidden block from it (the kernarg segment pointer and the
+    /// explicit arguments' size rounded to 8 in kernels; the implicit-argument
+    /// pointer and 0 in device functions).
+    implicit_args: Option<(ra::VReg, u32)>,
+    /// The code object version (the hidden block's layout depends on it).
+    code_object_version: u32,
     dispatch_ptr: Option<ra::VReg>,
     workgroup_id: [Option<ra::VReg>; 3],
     tid: Option<ra::VReg>,
@@ -927,7 +934,12 @@ fn static_lds_end(func: &Function) -> u64 {
 /// Which kernel inputs a function uses (so that only those are enabled).
 fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInput>>) -> KernelInputs {
     let mut inputs = KernelInputs::default();
-    inputs.kernarg_segment_ptr = !func.params.is_empty();
+    let reads_hidden = func.blocks.iter().flat_map(|b| &b.insts).any(|i| match &i.op {
+        Op::Builtin { kind, .. } => kind.reads_hidden_args(),
+        Op::Call { callee, .. } => callee_uses.get(callee).is_some_and(|u| u.contains(&ImplicitInput::ImplicitArgPtr)),
+        _ => false,
+    });
+    inputs.kernarg_segment_ptr = !func.params.is_empty() || reads_hidden;
     // What the functions it calls use, the kernel must receive to pass on (the
     // work-item ids packed in v0 need all three dimensions enabled).
     for block in &func.blocks {
@@ -957,6 +969,7 @@ fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInpu
                         _ => inputs.workgroup_id_z = true,
                     },
                     Builtin::WorkgroupSize | Builtin::GridSize => inputs.dispatch_ptr = true,
+                    Builtin::GlobalOffset | Builtin::WorkDim => {}
                 }
             }
         }
@@ -1021,6 +1034,8 @@ pub fn select(
         cur: 0,
         mblock: vec![usize::MAX; func.blocks.len()],
         kernarg_ptr: None,
+        implicit_args: None,
+        code_object_version,
         dispatch_ptr: None,
         workgroup_id: [None; 3],
         tid: None,

@@ -597,6 +597,8 @@ impl<'m, 'a> Machine<'m, 'a> {
                             Builtin::WorkgroupId => self.group[d],
                             Builtin::WorkgroupSize => self.launch.block[d],
                             Builtin::GridSize => self.launch.grid[d],
+                            Builtin::GlobalOffset => self.launch.offset[d],
+                            Builtin::WorkDim => self.launch.work_dim,
                         };
                         RtValue::Scalar(u64::from(v))
                     }
@@ -994,7 +996,7 @@ pub(super) fn call_function(
         return Err(InterpError::new(format!("@{function} has no blocks")));
     }
     check_args(func, args)?;
-    let mut m = Machine::new(module, memory, options, Launch { grid: [1; 3], block: [1; 3] });
+    let mut m = Machine::new(module, memory, options, Launch::new([1; 3], [1; 3]));
     m.layout_lds(func).map_err(InterpError::new)?;
     let mut items = vec![m.new_item(index, [0; 3], args)?];
     m.run_group(&mut items)?;

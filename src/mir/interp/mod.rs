@@ -15,7 +15,7 @@
 //! ).unwrap();
 //! let mut memory = Memory::new();
 //! let out = memory.alloc_zeroed(16, 4);
-//! let launch = Launch { grid: [4, 1, 1], block: [4, 1, 1] };
+//! let launch = Launch::new([4, 1, 1], [4, 1, 1]);
 //! run_kernel(&module, "k", &launch, &[RtValue::Scalar(out)], &mut memory).unwrap();
 //! assert_eq!(memory.read(out + 12, 4).unwrap(), &3u32.to_le_bytes());
 //! ```
@@ -111,6 +111,31 @@ pub struct Launch {
     pub grid: [u32; 3],
     /// Work-group size per dimension (at most 1024 work-items in all).
     pub block: [u32; 3],
+    /// The global offset per dimension (OpenCL's `global_work_offset`; 0 unless
+    /// the launch asks): `global_offset`, and added to nothing else.
+    pub offset: [u32; 3],
+    /// The dimensions the launch was enqueued with (`work_dim`), 1 to 3.
+    pub work_dim: u32,
+}
+
+impl Launch {
+    /// A launch without a global offset, its dimension count the highest one
+    /// with more than one work-item (as the simulator's dispatch packet says).
+    pub fn new(grid: [u32; 3], block: [u32; 3]) -> Launch {
+        Launch { grid, block, offset: [0; 3], work_dim: default_work_dim(grid) }
+    }
+}
+
+/// The dimensions of a launch that does not say: 3 if the grid has more than one
+/// work-item in z, 2 if in y, else 1 (how the simulator fills the packet).
+pub fn default_work_dim(grid: [u32; 3]) -> u32 {
+    if grid[2] > 1 {
+        3
+    } else if grid[1] > 1 {
+        2
+    } else {
+        1
+    }
 }
 
 /// What a run did.
