@@ -18,6 +18,7 @@
 mod builtins;
 mod function;
 mod module;
+mod libm;
 mod opencl;
 mod read;
 

@@ -304,12 +304,19 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
             return Ok(None);
         }
         CLOp::prefetch => return Ok(None),
+        other if super::libm::handles(other) => {
+            let mut types = Vec::new();
+            for &id in args {
+                types.push(fx.mir_type_of(id)?);
+            }
+            super::libm::translate(fx, other, &ty, &a, &types)?
+        }
         other => return Err(format!("OpenCL.std {other:?} is not supported")),
     };
     Ok(Some(r))
 }
 
-fn int_like(ty: &Type) -> Type {
+pub(super) fn int_like(ty: &Type) -> Type {
     let e = match ty.element().bits() {
         16 => Type::I16,
         32 => Type::I32,

@@ -1,0 +1,289 @@
+//! The OpenCL math library of the SPIR-V front end (src/spirv/libm.rs): the
+//! kernel tests/spirv/math/library.cl, compiled by clang-22 to SPIR-V, applies
+//! every function to 512 inputs (special values, subnormals, the ranges where
+//! each function changes its method, and a spread of magnitudes). The
+//! interpreter's results must be within 1 ulp of Rust's f64 library rounded to
+//! f32 (exact where OpenCL requires 0 ulp, zeros and infinities with their
+//! sign), and the simulator's on every target must equal the interpreter's.
+//! clang's own amdgcn code cannot be the reference here: without ROCm's device
+//! library (not installed) it has no math library.
+
+use std::process::Command;
+
+use amdgpu_cg::codegen::{self, Options, Report};
+use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
+use amdgpu_cg::isa::llvm_tools;
+use amdgpu_cg::mir::{self, launch::LaunchSpec};
+
+const N: usize = 512;
+const PER_ITEM: usize = 40;
+
+/// A deterministic spread: xorshift.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn inputs(seed: u64) -> Vec<f32> {
+    let special = [
+        0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, -8.0, 27.0, 0.25, 1.5, -1.5, 10.0, 100.0, 88.7, 89.5, -89.5, 104.0, -104.0, 0.999_999_9, 1.000_000_1, -0.999_999_9,
+        1e-45, -1e-45, 1e-40, 1.2e-38, 1e-30, 1e-10, 1e-7, -1e-7, 3e-5, 0.001, 0.031, 0.032, 0.1, 0.75, 1e10, -1e10, 1e30, 3e38, -3e38, 1e20, 2.5, 0.0078125, 20.0, 22.5, 7.0, -7.0,
+        f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MAX, -f32::MAX, f32::MIN_POSITIVE, 16777216.0, 16777217.0, 8388609.0, 0.333_333_34,
+    ];
+    let mut v: Vec<f32> = special.to_vec();
+    let mut rng = Rng(seed);
+    while v.len() < N {
+        let r = rng.unit();
+        let x = match v.len() % 4 {
+            0 => (r * 8.0 - 4.0) as f32,
+            1 => (r * 2.0 - 1.0) as f32,
+            2 => (2f64.powf(r * 60.0 - 30.0) * if rng.next() & 1 == 0 { 1.0 } else { -1.0 }) as f32,
+            _ => (2f64.powf(r * 250.0 - 125.0)) as f32,
+        };
+        v.push(x);
+    }
+    v
+}
+
+fn data(v: impl Iterator<Item = String>) -> String {
+    v.map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(",")
+}
+
+/// Reduces x modulo 2 exactly (x is an f32 widened): r in [-1, 1].
+fn mod2(x: f64) -> f64 {
+    x - 2.0 * (x / 2.0).round()
+}
+
+fn sinpi(x: f64) -> f64 {
+    if x.is_infinite() {
+        return f64::NAN;
+    }
+    if x == x.trunc() {
+        return 0f64.copysign(x);
+    }
+    (std::f64::consts::PI * mod2(x)).sin()
+}
+
+fn cospi(x: f64) -> f64 {
+    if x.is_infinite() {
+        return f64::NAN;
+    }
+    let r = mod2(x).abs();
+    if r == 0.5 {
+        return 0.0;
+    }
+    (std::f64::consts::PI * r).cos()
+}
+
+fn tanpi(x: f64) -> f64 {
+    sinpi(x) / cospi(x)
+}
+
+/// The unbiased exponent of a finite nonzero f32.
+fn exponent(x: f32) -> i32 {
+    let b = x.to_bits() & 0x7fff_ffff;
+    if b >= 0x0080_0000 {
+        (b >> 23) as i32 - 127
+    } else {
+        31 - b.leading_zeros() as i32 - 149
+    }
+}
+
+fn pow(x: f64, y: f64) -> f64 {
+    x.powf(y)
+}
+
+fn powr(x: f64, y: f64) -> f64 {
+    if x < 0.0 || x.is_nan() || y.is_nan() || (x == 0.0 && y == 0.0) || (x.is_infinite() && y == 0.0) || (x == 1.0 && y.is_infinite()) {
+        return f64::NAN;
+    }
+    x.abs().powf(y)
+}
+
+fn rootn(x: f64, n: i32) -> f64 {
+    if n == 0 || (x < 0.0 && n % 2 == 0) {
+        return f64::NAN;
+    }
+    let r = x.abs().powf(1.0 / f64::from(n));
+    if n % 2 != 0 {
+        r.copysign(x)
+    } else {
+        r
+    }
+}
+
+fn nextafter(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        return f32::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    if x == 0.0 {
+        return f32::from_bits(1).copysign(y);
+    }
+    let toward_zero = (y < x) == (x > 0.0);
+    f32::from_bits(if toward_zero { x.to_bits() - 1 } else { x.to_bits() + 1 })
+}
+
+/// Distance in f32 ulps of `got` from the exact `want`.
+fn ulps(got: f32, want: f64) -> f64 {
+    let e = if want == 0.0 { -126 } else { (want.abs().log2().floor() as i32).clamp(-126, 127) };
+    (f64::from(got) - want).abs() / 2f64.powi(e - 23)
+}
+
+#[test]
+fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let Some(spirv_val) = llvm_tools::require("spirv-val") else { return };
+    let source = format!("{}/tests/spirv/math/library.cl", env!("CARGO_MANIFEST_DIR"));
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-math-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let spv = work.join("library.spv");
+    let out = Command::new(&clang)
+        .args(["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-cl-fp32-correctly-rounded-divide-sqrt", "-fno-discard-value-names", "-target", "spirv64", "-c", "-o"])
+        .arg(&spv)
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(&spirv_val).arg(&spv).output().unwrap();
+    assert!(out.status.success(), "spirv-val: {}", String::from_utf8_lossy(&out.stderr));
+    let module = amdgpu_cg::driver::load_spirv("library.spv", &std::fs::read(&spv).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&work);
+
+    let (xs, ys) = (inputs(0x9e37_79b9_7f4a_7c15), inputs(0x2545_f491_4f6c_dd1d));
+    // y runs the other way round, so that specials meet other specials.
+    let ys: Vec<f32> = ys.into_iter().rev().collect();
+    let ns: Vec<i32> = (0..N).map(|i| [0, 1, -1, 2, -2, 3, -3, 5, -4, 7, 10, -31][i % 12] + if i % 97 == 0 { 1_000_000 } else { 0 }).collect();
+    let hex = |v: &[f32]| data(v.iter().map(|x| format!("0x{:08x}", x.to_bits())));
+    let json = format!(
+        r#"{{"grid":{N},"block":64,"buffers":{{"x":{{"type":"f32","data":[{}]}},"y":{{"type":"f32","data":[{}]}},"n":{{"type":"i32","data":[{}]}},"out":{{"type":"f32","len":{}}},"iout":{{"type":"i32","len":{}}}}},"args":{{"x":"@x","y":"@y","n":"@n","out":"@out","iout":"@iout"}}}}"#,
+        hex(&xs),
+        hex(&ys),
+        data(ns.iter().map(|n| n.to_string())),
+        N * PER_ITEM,
+        N * 4
+    );
+    let spec = LaunchSpec::from_json(&json).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    let out: Vec<f32> = want.buffers[3].bits().into_iter().map(|b| f32::from_bits(b as u32)).collect();
+    let iout: Vec<i32> = want.buffers[4].bits().into_iter().map(|b| b as u32 as i32).collect();
+
+    let names = [
+        "pow", "pown", "powr", "rootn", "cbrt", "exp10", "expm1", "log10", "log1p", "hypot", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan", "atan2", "asin", "acos", "atanpi", "atan2pi",
+        "asinpi", "acospi", "sinpi", "cospi", "tanpi", "logb", "frexp", "modf", "modf whole", "fract", "fract floor", "nextafter", "maxmag", "minmag", "nan", "pow <4 x f32>", "pow <4 x f32> (y, x)",
+        "sinpi <2 x f32>",
+    ];
+    let mut worst = vec![0f64; PER_ITEM];
+    let mut failures = Vec::new();
+    for i in 0..N {
+        let (a, b, k) = (xs[i], ys[i], ns[i]);
+        let (x, y) = (f64::from(a), f64::from(b));
+        let pi = std::f64::consts::PI;
+        // (the reference, exact?) for each result.
+        let (m, e) = if a == 0.0 || !a.is_finite() { (a, 0) } else { ((x / 2f64.powi(exponent(a) + 1)) as f32, exponent(a) + 1) };
+        let fract = if a.is_nan() { a } else if a.is_infinite() { 0f32.copysign(a) } else { (a - a.floor()).min(f32::from_bits(0x3f7f_ffff)) };
+        let modf = if a.is_infinite() { 0f32.copysign(a) } else { (a - a.trunc()).copysign(a) };
+        let maxmag = if a.abs() > b.abs() { a } else if b.abs() > a.abs() { b } else { a.max(b) };
+        let minmag = if a.abs() < b.abs() { a } else if b.abs() < a.abs() { b } else { a.min(b) };
+        let logb = if a == 0.0 { f32::NEG_INFINITY } else if a.is_infinite() { f32::INFINITY } else if a.is_nan() { a } else { exponent(a) as f32 };
+        let refs: [(f64, bool); PER_ITEM] = [
+            (pow(x, y), false),
+            (pow(x, f64::from(k)), false),
+            (powr(x, y), false),
+            (rootn(x, k), false),
+            (x.cbrt(), false),
+            (10f64.powf(x), false),
+            (x.exp_m1(), false),
+            (x.log10(), false),
+            (x.ln_1p(), false),
+            (x.hypot(y), false),
+            (x.sinh(), false),
+            (x.cosh(), false),
+            (x.tanh(), false),
+            (x.asinh(), false),
+            (x.acosh(), false),
+            (x.atanh(), false),
+            (x.atan(), false),
+            (x.atan2(y), false),
+            (x.asin(), false),
+            (x.acos(), false),
+            (x.atan() / pi, false),
+            (x.atan2(y) / pi, false),
+            (x.asin() / pi, false),
+            (x.acos() / pi, false),
+            (sinpi(x), false),
+            (cospi(x), false),
+            (tanpi(x), false),
+            (f64::from(logb), true),
+            (f64::from(m), true),
+            (f64::from(modf), true),
+            (f64::from(a.trunc()), true),
+            (f64::from(fract), true),
+            (f64::from(a.floor()), true),
+            (f64::from(nextafter(a, b)), true),
+            (f64::from(maxmag), true),
+            (f64::from(minmag), true),
+            (f64::from(f32::from_bits(0x7fc0_0000 | (k as u32 & 0x003f_ffff))), true),
+            (pow(x, y), false),
+            (pow(y, x), false),
+            (sinpi(x), false),
+        ];
+        for (f, &(want, exact)) in refs.iter().enumerate() {
+            let got = out[PER_ITEM * i + f];
+            let wf = want as f32;
+            let bad = if want.is_nan() || wf.is_nan() {
+                !got.is_nan()
+            } else if exact || wf == 0.0 || wf.is_infinite() || got.is_infinite() || got == 0.0 {
+                // Zeros and infinities carry their sign (and NaN payloads count for nan()).
+                got.to_bits() != wf.to_bits()
+            } else {
+                let u = ulps(got, want);
+                worst[f] = worst[f].max(u);
+                u > 1.0
+            };
+            if f == 36 && got.to_bits() != wf.to_bits() {
+                failures.push(format!("nan({k}) = {:#x}, want {:#x}", got.to_bits(), wf.to_bits()));
+            } else if bad {
+                failures.push(format!("{}({a:e}, {b:e}, {k}) = {got:e} ({:#x}), want {want:e}", names[f], got.to_bits()));
+            }
+        }
+        let want_e = if a == 0.0 || !a.is_finite() { 0 } else { e };
+        let want_ilogb = if a == 0.0 { i32::MIN } else if !a.is_finite() { i32::MAX } else { exponent(a) };
+        if iout[4 * i] != want_e {
+            failures.push(format!("frexp({a:e}) exponent {}, want {want_e}", iout[4 * i]));
+        }
+        if iout[4 * i + 1] != want_ilogb {
+            failures.push(format!("ilogb({a:e}) = {}, want {want_ilogb}", iout[4 * i + 1]));
+        }
+    }
+    let table: Vec<String> = names.iter().zip(&worst).filter(|(_, w)| **w > 0.0).map(|(n, w)| format!("{n} {w:.3}")).collect();
+    eprintln!("worst ulps: {}", table.join(", "));
+    assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
+
+    // The generated code computes the same bits on every target (NaN payloads
+    // are unspecified in MIR, docs/mir.md: every NaN is equal, except nan()'s,
+    // which the expansion builds from integers).
+    for target in CodeObjectTarget::all_configurations() {
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let hsaco = codeobj::write_hsaco(&object).unwrap();
+        let mut spec = spec.clone();
+        spec.wave_size = target.target.wave.lanes();
+        let (got, _) = amdgpu_cg::sim::run_launch(&hsaco, &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        for (g, w) in got.iter().zip(&want.buffers) {
+            let (gb, wb) = (g.bits(), w.bits());
+            let is_float_nan = |b: u64, at: usize| w.name == "out" && at % PER_ITEM != 36 && f32::from_bits(b as u32).is_nan();
+            let first = gb.iter().zip(&wb).enumerate().position(|(at, (p, q))| p != q && !(is_float_nan(*p, at) && is_float_nan(*q, at)));
+            assert!(first.is_none(), "{} on {}: element {} is {:#x}, the interpreter's {:#x}", w.name, target.isa_name(), first.unwrap(), gb[first.unwrap()], wb[first.unwrap()]);
+        }
+    }
+}
