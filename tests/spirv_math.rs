@@ -16,7 +16,7 @@ use amdgpu_cg::isa::llvm_tools;
 use amdgpu_cg::mir::{self, launch::LaunchSpec};
 
 const N: usize = 512;
-const PER_ITEM: usize = 40;
+const PER_ITEM: usize = 44;
 
 /// A deterministic spread: xorshift.
 struct Rng(u64);
@@ -134,6 +134,27 @@ fn nextafter(x: f32, y: f32) -> f32 {
     f32::from_bits(if toward_zero { x.to_bits() - 1 } else { x.to_bits() + 1 })
 }
 
+/// remainder(x, y) and remquo's quotient bits from the exact f64 `%`
+/// (libm's fmod): x - k y with k nearest to x / y, ties to even.
+fn remquo(x: f64, y: f64) -> (f64, i32) {
+    if x.is_nan() || y.is_nan() || x.is_infinite() || y == 0.0 {
+        return (f64::NAN, 0);
+    }
+    if y.is_infinite() {
+        return (x, 0);
+    }
+    let (ax, ay) = (x.abs(), y.abs());
+    let r128 = ax % (128.0 * ay);
+    let mut q = (r128 / ay).floor();
+    let mut r = r128 - q * ay;
+    if 2.0 * r > ay || (2.0 * r == ay && q % 2.0 == 1.0) {
+        r -= ay;
+        q += 1.0;
+    }
+    let q = (q as i32) & 127;
+    (r.copysign(x), if (x < 0.0) != (y < 0.0) { -q } else { q })
+}
+
 /// Distance in f32 ulps of `got` from the exact `want`.
 fn ulps(got: f32, want: f64) -> f64 {
     let e = if want == 0.0 { -126 } else { (want.abs().log2().floor() as i32).clamp(-126, 127) };
@@ -181,7 +202,7 @@ fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
     let names = [
         "pow", "pown", "powr", "rootn", "cbrt", "exp10", "expm1", "log10", "log1p", "hypot", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan", "atan2", "asin", "acos", "atanpi", "atan2pi",
         "asinpi", "acospi", "sinpi", "cospi", "tanpi", "logb", "frexp", "modf", "modf whole", "fract", "fract floor", "nextafter", "maxmag", "minmag", "nan", "pow <4 x f32>", "pow <4 x f32> (y, x)",
-        "sinpi <2 x f32>",
+        "sinpi <2 x f32>", "fmod", "remainder", "remquo", "OpFRem",
     ];
     let mut worst = vec![0f64; PER_ITEM];
     let mut failures = Vec::new();
@@ -237,6 +258,10 @@ fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
             (pow(x, y), false),
             (pow(y, x), false),
             (sinpi(x), false),
+            (x % y, true),
+            (remquo(x, y).0, true),
+            (remquo(x, y).0, true),
+            (x % y, true),
         ];
         for (f, &(want, exact)) in refs.iter().enumerate() {
             let got = out[PER_ITEM * i + f];
@@ -261,6 +286,9 @@ fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
         let want_ilogb = if a == 0.0 { i32::MIN } else if !a.is_finite() { i32::MAX } else { exponent(a) };
         if iout[4 * i] != want_e {
             failures.push(format!("frexp({a:e}) exponent {}, want {want_e}", iout[4 * i]));
+        }
+        if iout[4 * i + 2] != remquo(x, y).1 {
+            failures.push(format!("remquo({a:e}, {b:e}) quotient {}, want {}", iout[4 * i + 2], remquo(x, y).1));
         }
         if iout[4 * i + 1] != want_ilogb {
             failures.push(format!("ilogb({a:e}) = {}, want {want_ilogb}", iout[4 * i + 1]));

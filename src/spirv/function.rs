@@ -1394,7 +1394,25 @@ impl<'a> Fx<'a> {
                 let adjusted = self.bin(BinOp::Add, &ty, r.clone(), y);
                 self.select(&ty, fix, adjusted, r)
             }
-            Op::FRem | Op::FMod => return Err("floating-point remainder (OpFRem/OpFMod) is not supported".into()),
+            Op::FRem | Op::FMod => {
+                // Exact, as OpenCL's fmod (the math library's); OpFMod then
+                // takes the divisor's sign (r + y when the signs differ).
+                let (x, y) = (a(self, 0)?, a(self, 1)?);
+                let r = super::libm::fmod(self, &ty, x, y.clone())?;
+                if op == Op::FRem {
+                    r
+                } else {
+                    let zero = self.splat(&ty, 0);
+                    let nonzero = self.value(MOp::Fcmp { pred: FloatPred::One, ty: ty.clone(), lhs: r.clone(), rhs: zero.clone() });
+                    let rn = self.value(MOp::Fcmp { pred: FloatPred::Olt, ty: ty.clone(), lhs: r.clone(), rhs: zero.clone() });
+                    let yn = self.value(MOp::Fcmp { pred: FloatPred::Olt, ty: ty.clone(), lhs: y.clone(), rhs: zero });
+                    let cty = bool_like(&ty);
+                    let differ = self.bin(BinOp::Xor, &cty, rn, yn);
+                    let fix = self.bin(BinOp::And, &cty, nonzero, differ);
+                    let adjusted = self.bin(BinOp::FAdd, &ty, r.clone(), y);
+                    self.select(&ty, fix, adjusted, r)
+                }
+            }
             Op::UConvert | Op::SConvert => {
                 let from = ta(self, 0)?;
                 let x = a(self, 0)?;

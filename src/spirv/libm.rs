@@ -376,6 +376,9 @@ pub fn handles(op: CLOp) -> bool {
             | nextafter
             | maxmag
             | minmag
+            | fmod
+            | remainder
+            | remquo
     )
 }
 
@@ -752,10 +755,176 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
             let r = fx.select(&ft, c2, yv, tie);
             return Ok(fx.select(&ft, c1, xv, r));
         }
+        CLOp::fmod | CLOp::remainder | CLOp::remquo => {
+            let kind = match op {
+                CLOp::fmod => Remainder::Truncated,
+                CLOp::remainder => Remainder::Nearest,
+                _ => Remainder::NearestWithQuotient,
+            };
+            let (r, quo) = remainder(&mut d, kind, &ft, arg(0)?, y()?);
+            if let Some(q) = quo {
+                let w = d.t(Type::I32);
+                store(d.fx, q, arg(2)?, &w);
+            }
+            r
+        }
         other => return Err(format!("OpenCL.std {other:?} is not supported")),
     };
     Ok(narrow(&mut d, r))
 }
+
+/// OpenCL's fmod of `x` by `y` (type `ty`), for OpFRem and OpFMod.
+pub fn fmod(fx: &mut Fx, ty: &Type, x: Operand, y: Operand) -> Result<Operand, String> {
+    if !ty.element().is_float() || ty.element() == &Type::F64 {
+        return Err(format!("floating-point remainder (OpFRem/OpFMod) of {ty} is not supported (f16 and f32 are)"));
+    }
+    let lanes = if ty.lanes() > 1 { ty.lanes() as u8 } else { 0 };
+    let mut d = D { fx, lanes };
+    let (r, _) = remainder(&mut d, Remainder::Truncated, ty, x, y);
+    let dt = d.f();
+    Ok(d.fx.cast(CastOp::FpTrunc, &dt, r, ty))
+}
+
+/// Which remainder: x - k y with k = trunc(x / y) (fmod, OpFRem), the
+/// nearest integer, ties to even (remainder), and that with k's low seven
+/// bits and the quotient's sign (remquo).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Remainder {
+    Truncated,
+    Nearest,
+    NearestWithQuotient,
+}
+
+/// The exact remainder of f32 or f16 `x` by `y` (as f64), and for remquo the
+/// quotient bits. |x| = mx 2^ex and |y| = my 2^ey with integer mantissas; the
+/// remainder of mx 2^(ex-ey) by 128 my is found 22 bits of the exponent
+/// difference at a time (every step's product stays below 2^53, so each
+/// reduction, a multiply by 1/(128 my), a floor and an fma, is exact after at
+/// most one correction). That remainder by my gives fmod, and its quotient
+/// (< 128) the low bits and the parity of k for the other two.
+fn remainder(d: &mut D, kind: Remainder, ft: &Type, x: Operand, y: Operand) -> (Operand, Option<Operand>) {
+    let f32t = d.t(Type::F32);
+    let w = d.t(Type::I32);
+    let dt = d.f();
+    let (x, y) = (d.fx.cast(CastOp::FpExt, ft, x, &f32t), d.fx.cast(CastOp::FpExt, ft, y, &f32t));
+    // Mantissa (an f64 integer) and exponent (i32) of |v|.
+    let parts = |d: &mut D, v: &Operand| -> (Operand, Operand) {
+        let fx = &mut *d.fx;
+        let b = fx.cast(CastOp::Bitcast, &f32t, v.clone(), &w);
+        let mask = fx.splat(&w, 0x7fff_ffff);
+        let b = fx.bin(BinOp::And, &w, b, mask);
+        let k23 = fx.splat(&w, 23);
+        let field = fx.bin(BinOp::LShr, &w, b.clone(), k23);
+        let fm = fx.splat(&w, 0x007f_ffff);
+        let frac = fx.bin(BinOp::And, &w, b, fm);
+        let zero = fx.splat(&w, 0);
+        let normal = fx.value(MOp::Icmp { pred: IntPred::Ne, ty: w.clone(), lhs: field.clone(), rhs: zero });
+        let hidden = fx.splat(&w, 0x0080_0000);
+        let with_hidden = fx.bin(BinOp::Or, &w, frac.clone(), hidden);
+        let m = fx.select(&w, normal.clone(), with_hidden, frac);
+        let bias = fx.splat(&w, 150);
+        let e = fx.bin(BinOp::Sub, &w, field, bias);
+        let sub = fx.splat(&w, (-149i32) as u32 as u64);
+        let e = fx.select(&w, normal, e, sub);
+        (fx.cast(CastOp::UiToFp, &w, m, &dt), e)
+    };
+    let (mx, ex) = parts(d, &x);
+    let (my, ey) = parts(d, &y);
+    let k128 = d.k(128.0);
+    let modulus = d.mul(my.clone(), k128);
+    let one = d.k(1.0);
+    let inv = d.div(one, modulus.clone());
+    let reduce = |d: &mut D, t: Operand| -> Operand {
+        let q = d.mul(t.clone(), inv.clone());
+        let q = d.un(UnOp::Floor, q);
+        let nq = d.un(UnOp::FNeg, q);
+        let r = d.fma(nq, modulus.clone(), t);
+        let neg = d.cmpk(FloatPred::Olt, r.clone(), 0.0);
+        let up = d.add(r.clone(), modulus.clone());
+        let r = d.sel(neg, up, r);
+        let over = d.cmp(FloatPred::Oge, r.clone(), modulus.clone());
+        let down = d.sub(r.clone(), modulus.clone());
+        d.sel(over, down, r)
+    };
+    let mut r = reduce(d, mx);
+    let diff = d.fx.bin(BinOp::Sub, &w, ex.clone(), ey.clone());
+    let zero_i = d.fx.splat(&w, 0);
+    let mut left = d.fx.bin(BinOp::SMax, &w, diff.clone(), zero_i.clone());
+    let step = d.fx.splat(&w, 22);
+    // 253 bits at most (from 2^104 mantissa units down to 2^-149).
+    for _ in 0..12 {
+        let k = d.fx.bin(BinOp::SMin, &w, left.clone(), step.clone());
+        let t = d.ldexp(r, k.clone());
+        r = reduce(d, t);
+        left = d.fx.bin(BinOp::Sub, &w, left, k);
+    }
+    // r = q7 my + rem, q7 < 128: the division is exact after flooring.
+    let q7 = d.div(r.clone(), my.clone());
+    let q7 = d.un(UnOp::Floor, q7);
+    let nq = d.un(UnOp::FNeg, q7.clone());
+    let rem = d.fma(nq, my.clone(), r);
+    let mut q = q7;
+    // |x| < |y| with ex < ey: the remainder is |x| itself (in units of 2^ey it
+    // would not be an integer), computed below in f64 instead.
+    let xa = d.fx.cast(CastOp::FpExt, &f32t, x.clone(), &dt);
+    let ya = d.fx.cast(CastOp::FpExt, &f32t, y.clone(), &dt);
+    let (xa, ya) = (d.abs(xa), d.abs(ya));
+    let small = d.fx.value(MOp::Icmp { pred: IntPred::Slt, ty: w.clone(), lhs: diff, rhs: zero_i });
+    let scaled = d.ldexp(rem.clone(), ey.clone());
+    let mut mag = d.sel(small.clone(), xa.clone(), scaled);
+    let zero_q = d.k(0.0);
+    q = d.sel(small, zero_q, q);
+    if kind != Remainder::Truncated {
+        // To the nearest multiple, ties to an even quotient.
+        let twice = d.add(mag.clone(), mag.clone());
+        let above = d.cmp(FloatPred::Ogt, twice.clone(), ya.clone());
+        let tie = d.cmp(FloatPred::Oeq, twice, ya.clone());
+        let odd = d.is_odd_int(&q);
+        let tie_odd = d.and(tie, odd);
+        let round_up = d.or(above, tie_odd);
+        let lowered = d.sub(mag.clone(), ya.clone());
+        mag = d.sel(round_up.clone(), lowered, mag);
+        let one = d.k(1.0);
+        let q1 = d.add(q.clone(), one);
+        q = d.sel(round_up, q1, q);
+    }
+    // The sign of x; NaN for y = 0, x infinite and NaN operands; x itself for
+    // an infinite y.
+    let xf = d.fx.cast(CastOp::FpExt, &f32t, x.clone(), &dt);
+    let yf = d.fx.cast(CastOp::FpExt, &f32t, y.clone(), &dt);
+    let r = d.copysign(mag, xf.clone());
+    let yi = d.is_inf(&yf);
+    let r = d.sel(yi.clone(), xf.clone(), r);
+    let y0 = d.cmpk(FloatPred::Oeq, yf.clone(), 0.0);
+    let xi = d.is_inf(&xf);
+    let bad = d.or(y0, xi);
+    let xn = d.is_nan(&xf);
+    let yn = d.is_nan(&yf);
+    let nan = d.or(xn, yn);
+    let bad = d.or(bad, nan);
+    let r = d.selk(bad.clone(), f64::NAN, r);
+    if kind != Remainder::NearestWithQuotient {
+        return (r, None);
+    }
+    // quo: k mod 128 with the sign of x / y; 0 where the result is NaN or y is
+    // infinite.
+    let qi = d.fx.cast(CastOp::FpToSi, &dt, q, &w);
+    let m127 = d.fx.splat(&w, 127);
+    let qi = d.fx.bin(BinOp::And, &w, qi, m127);
+    let xb = d.bits(xf);
+    let yb = d.bits(yf);
+    let sb = d.ibin(BinOp::Xor, xb, yb);
+    let zero64 = d.ki(Type::I64, 0);
+    let it = d.t(Type::I64);
+    let negative = d.fx.value(MOp::Icmp { pred: IntPred::Slt, ty: it, lhs: sb, rhs: zero64 });
+    let zero = d.fx.splat(&w, 0);
+    let nqi = d.fx.bin(BinOp::Sub, &w, zero.clone(), qi.clone());
+    let qi = d.fx.select(&w, negative, nqi, qi);
+    let none = d.or(bad, yi);
+    let qi = d.fx.select(&w, none, zero, qi);
+    (r, Some(qi))
+}
+
 
 /// The result divided by π for the `*pi` forms.
 fn per_pi(d: &mut D, by_pi: bool, r: Operand) -> Operand {
