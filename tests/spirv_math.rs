@@ -16,7 +16,7 @@ use amdgpu_cg::isa::llvm_tools;
 use amdgpu_cg::mir::{self, launch::LaunchSpec};
 
 const N: usize = 512;
-const PER_ITEM: usize = 44;
+const PER_ITEM: usize = 48;
 
 /// A deterministic spread: xorshift.
 struct Rng(u64);
@@ -202,7 +202,7 @@ fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
     let names = [
         "pow", "pown", "powr", "rootn", "cbrt", "exp10", "expm1", "log10", "log1p", "hypot", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "atan", "atan2", "asin", "acos", "atanpi", "atan2pi",
         "asinpi", "acospi", "sinpi", "cospi", "tanpi", "logb", "frexp", "modf", "modf whole", "fract", "fract floor", "nextafter", "maxmag", "minmag", "nan", "pow <4 x f32>", "pow <4 x f32> (y, x)",
-        "sinpi <2 x f32>", "fmod", "remainder", "remquo", "OpFRem",
+        "sinpi <2 x f32>", "fmod", "remainder", "remquo", "OpFRem", "erf", "erfc", "lgamma_r", "tgamma",
     ];
     let mut worst = vec![0f64; PER_ITEM];
     let mut failures = Vec::new();
@@ -262,6 +262,10 @@ fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
             (remquo(x, y).0, true),
             (remquo(x, y).0, true),
             (x % y, true),
+            (libm::erf(x), false),
+            (libm::erfc(x), false),
+            (libm::lgamma_r(x).0, false),
+            (libm::tgamma(x), false),
         ];
         for (f, &(want, exact)) in refs.iter().enumerate() {
             let got = out[PER_ITEM * i + f];
@@ -290,6 +294,9 @@ fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
         if iout[4 * i + 2] != remquo(x, y).1 {
             failures.push(format!("remquo({a:e}, {b:e}) quotient {}, want {}", iout[4 * i + 2], remquo(x, y).1));
         }
+        if iout[4 * i + 3] != libm::lgamma_r(x).1 && !a.is_nan() {
+            failures.push(format!("lgamma_r({a:e}) sign {}, want {}", iout[4 * i + 3], libm::lgamma_r(x).1));
+        }
         if iout[4 * i + 1] != want_ilogb {
             failures.push(format!("ilogb({a:e}) = {}, want {want_ilogb}", iout[4 * i + 1]));
         }
@@ -313,5 +320,59 @@ fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
             let first = gb.iter().zip(&wb).enumerate().position(|(at, (p, q))| p != q && !(is_float_nan(*p, at) && is_float_nan(*q, at)));
             assert!(first.is_none(), "{} on {}: element {} is {:#x}, the interpreter's {:#x}", w.name, target.isa_name(), first.unwrap(), gb[first.unwrap()], wb[first.unwrap()]);
         }
+    }
+}
+
+/// native_* and half_* (docs/spirv.md): the hardware's approximations, within
+/// OpenCL's bound for the half_ forms (2^-10 of the result, absolute for sin
+/// and cos) of Rust's f64 functions, on the interpreter and on every target.
+#[test]
+fn native_and_half_functions_are_within_the_half_precision_bound() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let source = format!("{}/tests/spirv/math/native.cl", env!("CARGO_MANIFEST_DIR"));
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-native-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let spv = work.join("native.spv");
+    let out = Command::new(&clang).args(["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-fno-discard-value-names", "-target", "spirv64", "-c", "-o"]).arg(&spv).arg(&source).output().unwrap();
+    assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
+    let module = amdgpu_cg::driver::load_spirv("native.spv", &std::fs::read(&spv).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&work);
+    const M: usize = 256;
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let xs: Vec<f32> = (0..M).map(|_| (rng.unit() * 20.0 - 10.0) as f32).collect();
+    let ys: Vec<f32> = (0..M).map(|_| (rng.unit() * 4.0 - 2.0) as f32).collect();
+    let hex = |v: &[f32]| data(v.iter().map(|x| format!("0x{:08x}", x.to_bits())));
+    let json = format!(
+        r#"{{"grid":{M},"block":64,"buffers":{{"x":{{"type":"f32","data":[{}]}},"y":{{"type":"f32","data":[{}]}},"out":{{"type":"f32","len":{}}}}},"args":{{"x":"@x","y":"@y","out":"@out"}}}}"#,
+        hex(&xs),
+        hex(&ys),
+        M * 16
+    );
+    let spec = LaunchSpec::from_json(&json).unwrap();
+    let check = |what: &str, out: &[f32]| {
+        for i in 0..M {
+            let (a, b) = (f64::from(xs[i]), f64::from(ys[i]));
+            let p = f64::from(xs[i].abs() + 0.001);
+            let q = f64::from(xs[i] * 0.25);
+            let t = f64::from(xs[i] * 0.1);
+            let refs = [a.exp(), a.exp2(), 10f64.powf(q), p.ln(), p.log2(), p.log10(), a.sin(), a.cos(), t.tan(), 1.0 / p, 1.0 / p.sqrt(), p.sqrt(), a / p, p.powf(b), a.exp(), a.sin()];
+            for (f, want) in refs.iter().enumerate() {
+                let got = f64::from(out[16 * i + f]);
+                // sin and cos: absolute; the rest relative.
+                let scale = if matches!(f, 6 | 7 | 15) { 1.0 } else { want.abs() };
+                assert!((got - want).abs() <= scale * 2f64.powi(-10), "{what}: result {f} of work-item {i} (x = {a}, y = {b}) is {got}, want {want}");
+            }
+        }
+    };
+    let want = mir::launch::run(&module, &spec).unwrap();
+    let bits = |b: &mir::launch::BufferOutput| -> Vec<f32> { b.bits().into_iter().map(|v| f32::from_bits(v as u32)).collect() };
+    check("interpreter", &bits(&want.buffers[2]));
+    for target in CodeObjectTarget::all_configurations() {
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let hsaco = codeobj::write_hsaco(&object).unwrap();
+        let mut spec = spec.clone();
+        spec.wave_size = target.target.wave.lanes();
+        let (got, _) = amdgpu_cg::sim::run_launch(&hsaco, &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        check(&target.isa_name(), &bits(&got[2]));
     }
 }

@@ -379,6 +379,11 @@ pub fn handles(op: CLOp) -> bool {
             | fmod
             | remainder
             | remquo
+            | erf
+            | erfc
+            | lgamma
+            | lgamma_r
+            | tgamma
     )
 }
 
@@ -768,9 +773,202 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
             }
             r
         }
+        CLOp::erf | CLOp::erfc => erf(&mut d, op == CLOp::erfc, x),
+        CLOp::lgamma | CLOp::lgamma_r | CLOp::tgamma => {
+            let (lg, sign) = lgamma(&mut d, x.clone());
+            if op == CLOp::lgamma_r {
+                let w = d.t(Type::I32);
+                let dt = d.f();
+                let s = d.fx.cast(CastOp::FpToSi, &dt, sign.clone(), &w);
+                store(d.fx, s, arg(1)?, &w);
+            }
+            if op == CLOp::tgamma {
+                // sign · e^lgamma; the poles (0 excepted) and -inf are NaN,
+                // ±0 give ±inf.
+                let e = d.exp(lg);
+                let r = d.mul(sign, e);
+                let int = d.is_int(&x);
+                let neg = d.cmpk(FloatPred::Olt, x.clone(), 0.0);
+                let pole = d.and(int, neg);
+                let r = d.selk(pole, f64::NAN, r);
+                let inf = d.k(f64::INFINITY);
+                let signed_inf = d.copysign(inf, x.clone());
+                let zero = d.cmpk(FloatPred::Oeq, x.clone(), 0.0);
+                d.sel(zero, signed_inf, r)
+            } else {
+                lg
+            }
+        }
         other => return Err(format!("OpenCL.std {other:?} is not supported")),
     };
     Ok(narrow(&mut d, r))
+}
+
+/// ζ(k) - 1 for k >= 2: the first terms summed, the tail by Euler-Maclaurin
+/// (for the coefficients of the lgamma series; computed once per use).
+fn zeta_minus_one(k: i32) -> f64 {
+    let n = 12.0f64;
+    let mut s = 0.0;
+    for j in (2..12).rev() {
+        s += f64::from(j).powi(-k);
+    }
+    let kf = f64::from(k);
+    // ∫ from n, half the term at n, and the first three Bernoulli corrections.
+    let tail = n.powf(1.0 - kf) / (kf - 1.0) + 0.5 * n.powf(-kf) + kf / 12.0 * n.powf(-kf - 1.0) - kf * (kf + 1.0) * (kf + 2.0) / 720.0 * n.powf(-kf - 3.0)
+        + kf * (kf + 1.0) * (kf + 2.0) * (kf + 3.0) * (kf + 4.0) / 30240.0 * n.powf(-kf - 5.0);
+    s + tail
+}
+
+const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
+
+/// (ln |Γ(x)|, the sign of Γ(x) as ±1.0): Stirling's series from 10 up (below,
+/// shifted by 10 through the product x (x+1) ... (x+9)), the series of lgamma
+/// around 1 and 2 where it crosses zero, and the reflection Γ(x) Γ(1-x) =
+/// π / sin(πx) below ½.
+fn lgamma(d: &mut D, x: Operand) -> (Operand, Operand) {
+    let half = d.cmpk(FloatPred::Olt, x.clone(), 0.5);
+    let one = d.k(1.0);
+    let reflected = d.sub(one.clone(), x.clone());
+    let z = d.sel(half.clone(), reflected, x.clone());
+    // Stirling on s = z (+ 10).
+    let low = d.cmpk(FloatPred::Olt, z.clone(), 10.0);
+    let mut prod = z.clone();
+    for j in 1..10 {
+        let k = d.k(f64::from(j));
+        let t = d.add(z.clone(), k);
+        prod = d.mul(prod, t);
+    }
+    let prod = d.sel(low.clone(), prod, one.clone());
+    let ten = d.k(10.0);
+    let shifted = d.add(z.clone(), ten);
+    let s = d.sel(low, shifted, z.clone());
+    let ls = d.ln(s.clone());
+    let h = d.k(0.5);
+    let sm = d.sub(s.clone(), h);
+    let main = d.mul(sm, ls);
+    let main = d.sub(main, s.clone());
+    let c = d.k(0.5 * (2.0 * PI).ln());
+    let main = d.add(main, c);
+    let inv = d.div(one.clone(), s);
+    let w = d.mul(inv.clone(), inv.clone());
+    let p = d.poly(&w, &[1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0, -691.0 / 360_360.0, 1.0 / 156.0]);
+    let corr = d.mul(inv, p);
+    let stirling = d.add(main, corr);
+    let lp = d.ln(prod);
+    let g = d.sub(stirling, lp);
+    // Around 1: lgamma(1 + t) = -γ t + Σ (-1)^k ζ(k)/k t^k; around 2:
+    // lgamma(2 + t) = (1 - γ) t + Σ (-1)^k (ζ(k) - 1)/k t^k.
+    let series = |d: &mut D, centre: f64, minus_one: bool| {
+        let c = d.k(centre);
+        let t = d.sub(z.clone(), c);
+        let mut coeffs = vec![if minus_one { 1.0 - EULER_GAMMA } else { -EULER_GAMMA }];
+        for k in 2..32 {
+            let zk = zeta_minus_one(k) + if minus_one { 0.0 } else { 1.0 };
+            coeffs.push(if k % 2 == 0 { zk } else { -zk } / f64::from(k));
+        }
+        let p = d.poly(&t, &coeffs);
+        let v = d.mul(t, p);
+        // lgamma(1) = lgamma(2) = +0: the product is -0 there.
+        let zero = d.k(0.0);
+        d.add(v, zero)
+    };
+    let near1 = series(d, 1.0, false);
+    let near2 = series(d, 2.0, true);
+    let lo1 = d.cmpk(FloatPred::Oge, z.clone(), 0.75);
+    let hi1 = d.cmpk(FloatPred::Ole, z.clone(), 1.25);
+    let in1 = d.and(lo1, hi1);
+    let g = d.sel(in1, near1, g);
+    let lo2 = d.cmpk(FloatPred::Oge, z.clone(), 1.5);
+    let hi2 = d.cmpk(FloatPred::Ole, z.clone(), 2.5);
+    let in2 = d.and(lo2, hi2);
+    let g = d.sel(in2, near2, g);
+    // Reflection: ln(π / |sin πx|) - lgamma(1 - x); the poles (sin πx = 0)
+    // come out +inf.
+    let (sin, _) = d.sincospi(x.clone());
+    let sa = d.abs(sin.clone());
+    let pi = d.k(PI);
+    let q = d.div(pi, sa);
+    let lq = d.ln(q);
+    let refl = d.sub(lq, g.clone());
+    let r = d.sel(half.clone(), refl, g);
+    let inf = d.is_inf(&x);
+    let r = d.selk(inf, f64::INFINITY, r);
+    // The sign: + for x > 0 (and +0), that of sin πx below 0 (-0 gives -).
+    let neg_sin = d.cmpk(FloatPred::Olt, sin, 0.0);
+    let xneg = d.cmpk(FloatPred::Olt, x.clone(), 0.0);
+    let neg = d.and(neg_sin, xneg);
+    let m1 = d.k(-1.0);
+    let sign = d.sel(neg, m1.clone(), one.clone());
+    let zero = d.cmpk(FloatPred::Oeq, x.clone(), 0.0);
+    let signed = d.copysign(one, x);
+    let sign = d.sel(zero, signed, sign);
+    (r, sign)
+}
+
+/// erf and erfc: the Taylor series of erf below 3 (erfc = 1 - erf below 2,
+/// where no more than 8 bits cancel), and Laplace's continued fraction for
+/// erfc above (40 levels, evaluated forward as numerator and denominator).
+fn erf(d: &mut D, complement: bool, x: Operand) -> Operand {
+    let ax = d.abs(x.clone());
+    let z = d.mul(x.clone(), x.clone());
+    let mut f = 1.0f64;
+    let coeffs: Vec<f64> = (0..60)
+        .map(|k| {
+            if k > 0 {
+                f *= f64::from(k);
+            }
+            let c = 2.0 / PI.sqrt() / (f * f64::from(2 * k + 1));
+            if k % 2 == 0 {
+                c
+            } else {
+                -c
+            }
+        })
+        .collect();
+    let p = d.poly(&z, &coeffs);
+    let series = d.mul(x.clone(), p);
+    // erfc(|x|) = e^(-x²)/√π / (a + ½/(a + 1/(a + 3/2/(a + ...)))), with a
+    // clamped (the fraction's terms grow like a^40; beyond 27 erfc is 0 in f32
+    // anyway).
+    let cap = d.k(27.0);
+    let a = d.bin(BinOp::FMin, ax.clone(), cap);
+    let (mut h_prev, mut h) = (d.k(1.0), a.clone());
+    let (mut k_prev, mut k) = (d.k(0.0), d.k(1.0));
+    for n in 1..=40 {
+        let an = d.k(f64::from(n) / 2.0);
+        let hn = d.mul(a.clone(), h.clone());
+        let hn = d.fma(an.clone(), h_prev, hn);
+        let kn = d.mul(a.clone(), k.clone());
+        let kn = d.fma(an, k_prev, kn);
+        (h_prev, h, k_prev, k) = (h, hn, k, kn);
+    }
+    let nz = d.un(UnOp::FNeg, z.clone());
+    let e = d.exp(nz);
+    let sp = d.k(PI.sqrt());
+    let num = d.mul(e, k);
+    let den = d.mul(sp, h);
+    let tail = d.div(num, den); // erfc(|x|) above 2
+    let one = d.k(1.0);
+    if complement {
+        // erfc(x) = 1 - erf(x) below 2 (x negative included), the fraction
+        // above 2, and 2 - erfc(-x) below -2.
+        let from_series = d.sub(one, series);
+        let two = d.k(2.0);
+        let other = d.sub(two, tail.clone());
+        let neg = d.cmpk(FloatPred::Olt, x.clone(), 0.0);
+        let far = d.sel(neg, other, tail);
+        let near = d.cmpk(FloatPred::Olt, ax, 2.0);
+        let r = d.sel(near, from_series, far);
+        let nan = d.is_nan(&x);
+        d.sel(nan, x, r)
+    } else {
+        let rest = d.sub(one, tail);
+        let rest = d.copysign(rest, x.clone());
+        let near = d.cmpk(FloatPred::Olt, ax, 3.0);
+        let r = d.sel(near, series, rest);
+        let nan = d.is_nan(&x);
+        d.sel(nan, x, r)
+    }
 }
 
 /// OpenCL's fmod of `x` by `y` (type `ty`), for OpFRem and OpFMod.

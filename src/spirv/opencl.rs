@@ -111,6 +111,27 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
         }
         CLOp::rsqrt => un(fx, UnOp::Rsqrt)?,
         CLOp::native_divide | CLOp::half_divide => bin(fx, BinOp::FDiv)?,
+        CLOp::native_exp10 | CLOp::half_exp10 | CLOp::native_log10 | CLOp::half_log10 | CLOp::native_tan | CLOp::half_tan => {
+            // From the one-instruction forms: 2^(x log2 10), log2(x) log10 2,
+            // sin/cos.
+            f64_transcendental()?;
+            match op {
+                CLOp::native_exp10 | CLOp::half_exp10 => {
+                    let c = k(fx, std::f64::consts::LOG2_10);
+                    let t = fx.bin(BinOp::FMul, &ty, arg(0)?, c);
+                    fx.un(UnOp::Exp2Approx, &ty, t)
+                }
+                CLOp::native_log10 | CLOp::half_log10 => {
+                    let l = fx.un(UnOp::Log2Approx, &ty, arg(0)?);
+                    let c = k(fx, std::f64::consts::LOG10_2);
+                    fx.bin(BinOp::FMul, &ty, l, c)
+                }
+                _ => {
+                    let (s, c) = (fx.un(UnOp::SinApprox, &ty, arg(0)?), fx.un(UnOp::CosApprox, &ty, arg(0)?));
+                    fx.bin(BinOp::FDiv, &ty, s, c)
+                }
+            }
+        }
         CLOp::native_powr | CLOp::half_powr => {
             f64_transcendental()?;
             let l = fx.un(UnOp::Log2Approx, &ty, arg(0)?);

@@ -1,11 +1,11 @@
 // The OpenCL math library beyond MIR's own operations (src/spirv/libm.rs):
-// every function on x[i] (and y[i], n[i]), 44 results per work-item.
+// every function on x[i] (and y[i], n[i]), 48 results per work-item.
 // tests/spirv_math.rs checks them against Rust's f64 library.
 __kernel void library(__global const float *x, __global const float *y, __global const int *n, __global float *out, __global int *iout) {
     size_t i = get_global_id(0);
     float a = x[i], b = y[i];
     int k = n[i];
-    __global float *o = out + 44 * i;
+    __global float *o = out + 48 * i;
     o[0] = pow(a, b);
     o[1] = pown(a, k);
     o[2] = powr(a, b);
@@ -59,4 +59,9 @@ __kernel void library(__global const float *x, __global const float *y, __global
     iout[4 * i + 2] = q;
     // LLVM's frem (OpFRem).
     o[43] = __builtin_fmodf(a, b);
+    o[44] = erf(a);
+    o[45] = erfc(a);
+    o[46] = lgamma_r(a, &q);
+    iout[4 * i + 3] = q;
+    o[47] = tgamma(a);
 }
