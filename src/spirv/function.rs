@@ -10,7 +10,7 @@ use rspirv::spirv::{MemoryAccess, MemorySemantics, Op, Scope, StorageClass};
 
 use super::module::{address_space, Constant, Facts, SpvType};
 use super::read::Inst;
-use super::{builtins, opencl, Error};
+use super::{builtins, collectives, opencl, Error};
 use crate::abi::{AddrSpace, Type};
 use crate::mir::builder::FunctionBuilder;
 use crate::mir::{AtomicOp, BinOp, BlockId, CastOp, Const, FloatPred, FuncKind, IntPred, MemOrder, MemScope, Module, Op as MOp, Operand, Sync, UnOp, WaveOp};
@@ -156,6 +156,16 @@ pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
                     calls.push(*c);
                 }
             }
+            let scope = match inst.inst.operands.first() {
+                Some(O::IdScope(s) | O::IdRef(s)) => match facts.constants.get(s) {
+                    Some((_, Constant::Scalar(c))) => Some(c.bits),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if collectives::is_workgroup_collective(inst.op(), scope) && !used.contains(&collectives::AREA) {
+                used.push(collectives::AREA);
+            }
         }
         lds_uses.insert(*id, used);
         callees.insert(*id, calls);
@@ -296,7 +306,11 @@ fn translate_function(
     }
     if !kernel {
         for &g in lds_uses.get(&id).map(Vec::as_slice).unwrap_or(&[]) {
-            let pname = sanitize(&format!("lds.{}", facts.name(g).unwrap_or(&g.to_string())));
+            let pname = if g == collectives::AREA {
+                "lds.collectives".to_string()
+            } else {
+                sanitize(&format!("lds.{}", facts.name(g).unwrap_or(&g.to_string())))
+            };
             let v = fx.b.param(&pname, Type::Ptr(AddrSpace::Local));
             fx.module_slots.insert(g, Operand::Value(v));
         }
@@ -526,6 +540,36 @@ impl<'a> Fx<'a> {
     }
 
     /// A constant integer id's value.
+    /// A fresh MIR block inside the current SPIR-V block (for expansions with
+    /// control flow of their own).
+    pub fn new_block(&mut self, stem: &str) -> BlockId {
+        self.fresh += 1;
+        self.b.create_block(&format!("{stem}{}", self.fresh))
+    }
+
+    /// Continues in `block` (created by [`Fx::new_block`]).
+    pub fn enter(&mut self, block: BlockId) {
+        self.current = block;
+        self.b.switch_to(block);
+    }
+
+    /// The LDS area of the work-group collectives: a slot of the kernel, or
+    /// the parameter a device function receives it in.
+    pub fn collective_area(&mut self) -> Result<Operand, String> {
+        if let Some(o) = self.module_slots.get(&collectives::AREA) {
+            return Ok(o.clone());
+        }
+        if !self.kernel {
+            return Err("internal: a work-group collective in a device function without the collectives' LDS parameter".into());
+        }
+        let here = self.current;
+        self.b.switch_to(self.entry);
+        let slot = Operand::Value(self.b.lds_slot(collectives::AREA_BYTES, 8));
+        self.b.switch_to(here);
+        self.module_slots.insert(collectives::AREA, slot.clone());
+        Ok(slot)
+    }
+
     pub fn const_int(&self, id: u32) -> Option<u64> {
         match self.facts.constants.get(&id) {
             Some((_, Constant::Scalar(c))) => Some(c.bits),
@@ -845,7 +889,7 @@ impl<'a> Fx<'a> {
                     args.push(a);
                 }
                 for g in self.lds_uses.get(&callee).cloned().unwrap_or_default() {
-                    let p = self.operand(g)?;
+                    let p = if g == collectives::AREA { self.collective_area()? } else { self.operand(g)? };
                     args.push(p);
                 }
                 if let Some(v) = self.b.call(&name, args, ret) {
@@ -1079,6 +1123,12 @@ impl<'a> Fx<'a> {
                 let ty = self.facts.mir_type(rt()?)?;
                 let (c, a, b) = (self.operand(id(0)?)?, self.operand(id(1)?)?, self.operand(id(2)?)?);
                 let r = self.select(&ty, c, a, b);
+                self.def(rid, r);
+            }
+            op @ (Op::GroupIAdd | Op::GroupFAdd | Op::GroupFMin | Op::GroupUMin | Op::GroupSMin | Op::GroupFMax | Op::GroupUMax | Op::GroupSMax | Op::GroupBroadcast | Op::GroupAny | Op::GroupAll)
+                if collectives::is_workgroup_collective(op, self.const_int(id(0)?)) =>
+            {
+                let r = collectives::translate(self, op, rt()?, ops)?;
                 self.def(rid, r);
             }
             Op::GroupIAdd | Op::GroupFAdd | Op::GroupFMin | Op::GroupUMin | Op::GroupSMin | Op::GroupFMax | Op::GroupUMax | Op::GroupSMax => {

@@ -16,6 +16,7 @@
 //! instruction or capability and where it is.
 
 mod builtins;
+mod collectives;
 mod function;
 mod module;
 mod libm;
