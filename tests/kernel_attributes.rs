@@ -112,3 +112,41 @@ fn metadata_matches_clang() {
     }
     assert_eq!(max_flat(&ours), max_flat(&theirs));
 }
+
+/// Kernel parameter descriptions (docs/mir.md): written ones reach the
+/// metadata, `restrict` pointers without `readonly`/`writeonly` get what the
+/// code does through them (a pointer only stored through, even after a
+/// `ptradd` and a branch argument, is write-only; one also read is neither),
+/// the text prints back the same, and device functions cannot have them.
+#[test]
+fn kernel_parameter_descriptions_reach_the_metadata() {
+    let text = "kernel @k(%a: ptr<global> const restrict volatile \"float*\", %w: ptr<global> restrict, %rw: ptr<global> restrict \"int*\", %n: i32 \"uint\") {
+entry:
+  %x = load f32 %a
+  %q = ptradd %w, 4
+  br next(%q)
+next(%p: ptr<global>):
+  store f32 %x, %p
+  %y = load i32 %rw
+  %z = add i32 %y, %n
+  store i32 %z, %rw
+  ret
+}
+";
+    let module = mir::parse(text).unwrap();
+    mir::verify::verify(&module).unwrap();
+    assert_eq!(mir::parse(&module.to_string()).unwrap().to_string(), module.to_string());
+    assert!(module.to_string().contains("%a: ptr<global> const restrict volatile \"float*\""), "{module}");
+    let target = CodeObjectTarget::new(amdgpu_cg::isa::Target::new(amdgpu_cg::isa::Gpu::Gfx942));
+    let co = codeobj::reader::read(&hsaco(&module, &target)).unwrap();
+    let args = co.kernels[0].metadata.clone().unwrap().args;
+    use codeobj::metadata::Access;
+    let (a, w, rw, n) = (&args[0], &args[1], &args[2], &args[3]);
+    assert!(a.is_const && a.is_restrict && a.is_volatile && a.type_name.as_deref() == Some("float*") && a.actual_access == Some(Access::ReadOnly), "{a:?}");
+    assert!(w.is_restrict && !w.is_const && w.actual_access == Some(Access::WriteOnly) && w.type_name.as_deref() == Some("void*"), "{w:?}");
+    assert!(rw.is_restrict && rw.actual_access.is_none(), "{rw:?}");
+    assert!(n.type_name.as_deref() == Some("uint") && !n.is_restrict, "{n:?}");
+    let bad = mir::parse("func @f(%p: ptr<global> restrict) {\nentry:\n  ret\n}\n").unwrap();
+    let err: String = mir::verify::verify(&bad).unwrap_err().iter().map(|d| d.to_string()).collect();
+    assert!(err.contains("only kernel parameters"), "{err}");
+}

@@ -216,7 +216,7 @@ fn the_command_line_reads_spirv_by_its_magic_number() {
     let out = Command::new(exe).arg(&input).args(["--emit", "mir", "-o", "-"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("kernel @twice(%p: ptr<global>)"), "{text}");
+    assert!(text.contains("kernel @twice(%p: ptr<global> \"int*\")"), "{text}");
     let hsaco = work.join("twice.hsaco");
     let out = Command::new(exe).arg(&input).args(["--mcpu", "gfx1100", "-o"]).arg(&hsaco).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -378,4 +378,44 @@ fn errors_give_the_source_line_of_op_line() {
     let e = &errors[0];
     assert_eq!(e.line, Some(("k.cl".to_string(), 7)), "{e}");
     assert!(e.word.is_some() && e.to_string().starts_with("k.cl:7: ") && e.message.contains("OpFRem"), "{e}");
+}
+
+/// Kernel argument metadata: for arguments whose description SPIR-V carries
+/// (names, address spaces, restrict, volatile, a read-only restrict pointer,
+/// the constant space's const, signed and unsigned char types, typedef'd
+/// structs), every field of our code object's `.args` equals clang-22's for
+/// the same source compiled for amdgcn with `-cl-kernel-arg-info`.
+#[test]
+fn kernel_argument_metadata_is_clangs() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let source = "typedef struct { int a; float b; } S;
+__kernel void args(__global float *restrict a, __global volatile int *b, __constant int *c, int4 v, S s, uchar u, char sc, __global short *p, long n, __global float2 *restrict w) {
+    w[0] = (float2)(a[0] + c[0] + v.x + s.b + u + sc + p[0] + n, 0.0f);
+    b[0] = 1;
+}
+";
+    let Some(spv) = spirv_of(source, "argmeta") else { return };
+    let module = amdgpu_cg::driver::load_spirv("argmeta", &spv).unwrap();
+    let target = CodeObjectTarget::new(Target::new(Gpu::Gfx90a));
+    let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+    let ours = codeobj::reader::read(&codeobj::write_hsaco(&object).unwrap()).unwrap();
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-argmeta-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let (cl, obj) = (work.join("args.cl"), work.join("args.o"));
+    std::fs::write(&cl, source).unwrap();
+    let mut args: Vec<&str> = CL_FLAGS.to_vec();
+    let (cl_s, obj_s) = (cl.to_string_lossy().to_string(), obj.to_string_lossy().to_string());
+    args.extend(["-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-cl-kernel-arg-info", "-c", "-o", &obj_s, &cl_s]);
+    run(&clang, &args, "clang-22 -target amdgcn").unwrap();
+    let theirs = codeobj::reader::read(&std::fs::read(&obj).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&work);
+    let explicit = |co: &codeobj::reader::LoadedCodeObject| -> Vec<codeobj::metadata::KernelArg> {
+        let md = co.kernels[0].metadata.clone().expect("metadata");
+        md.args.into_iter().filter(|a| !matches!(a.value_kind, codeobj::metadata::ValueKind::Hidden(_))).collect()
+    };
+    let (ours, theirs) = (explicit(&ours), explicit(&theirs));
+    assert_eq!(ours.len(), theirs.len());
+    for (o, t) in ours.iter().zip(&theirs) {
+        assert_eq!(o, t, "argument {:?}", t.name);
+    }
 }

@@ -11,6 +11,7 @@
 //! One module per pass; each is a function over one function. This file lists
 //! them in order and nothing else decides the order.
 
+mod arg_access;
 pub mod cfi;
 pub mod dead_moves;
 pub mod emit;
@@ -149,7 +150,8 @@ pub struct CompiledKernel {
     pub stats: KernelStats,
     pub kernarg: KernargLayout,
     pub resources: KernelResources,
-    pub arg_names_types: Vec<(String, crate::abi::Type)>,
+    /// Each kernel argument's name, type and source-level description.
+    pub args: Vec<(String, crate::abi::Type, crate::mir::ArgInfo)>,
     /// The kernel's launch attributes (for the metadata).
     pub attrs: crate::mir::KernelAttrs,
     /// Bytes per lane of the function's frame from its entry SP (0 without
@@ -346,7 +348,19 @@ pub fn compile_kernel(
         occupancy: occupancy(t, crate::abi::descriptor::total_vgpr_count(t.gpu, resources.num_vgpr, resources.num_agpr), resources.num_sgpr),
         occupancy_limit: occupancy_limit(t, crate::abi::descriptor::total_vgpr_count(t.gpu, resources.num_vgpr, resources.num_agpr)),
     };
-    let arg_names_types = func.params.iter().map(|p| (func.value_name(p.value).to_string(), func.value_type(p.value).clone())).collect();
+    // restrict pointers get what the kernel does through them (as LLVM infers
+    // it) unless the MIR says.
+    let args = func
+        .params
+        .iter()
+        .map(|p| {
+            let mut info = p.info.clone();
+            if info.is_restrict && info.access.is_none() && matches!(func.value_type(p.value), crate::abi::Type::Ptr(_)) {
+                info.access = arg_access::pointer_access(func, p.value);
+            }
+            (func.value_name(p.value).to_string(), func.value_type(p.value).clone(), info)
+        })
+        .collect();
     Ok(CompiledKernel {
         name: func.name.clone(),
         is_kernel: func.kind == FuncKind::Kernel,
@@ -356,7 +370,7 @@ pub fn compile_kernel(
         stats,
         kernarg: selected.kernarg,
         resources,
-        arg_names_types,
+        args,
         attrs: func.attrs.clone(),
         frame_bytes: expanded.frame_bytes,
         frame_rows,
@@ -648,12 +662,7 @@ pub fn compile_module(
     for k in &compiled {
         let relocs = k.calls.iter().flat_map(|(pc, callee)| codeobj::Reloc::getpc_pair(*pc, callee)).collect();
         let kernel = if k.is_kernel {
-            let args: Vec<KernelArg> = k
-                .arg_names_types
-                .iter()
-                .zip(&k.kernarg.explicit)
-                .map(|((name, ty), a)| KernelArg { type_name: Some(opencl_type_name(ty)), ..KernelArg::new(name, ty, a.offset) })
-                .collect();
+            let args: Vec<KernelArg> = k.args.iter().zip(&k.kernarg.explicit).map(|((name, ty, info), a)| kernel_arg(name, ty, info, a.offset)).collect();
             let mut info = KernelInfo::from_resources(target, version, args, true, k.resources.clone(), k.attrs.max_flat_work_group_size())
                 .map_err(|e| Diagnostic::new(format!("@{}: {e}", k.name), Span::NONE))?;
             info.metadata.reqd_workgroup_size = k.attrs.reqd_work_group_size;
@@ -683,6 +692,24 @@ fn in_parallel<T: Send>(items: &[usize], jobs: usize, work: impl Fn(usize, &mut 
 fn merge(into: &mut Report, from: Report) {
     into.printed.push_str(&from.printed);
     into.timings.extend(from.timings);
+}
+
+/// A kernel argument's metadata entry: the ABI's layout and kind, with the
+/// source's description where the MIR has one (else the type's OpenCL name).
+fn kernel_arg(name: &str, ty: &crate::abi::Type, info: &crate::mir::ArgInfo, offset: u32) -> KernelArg {
+    use crate::codeobj::metadata::Access;
+    let access = info.access.map(|a| match a {
+        crate::mir::ArgAccess::ReadOnly => Access::ReadOnly,
+        crate::mir::ArgAccess::WriteOnly => Access::WriteOnly,
+    });
+    KernelArg {
+        type_name: Some(info.type_name.clone().unwrap_or_else(|| opencl_type_name(ty))),
+        is_const: info.is_const,
+        is_restrict: info.is_restrict,
+        is_volatile: info.is_volatile,
+        actual_access: access,
+        ..KernelArg::new(name, ty, offset)
+    }
 }
 
 /// The OpenCL spelling of an argument type, for the metadata's `.type_name`

@@ -83,8 +83,15 @@ impl FunctionBuilder {
     /// Adds a function parameter.
     pub fn param(&mut self, name: &str, ty: Type) -> Value {
         let value = self.new_value(Some(name), ty);
-        self.func.params.push(Param { value, inreg: false });
+        self.func.params.push(Param { value, inreg: false, info: ArgInfo::default() });
         value
+    }
+
+    /// Sets the source-level description of the last parameter added.
+    pub fn set_param_info(&mut self, info: ArgInfo) {
+        if let Some(p) = self.func.params.last_mut() {
+            p.info = info;
+        }
     }
 
     /// The calling convention of a device function (`callconv(llvm)`).
@@ -95,7 +102,7 @@ impl FunctionBuilder {
     /// Adds an `inreg` parameter (device functions; passed in SGPRs).
     pub fn param_inreg(&mut self, name: &str, ty: Type) -> Value {
         let value = self.new_value(Some(name), ty);
-        self.func.params.push(Param { value, inreg: true });
+        self.func.params.push(Param { value, inreg: true, info: ArgInfo::default() });
         value
     }
 

@@ -959,6 +959,35 @@ pub struct Param {
     pub value: Value,
     /// Passed in SGPRs (device functions only; must be uniform at every call).
     pub inreg: bool,
+    /// What the source said about a kernel argument, for the code object's
+    /// metadata (kernels only).
+    pub info: ArgInfo,
+}
+
+/// A kernel argument's source-level description, as OpenCL's
+/// `clGetKernelArgInfo` reports it and clang writes it in the metadata:
+/// `const`, `restrict`, `volatile`, what the kernel does through a `restrict`
+/// pointer (`readonly`, `writeonly`), and the type's name in the source.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArgInfo {
+    pub is_const: bool,
+    pub is_restrict: bool,
+    pub is_volatile: bool,
+    pub access: Option<ArgAccess>,
+    pub type_name: Option<String>,
+}
+
+/// `.actual_access` of a pointer argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgAccess {
+    ReadOnly,
+    WriteOnly,
+}
+
+impl ArgInfo {
+    pub fn is_empty(&self) -> bool {
+        *self == ArgInfo::default()
+    }
 }
 
 /// Launch requirements of a kernel (written after its parameters), reflected

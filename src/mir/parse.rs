@@ -143,6 +143,8 @@ struct PendingBranchConst {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Tok<'a> {
     Ident(&'a str),
+    /// A double-quoted string (no escapes; not across lines).
+    Str(&'a str),
     Local(&'a str),
     Global(&'a str),
     Literal(&'a str),
@@ -157,6 +159,7 @@ impl Tok<'_> {
             Tok::Local(s) => format!("'%{s}'"),
             Tok::Global(s) => format!("'@{s}'"),
             Tok::Literal(s) => format!("'{s}'"),
+            Tok::Str(s) => format!("\"{s}\""),
             Tok::Punct(p) => format!("'{p}'"),
             Tok::Eof => "end of input".to_string(),
         }
@@ -243,6 +246,11 @@ impl<'a> Parser<'a> {
                 (tok, start, start + 1 + len)
             }
             '-' if rest.starts_with("->") => (Tok::Punct("->"), start, start + 2),
+            '"' => match rest[1..].find(['"', '\n']) {
+                Some(end) if rest.as_bytes()[1 + end] == b'"' => (Tok::Str(&rest[1..1 + end]), start, start + end + 2),
+                // Unterminated: the rest of the line, reported where it is used.
+                _ => (Tok::Literal(&rest[..1]), start, start + 1),
+            },
             '0'..='9' | '-' | '+' => {
                 let bytes = rest.as_bytes();
                 let hex = rest.trim_start_matches(['-', '+']).starts_with("0x");
@@ -528,8 +536,28 @@ impl<'a> Parser<'a> {
                 self.expect_punct(":", "after the parameter name")?;
                 let inreg = self.eat_ident("inreg");
                 let (ty, _) = self.ty()?;
+                let mut info = ArgInfo::default();
+                loop {
+                    if self.eat_ident("const") {
+                        info.is_const = true;
+                    } else if self.eat_ident("restrict") {
+                        info.is_restrict = true;
+                    } else if self.eat_ident("volatile") {
+                        info.is_volatile = true;
+                    } else if self.eat_ident("readonly") {
+                        info.access = Some(ArgAccess::ReadOnly);
+                    } else if self.eat_ident("writeonly") {
+                        info.access = Some(ArgAccess::WriteOnly);
+                    } else {
+                        break;
+                    }
+                }
+                if let Tok::Str(name) = self.peek() {
+                    info.type_name = Some(name.to_string());
+                    self.next();
+                }
                 let value = scope.define(pname, ty, span)?;
-                params.push(Param { value, inreg });
+                params.push(Param { value, inreg, info });
                 if self.eat_punct(")") {
                     break;
                 }

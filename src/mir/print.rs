@@ -34,6 +34,20 @@ impl fmt::Display for Function {
             }
             let inreg = if param.inreg { "inreg " } else { "" };
             write!(f, "%{}: {inreg}{}", self.value_name(param.value), self.value_type(param.value))?;
+            let info = &param.info;
+            for (on, word) in [(info.is_const, "const"), (info.is_restrict, "restrict"), (info.is_volatile, "volatile")] {
+                if on {
+                    write!(f, " {word}")?;
+                }
+            }
+            match info.access {
+                Some(ArgAccess::ReadOnly) => f.write_str(" readonly")?,
+                Some(ArgAccess::WriteOnly) => f.write_str(" writeonly")?,
+                None => {}
+            }
+            if let Some(name) = &info.type_name {
+                write!(f, " \"{name}\"")?;
+            }
         }
         f.write_str(")")?;
         if let Some(ret) = &self.ret {

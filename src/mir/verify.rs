@@ -115,6 +115,10 @@ impl Checker<'_> {
             }
             FuncKind::Device => {
                 for param in &func.params {
+                    if !param.info.is_empty() {
+                        let name = func.value_name(param.value);
+                        self.error(At::Function, format!("parameter '%{name}' has a kernel argument description (const, restrict, volatile, readonly, writeonly, a type name), which only kernel parameters have"));
+                    }
                     let ty = func.value_type(param.value);
                     if ty.has_bool_vector() {
                         self.error(At::Function, format!("parameter '%{}' has type {ty}: vectors of i1 cannot be passed to functions", func.value_name(param.value)));

@@ -224,6 +224,62 @@ pub fn bool_like(ty: &Type) -> Type {
 }
 
 /// A MIR-friendly name: letters, digits, `_` and `.`.
+/// What the SPIR-V says of kernel parameter `pid` of type `ty`, for the code
+/// object's metadata as clang writes it (docs/spirv.md says what is lost):
+/// restrict (NoAlias), volatile, const (the constant address space), a
+/// read-only restrict pointer (NoAlias with NoWrite), and the type's name.
+fn kernel_arg_info(facts: &Facts, pid: u32, ty: u32) -> crate::mir::ArgInfo {
+    use rspirv::spirv::FunctionParameterAttribute as A;
+    let attrs = facts.param_attrs.get(&pid).map(Vec::as_slice).unwrap_or(&[]);
+    let restrict = attrs.contains(&A::NoAlias);
+    let constant = matches!(facts.ty(ty), Ok(SpvType::Pointer { storage: StorageClass::UniformConstant, .. }));
+    let pointer = matches!(facts.ty(ty), Ok(SpvType::Pointer { .. }));
+    let unsigned = attrs.contains(&A::Zext);
+    let name = if facts.byval.contains(&pid) {
+        match facts.ty(ty) {
+            Ok(SpvType::Pointer { pointee, .. }) => type_name(facts, *pointee, unsigned, 0),
+            _ => None,
+        }
+    } else {
+        type_name(facts, ty, unsigned, 0)
+    };
+    crate::mir::ArgInfo {
+        is_const: constant,
+        is_restrict: restrict && pointer,
+        is_volatile: facts.volatile.contains(&pid),
+        access: (restrict && pointer && attrs.contains(&A::NoWrite)).then_some(crate::mir::ArgAccess::ReadOnly),
+        type_name: name,
+    }
+}
+
+/// The OpenCL C spelling of a SPIR-V type: its integers carry no sign, so
+/// they are named signed unless `unsigned` (a Zext parameter); a struct is
+/// its LLVM name without `struct.`.
+fn type_name(facts: &Facts, ty: u32, unsigned: bool, depth: u32) -> Option<String> {
+    if depth > 8 {
+        return None;
+    }
+    let u = if unsigned { "u" } else { "" };
+    Some(match facts.ty(ty).ok()? {
+        SpvType::Bool => "bool".into(),
+        SpvType::Int(8) => format!("{u}char"),
+        SpvType::Int(16) => format!("{u}short"),
+        SpvType::Int(32) => format!("{u}int"),
+        SpvType::Int(_) => format!("{u}long"),
+        SpvType::Float(16) => "half".into(),
+        SpvType::Float(32) => "float".into(),
+        SpvType::Float(_) => "double".into(),
+        SpvType::Vector { elem, n } => format!("{}{n}", type_name(facts, *elem, unsigned, depth + 1)?),
+        SpvType::Pointer { pointee, .. } => format!("{}*", type_name(facts, *pointee, false, depth + 1)?),
+        SpvType::Struct { .. } => {
+            let n = facts.name(ty)?;
+            n.strip_prefix("struct.").unwrap_or(n).to_string()
+        }
+        SpvType::Void => "void".into(),
+        _ => return None,
+    })
+}
+
 pub fn sanitize(name: &str) -> String {
     let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect();
     if s.is_empty() {
@@ -281,6 +337,9 @@ fn translate_function(
                 }
                 .map_err(|m| fail(format!("parameter '{pname}': {m}"), inst))?;
                 let v = fx.b.param(&pname, value_ty);
+                if kernel {
+                    fx.b.set_param_info(kernel_arg_info(facts, pid, ty));
+                }
                 fx.vals.insert(pid, Val::Op(Operand::Value(v)));
             }
             Op::Label => {

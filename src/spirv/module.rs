@@ -69,6 +69,9 @@ pub struct Facts {
     pub alignment: HashMap<u32, u32>,
     pub volatile: HashSet<u32>,
     pub byval: HashSet<u32>,
+    /// The other `FuncParamAttr` decorations of parameters (NoAlias, NoWrite,
+    /// Zext, Sext: the kernel argument descriptions).
+    pub param_attrs: HashMap<u32, Vec<FunctionParameterAttribute>>,
     pub types: HashMap<u32, SpvType>,
     pub constants: HashMap<u32, (u32, Constant)>,
     pub globals: HashMap<u32, Global>,
@@ -195,8 +198,12 @@ impl Facts {
                                 f.volatile.insert(*id);
                             }
                             Decoration::FuncParamAttr => {
-                                if let Some(O::FunctionParameterAttribute(FunctionParameterAttribute::ByVal)) = rest.first() {
-                                    f.byval.insert(*id);
+                                match rest.first() {
+                                    Some(O::FunctionParameterAttribute(FunctionParameterAttribute::ByVal)) => {
+                                        f.byval.insert(*id);
+                                    }
+                                    Some(O::FunctionParameterAttribute(a)) => f.param_attrs.entry(*id).or_default().push(*a),
+                                    _ => {}
                                 }
                             }
                             _ => {}
