@@ -150,3 +150,49 @@ next(%p: ptr<global>):
     let err: String = mir::verify::verify(&bad).unwrap_err().iter().map(|d| d.to_string()).collect();
     assert!(err.contains("only kernel parameters"), "{err}");
 }
+
+/// A local pointer kernel parameter: the launch's `lds:BYTES` gives it LDS
+/// (after the kernel's own), the interpreter and the simulator agree on every
+/// target, and the mistakes are errors that say what to write.
+#[test]
+fn local_pointer_arguments_take_the_launchs_lds() {
+    let text = "kernel @k(%l: ptr<local> align 8, %out: ptr<global>) {
+entry:
+  %own = lds_slot 260, align 4
+  %t = workitem_id x
+  %o = mul i32 %t, 8
+  %p = ptradd %l, %o
+  %v = zext i32 %t to i64
+  store i64 %v, %p
+  %oo = mul i32 %t, 4
+  %mine = ptradd %own, %oo
+  store i32 5, %mine
+  barrier
+  %r = xor i32 %t, 1
+  %ro = mul i32 %r, 8
+  %q = ptradd %l, %ro
+  %w = load i64 %q
+  %five = load i32 %mine
+  %f = zext i32 %five to i64
+  %s = add i64 %w, %f
+  %g = zext i32 %o to i64
+  %d = ptradd %out, %g
+  store i64 %s, %d
+  ret
+}
+";
+    let module = mir::parse(text).unwrap();
+    mir::verify::verify(&module).unwrap();
+    let spec = LaunchSpec::from_flags("64", "64", &["out=i64:zero:64".into()], &["l=lds:512".into(), "out=@out".into()], &[]).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    assert_eq!(want.buffers[0].elements()[6], "12");
+    for target in CodeObjectTarget::all_configurations() {
+        let (got, _) = amdgpu_cg::sim::run_launch(&hsaco(&module, &target), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        assert_eq!(got[0].elements(), want.buffers[0].elements(), "{}", target.isa_name());
+    }
+    let missing = LaunchSpec::from_flags("64", "64", &["out=i64:zero:64".into()], &["l=7".into(), "out=@out".into()], &[]).unwrap();
+    assert!(mir::launch::run(&module, &missing).unwrap_err().contains("lds:BYTES"));
+    let both = mir::parse("kernel @k(%l: ptr<local>) {\nentry:\n  %d = dynamic_lds\n  ret\n}\n").unwrap();
+    let err: String = mir::verify::verify(&both).unwrap_err().iter().map(|d| d.to_string()).collect();
+    assert!(err.contains("dynamic_lds"), "{err}");
+}

@@ -382,15 +382,15 @@ fn errors_give_the_source_line_of_op_line() {
 
 /// Kernel argument metadata: for arguments whose description SPIR-V carries
 /// (names, address spaces, restrict, volatile, a read-only restrict pointer,
-/// the constant space's const, signed and unsigned char types, typedef'd
+/// the constant space's const, a local pointer's pointee alignment, signed and unsigned char types, typedef'd
 /// structs), every field of our code object's `.args` equals clang-22's for
 /// the same source compiled for amdgcn with `-cl-kernel-arg-info`.
 #[test]
 fn kernel_argument_metadata_is_clangs() {
     let Some(clang) = llvm_tools::require("clang-22") else { return };
     let source = "typedef struct { int a; float b; } S;
-__kernel void args(__global float *restrict a, __global volatile int *b, __constant int *c, int4 v, S s, uchar u, char sc, __global short *p, long n, __global float2 *restrict w) {
-    w[0] = (float2)(a[0] + c[0] + v.x + s.b + u + sc + p[0] + n, 0.0f);
+__kernel void args(__global float *restrict a, __global volatile int *b, __constant int *c, int4 v, S s, uchar u, char sc, __global short *p, long n, __global float2 *restrict w, __local float4 *l) {
+    w[0] = (float2)(a[0] + c[0] + v.x + s.b + u + sc + p[0] + n + l[get_local_id(0)].y, 0.0f);
     b[0] = 1;
 }
 ";

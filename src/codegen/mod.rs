@@ -708,6 +708,10 @@ fn kernel_arg(name: &str, ty: &crate::abi::Type, info: &crate::mir::ArgInfo, off
         is_restrict: info.is_restrict,
         is_volatile: info.is_volatile,
         actual_access: access,
+        pointee_align: match ty {
+            crate::abi::Type::Ptr(crate::abi::AddrSpace::Local) => Some(info.pointee_align.unwrap_or(1)),
+            _ => None,
+        },
         ..KernelArg::new(name, ty, offset)
     }
 }

@@ -974,6 +974,9 @@ pub struct ArgInfo {
     pub is_restrict: bool,
     pub is_volatile: bool,
     pub access: Option<ArgAccess>,
+    /// The pointee's alignment (`align N`), which places a `ptr<local>`
+    /// argument's LDS (`.pointee_align`).
+    pub pointee_align: Option<u32>,
     pub type_name: Option<String>,
 }
 

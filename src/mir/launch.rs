@@ -456,6 +456,15 @@ impl LaunchSpec {
     }
 }
 
+/// The LDS bytes a `lds:N` argument asks for (the value of a local pointer
+/// argument: the launch allocates N bytes per work-group for it, as OpenCL's
+/// `clSetKernelArg(k, i, N, NULL)` does); None for other arguments.
+pub fn local_bytes(arg: &ArgSpec) -> Option<Result<u32, String>> {
+    let ArgSpec::Value(v) = arg else { return None };
+    let n = v.trim().strip_prefix("lds:")?;
+    Some(n.trim().parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| format!("'{v}': expected lds:BYTES with BYTES from 1 to 65536")))
+}
+
 fn flag_arg(value: &str) -> ArgSpec {
     match value.strip_prefix('@') {
         Some(b) => ArgSpec::Buffer(b.to_string()),
@@ -708,15 +717,27 @@ pub fn run(module: &Module, spec: &LaunchSpec) -> Result<RunOutput, String> {
         addresses.push((b.name.clone(), address));
     }
     let mut args = Vec::new();
+    // Local pointer arguments: LDS of the launch, placed in parameter order at
+    // their pointee alignment after the kernel's own (where `dynamic_lds`
+    // would be; a kernel has one or the other).
+    let lds_base = super::interp::dynamic_lds_base(kernel);
+    let mut local_bytes_used = 0u32;
     for p in &kernel.params {
         let (name, ty) = (kernel.value_name(p.value), kernel.value_type(p.value));
         let Some((_, arg)) = spec.args.iter().find(|(n, _)| n == name) else {
             return Err(format!("missing argument for parameter '{name}: {ty}' of @{}", kernel.name));
         };
+        if *ty == Type::Ptr(AddrSpace::Local) {
+            let bytes = local_bytes(arg).unwrap_or_else(|| Err(format!("argument '{name}' (ptr<local>): expected lds:BYTES (the LDS the launch gives it)")))?;
+            let at = (lds_base + local_bytes_used).next_multiple_of(p.info.pointee_align.unwrap_or(1));
+            local_bytes_used = at + bytes - lds_base;
+            args.push(RtValue::Scalar(u64::from(at)));
+            continue;
+        }
         args.push(build_arg(arg, ty, &addresses).map_err(|e| format!("argument '{name}' ({ty}): {e}"))?);
     }
     let mut options = Options::default();
-    options.dynamic_lds_bytes = spec.dynamic_lds;
+    options.dynamic_lds_bytes = spec.dynamic_lds + local_bytes_used;
     options.wave_size = spec.wave_size;
     if let Some(max) = spec.max_instructions {
         options.max_instructions = max;

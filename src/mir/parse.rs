@@ -548,6 +548,16 @@ impl<'a> Parser<'a> {
                         info.access = Some(ArgAccess::ReadOnly);
                     } else if self.eat_ident("writeonly") {
                         info.access = Some(ArgAccess::WriteOnly);
+                    } else if self.eat_ident("align") {
+                        let (tok, span) = self.next();
+                        let align = match tok {
+                            Tok::Literal(t) => t.parse::<u32>().ok().filter(|a| a.is_power_of_two() && *a <= 4096),
+                            _ => None,
+                        };
+                        let Some(align) = align else {
+                            return Err(Diagnostic::new(format!("expected the pointee's alignment (a power of two up to 4096) after 'align', found {}", tok.describe()), span));
+                        };
+                        info.pointee_align = Some(align);
                     } else {
                         break;
                     }

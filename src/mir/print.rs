@@ -45,6 +45,9 @@ impl fmt::Display for Function {
                 Some(ArgAccess::WriteOnly) => f.write_str(" writeonly")?,
                 None => {}
             }
+            if let Some(a) = info.pointee_align {
+                write!(f, " align {a}")?;
+            }
             if let Some(name) = &info.type_name {
                 write!(f, " \"{name}\"")?;
             }

@@ -111,6 +111,9 @@ impl Checker<'_> {
                     if let Some(why) = kernel_arg_problem(&ty) {
                         self.error(At::Function, format!("kernel parameter '%{name}' has type {ty}: {why}"));
                     }
+                    if ty == Type::Ptr(AddrSpace::Local) && func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, Op::DynamicLds)) {
+                        self.error(At::Function, format!("kernel parameter '%{name}' is a local pointer and the kernel uses 'dynamic_lds': the launch's LDS goes to one or the other"));
+                    }
                 }
             }
             FuncKind::Device => {
@@ -560,10 +563,8 @@ fn memory_type_problem(ty: &Type) -> Option<&'static str> {
 fn kernel_arg_problem(ty: &Type) -> Option<&'static str> {
     match ty {
         Type::I1 => Some("i1 has no memory representation; use i8 or i32"),
-        Type::Ptr(AddrSpace::Local | AddrSpace::Private) => {
-            Some("kernels receive pointers to global, constant or flat memory only")
-        }
-        Type::Struct(fields) => fields.iter().find_map(kernel_arg_problem),
+        Type::Ptr(AddrSpace::Private) => Some("kernels receive pointers to global, constant, local or flat memory only"),
+        Type::Struct(fields) => fields.iter().find_map(kernel_arg_problem).or_else(|| fields.iter().any(|f| matches!(f, Type::Ptr(AddrSpace::Local))).then_some("a local pointer must be an argument of its own (the launch gives its LDS)")),
         Type::Vector(elem, _) => kernel_arg_problem(elem),
         _ => None,
     }

@@ -78,6 +78,10 @@ pub fn run_launch_with(hsaco: &[u8], spec: &LaunchSpec, options: &Options) -> Re
         addrs.push((b.name.clone(), b.ty.clone(), sim.alloc(&b.name, bytes)));
     }
     let mut kernarg = Vec::new();
+    // Local pointer arguments get LDS after the kernel's own, in argument
+    // order at their `.pointee_align`, as the ROCm runtime places them.
+    let fixed = kernel.descriptor.group_segment_fixed_size;
+    let mut local_used = 0u32;
     for (idx, a) in md.args.iter().filter(|a| !matches!(a.value_kind, ValueKind::Hidden(_))).enumerate() {
         // By the metadata's argument name; `argN` (N = position) always works, and is
         // the only way when the code object has no names (clang without -cl-kernel-arg-info).
@@ -93,6 +97,13 @@ pub fn run_launch_with(hsaco: &[u8], spec: &LaunchSpec, options: &Options) -> Re
             .find(|(n, _)| *n == name || *n == positional)
             .map(|(_, v)| v)
             .ok_or_else(|| format!("no value for kernel argument '{name}' (--arg {name}=...)"))?;
+        if a.value_kind == ValueKind::DynamicSharedPointer {
+            let bytes = crate::mir::launch::local_bytes(v).unwrap_or_else(|| Err(format!("--arg {name}: a local pointer takes lds:BYTES")))?;
+            let at = (fixed + local_used).next_multiple_of(a.pointee_align.unwrap_or(1).max(1));
+            local_used = at + bytes - fixed;
+            kernarg[a.offset as usize..a.offset as usize + 4].copy_from_slice(&at.to_le_bytes());
+            continue;
+        }
         let bits = match v {
             ArgSpec::Buffer(b) => addrs.iter().find(|(n, _, _)| n == b).map(|x| x.2).ok_or_else(|| format!("--arg {name}=@{b}: no buffer '{b}'"))?,
             ArgSpec::Value(t) => {
@@ -141,6 +152,7 @@ pub fn run_launch_with(hsaco: &[u8], spec: &LaunchSpec, options: &Options) -> Re
         let n = (a.size as usize).min(8);
         kernarg[a.offset as usize..a.offset as usize + n].copy_from_slice(&bits.to_le_bytes()[..n]);
     }
+    sim.options.dynamic_lds_bytes += local_used;
     let stats = sim.dispatch(&co, &kernel.name, spec.grid, spec.block, &kernarg).map_err(|e| e.to_string())?;
     let out = addrs
         .into_iter()

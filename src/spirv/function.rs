@@ -243,7 +243,14 @@ fn kernel_arg_info(facts: &Facts, pid: u32, ty: u32) -> crate::mir::ArgInfo {
     } else {
         type_name(facts, ty, unsigned, 0)
     };
+    let local_align = match facts.ty(ty) {
+        // The parameter's Alignment decoration (LLVM's `align`), else the
+        // pointee type's (which LLVM's opaque pointers may have made i8).
+        Ok(SpvType::Pointer { storage: StorageClass::Workgroup, pointee }) => facts.alignment.get(&pid).copied().or_else(|| facts.layout(*pointee).ok().map(|(_, a)| a as u32)),
+        _ => None,
+    };
     crate::mir::ArgInfo {
+        pointee_align: local_align,
         is_const: constant,
         is_restrict: restrict && pointer,
         is_volatile: facts.volatile.contains(&pid),

@@ -126,6 +126,18 @@ impl Launch {
     }
 }
 
+/// Where a kernel's launch-given LDS starts in the interpreter (`dynamic_lds`,
+/// local pointer arguments): after its `lds_slot`s, aligned to 16.
+pub fn dynamic_lds_base(func: &crate::mir::Function) -> u32 {
+    let mut end = 0u64;
+    for inst in func.blocks.first().map(|b| b.insts.as_slice()).unwrap_or(&[]) {
+        if let crate::mir::Op::LdsSlot { size, align } = inst.op {
+            end = end.next_multiple_of(u64::from(align)) + u64::from(size);
+        }
+    }
+    end.next_multiple_of(16).min(u64::from(u32::MAX)) as u32
+}
+
 /// The dimensions of a launch that does not say: 3 if the grid has more than one
 /// work-item in z, 2 if in y, else 1 (how the simulator fills the packet).
 pub fn default_work_dim(grid: [u32; 3]) -> u32 {
