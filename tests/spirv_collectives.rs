@@ -106,3 +106,73 @@ fn work_group_collectives_match_their_definitions_on_every_target() {
         }
     }
 }
+
+/// `OpGroupNonUniform*` (cl_khr_subgroup_*) in convergent code, against their
+/// definitions over each wave (32 or 64 lanes, per target), on the interpreter
+/// and on every target.
+#[test]
+fn non_uniform_subgroup_operations_match_their_definitions() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let source = format!("{}/tests/spirv/collectives/non_uniform.cl", env!("CARGO_MANIFEST_DIR"));
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-nu-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let spv = work.join("nu.spv");
+    let ext = "-cl-ext=+cl_khr_subgroups,+__opencl_c_subgroups,+cl_khr_subgroup_non_uniform_vote,+cl_khr_subgroup_ballot,+cl_khr_subgroup_non_uniform_arithmetic,+cl_khr_subgroup_shuffle,+cl_khr_subgroup_shuffle_relative";
+    let out = Command::new(&clang).args(["-cl-std=CL3.0", "-O2", "-ffp-contract=off", "-fno-discard-value-names", "-target", "spirv64", "-Xclang", ext, "-c", "-o"]).arg(&spv).arg(&source).output().unwrap();
+    assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
+    let module = amdgpu_cg::driver::load_spirv("nu.spv", &std::fs::read(&spv).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&work);
+    let n = 256usize;
+    let a: Vec<i32> = (0..n).map(|i| ((i * 37 + 11) % 101) as i32 - 50).collect();
+    let f: Vec<f32> = (0..n).map(|i| ((i * 13) % 29) as f32 - 14.0).collect();
+    let json = format!(
+        r#"{{"grid":{n},"block":128,"buffers":{{"a":{{"type":"i32","data":[{}]}},"f":{{"type":"f32","data":[{}]}},"o":{{"type":"i32","len":{}}},"of":{{"type":"f32","len":{n}}}}},"args":{{"a":"@a","f":"@f","o":"@o","of":"@of"}}}}"#,
+        list(&a),
+        list(&f),
+        16 * n
+    );
+    let mut spec = LaunchSpec::from_json(&json).unwrap();
+    for target in CodeObjectTarget::all_configurations() {
+        let lanes = target.target.wave.lanes() as usize;
+        let (mut o, mut of) = (vec![0i32; 16 * n], vec![0f32; n]);
+        for w in (0..n).step_by(lanes) {
+            let xs = &a[w..w + lanes];
+            let mask: u64 = xs.iter().enumerate().filter(|(_, x)| **x > 0).map(|(l, _)| 1u64 << l).sum();
+            for l in 0..lanes {
+                let r = &mut o[16 * (w + l)..16 * (w + l) + 16];
+                r[0] = i32::from(l == 0);
+                r[1] = i32::from(xs.iter().all(|x| *x > -40));
+                r[2] = i32::from(xs.iter().any(|x| *x > 45));
+                r[3] = i32::from(xs.iter().all(|x| x / 1000 == xs[0] / 1000));
+                r[4] = xs.iter().sum();
+                r[5] = *xs[..=l].iter().max().unwrap();
+                r[6] = xs[..l].iter().fold(0, |s, x| s ^ x);
+                r[7] = i32::from(xs.iter().all(|x| *x > -45));
+                r[8] = xs[5];
+                r[9] = xs[0];
+                r[10] = i32::from(mask >> l & 1 == 1) + 2 * i32::from(mask >> 3 & 1 == 1);
+                r[11] = mask.count_ones() as i32 * 100 + (mask & (u64::MAX >> (63 - l))).count_ones() as i32;
+                r[12] = mask.trailing_zeros() as i32 * 100 + (63 - mask.leading_zeros() as i32);
+                r[13] = xs[3];
+                r[14] = xs[l ^ 1];
+                r[15] = xs[if l + 1 < lanes { l + 1 } else { l }] + xs[l.saturating_sub(1)];
+                of[w + l] = f[w..w + l].iter().copied().fold(f32::INFINITY, f32::min);
+            }
+        }
+        spec.wave_size = lanes as u32;
+        let want = mir::launch::run(&module, &spec).unwrap();
+        let got_i: Vec<i32> = want.buffers[2].bits().into_iter().map(|b| b as u32 as i32).collect();
+        let got_f: Vec<f32> = want.buffers[3].bits().into_iter().map(|b| f32::from_bits(b as u32)).collect();
+        for (k, (g, w)) in got_i.iter().zip(&o).enumerate() {
+            assert_eq!(g, w, "wave {lanes}: result {} of work-item {}", k % 16, k / 16);
+        }
+        assert_eq!(got_f, of, "wave {lanes}: exclusive min");
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        let sim_i: Vec<i32> = got[2].bits().into_iter().map(|b| b as u32 as i32).collect();
+        for (k, (g, w)) in sim_i.iter().zip(&got_i).enumerate() {
+            assert_eq!(g, w, "{}: result {} of work-item {}", target.isa_name(), k % 16, k / 16);
+        }
+        assert_eq!(got[3].bits(), want.buffers[3].bits(), "{}", target.isa_name());
+    }
+}

@@ -10,7 +10,7 @@ use rspirv::spirv::{MemoryAccess, MemorySemantics, Op, Scope, StorageClass};
 
 use super::module::{address_space, Constant, Facts, SpvType};
 use super::read::Inst;
-use super::{builtins, collectives, opencl, Error};
+use super::{builtins, collectives, opencl, subgroups, Error};
 use crate::abi::{AddrSpace, Type};
 use crate::mir::builder::FunctionBuilder;
 use crate::mir::{AtomicOp, BinOp, BlockId, CastOp, Const, FloatPred, FuncKind, IntPred, MemOrder, MemScope, Module, Op as MOp, Operand, Sync, UnOp, WaveOp};
@@ -1223,6 +1223,10 @@ impl<'a> Fx<'a> {
                         self.value(MOp::Icmp { pred, ty: Type::I64, lhs: mask, rhs: Operand::Const(Const::int(Type::I64, 0)) })
                     }
                 };
+                self.def(rid, r);
+            }
+            op if subgroups::handles(op) => {
+                let r = subgroups::translate(self, op, rt()?, ops)?;
                 self.def(rid, r);
             }
             Op::ExtInst => {

@@ -21,6 +21,7 @@ mod function;
 mod module;
 mod libm;
 mod opencl;
+mod subgroups;
 mod read;
 
 use std::fmt;

@@ -85,7 +85,7 @@ pub struct Facts {
 }
 
 /// The capabilities the translation handles (Kernel-model OpenCL C).
-const CAPABILITIES: [Capability; 15] = [
+const CAPABILITIES: [Capability; 21] = [
     Capability::Kernel,
     Capability::Addresses,
     Capability::Linkage,
@@ -100,6 +100,12 @@ const CAPABILITIES: [Capability; 15] = [
     Capability::Vector16,
     Capability::Groups,
     Capability::GroupNonUniform,
+    Capability::GroupNonUniformVote,
+    Capability::GroupNonUniformArithmetic,
+    Capability::GroupNonUniformBallot,
+    Capability::GroupNonUniformShuffle,
+    Capability::GroupNonUniformShuffleRelative,
+    Capability::GroupNonUniformClustered,
     Capability::ExpectAssumeKHR,
 ];
 
