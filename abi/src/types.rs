@@ -6,7 +6,7 @@
 //! type   := scalar | "<" N "x" scalar ">" | "{" type ("," type)* "}"
 //! scalar := i1 | i8 | i16 | i32 | i64 | f16 | f32 | f64 | ptr | "ptr<" space ">"
 //! space  := global | constant | local | private | flat        (bare `ptr` is flat)
-//! N      := 2 | 3 | 4
+//! N      := 2 | 3 | 4 | 8 | 16
 //! ```
 //!
 //! Memory layout (`size`/`align`) is the natural C layout that OpenCL and HIP use on
@@ -323,10 +323,12 @@ impl Cursor<'_> {
                 "2" => 2,
                 "3" => 3,
                 "4" => 4,
+                "8" => 8,
+                "16" => 16,
                 _ => {
                     self.pos = start;
                     self.skip_space();
-                    return self.error(format!("vector length must be 2, 3 or 4, found '{count}'"));
+                    return self.error(format!("vector length must be 2, 3, 4, 8 or 16, found '{count}'"));
                 }
             };
             if self.word() != "x" {

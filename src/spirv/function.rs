@@ -10,7 +10,7 @@ use rspirv::spirv::{MemoryAccess, MemorySemantics, Op, Scope, StorageClass};
 
 use super::module::{address_space, Constant, Facts, SpvType};
 use super::read::Inst;
-use super::{builtins, collectives, opencl, subgroups, Error};
+use super::{builtins, collectives, convert, opencl, subgroups, Error};
 use crate::abi::{AddrSpace, Type};
 use crate::mir::builder::FunctionBuilder;
 use crate::mir::{AtomicOp, BinOp, BlockId, CastOp, Const, FloatPred, FuncKind, IntPred, MemOrder, MemScope, Module, Op as MOp, Operand, Sync, UnOp, WaveOp};
@@ -1223,6 +1223,22 @@ impl<'a> Fx<'a> {
                         self.value(MOp::Icmp { pred, ty: Type::I64, lhs: mask, rhs: Operand::Const(Const::int(Type::I64, 0)) })
                     }
                 };
+                self.def(rid, r);
+            }
+            op @ (Op::ConvertFToU | Op::ConvertFToS | Op::ConvertSToF | Op::ConvertUToF | Op::FConvert | Op::UConvert | Op::SConvert | Op::SatConvertSToU | Op::SatConvertUToS) => {
+                let to = self.facts.mir_type(rt()?)?;
+                let src = id(0)?;
+                let from = self.mir_type_of(src)?;
+                let x = self.operand(src)?;
+                let (from_signed, to_signed) = match op {
+                    Op::ConvertFToS | Op::SConvert | Op::ConvertSToF => (true, true),
+                    Op::SatConvertSToU => (true, false),
+                    Op::SatConvertUToS => (false, true),
+                    _ => (false, false),
+                };
+                let saturate = self.facts.saturated.contains(&rid.unwrap_or(0)) || matches!(op, Op::SatConvertSToU | Op::SatConvertUToS);
+                let round = self.facts.rounding.get(&rid.unwrap_or(0)).copied();
+                let r = convert::convert(self, &from, from_signed, x, &to, to_signed, round, saturate)?;
                 self.def(rid, r);
             }
             op if subgroups::handles(op) => {

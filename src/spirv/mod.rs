@@ -19,6 +19,7 @@ mod builtins;
 mod collectives;
 mod function;
 mod module;
+mod convert;
 mod libm;
 mod opencl;
 mod subgroups;

@@ -72,6 +72,9 @@ pub struct Facts {
     /// The other `FuncParamAttr` decorations of parameters (NoAlias, NoWrite,
     /// Zext, Sext: the kernel argument descriptions).
     pub param_attrs: HashMap<u32, Vec<FunctionParameterAttribute>>,
+    /// `FPRoundingMode` and `SaturatedConversion` of conversions.
+    pub rounding: HashMap<u32, rspirv::spirv::FPRoundingMode>,
+    pub saturated: HashSet<u32>,
     pub types: HashMap<u32, SpvType>,
     pub constants: HashMap<u32, (u32, Constant)>,
     pub globals: HashMap<u32, Global>,
@@ -202,6 +205,14 @@ impl Facts {
                             }
                             Decoration::Volatile => {
                                 f.volatile.insert(*id);
+                            }
+                            Decoration::FPRoundingMode => {
+                                if let Some(O::FPRoundingMode(m)) = rest.first() {
+                                    f.rounding.insert(*id, *m);
+                                }
+                            }
+                            Decoration::SaturatedConversion => {
+                                f.saturated.insert(*id);
                             }
                             Decoration::FuncParamAttr => {
                                 match rest.first() {
@@ -378,8 +389,8 @@ impl Facts {
             SpvType::Float(32) => Type::F32,
             SpvType::Float(_) => Type::F64,
             SpvType::Vector { elem, n } => {
-                if !(2..=4).contains(n) {
-                    return Err(format!("vectors of {n} elements are not supported (MIR has 2, 3 and 4)"));
+                if ![2, 3, 4, 8, 16].contains(n) {
+                    return Err(format!("vectors of {n} elements are not supported (MIR has 2, 3, 4, 8 and 16)"));
                 }
                 Type::Vector(Box::new(self.mir_type_at(*elem, depth + 1)?), *n as u8)
             }

@@ -22,6 +22,12 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
     let op = CLOp::from_u32(n).ok_or_else(|| format!("OpenCL.std instruction {n} does not exist"))?;
     let void = matches!(fx.facts.ty(rty)?, super::module::SpvType::Void);
     let ty = if void { Type::I32 } else { fx.facts.mir_type(rty)? };
+    // vloadn, vload_halfn and vloada_halfn end with the literal n (the reader
+    // sees every extended-instruction operand as an id): not an operand.
+    let args = match op {
+        CLOp::vloadn | CLOp::vload_halfn | CLOp::vloada_halfn if args.len() == 3 => &args[..2],
+        _ => args,
+    };
     let mut a = Vec::new();
     for &id in args {
         a.push(fx.operand(id)?);
@@ -440,6 +446,15 @@ pub fn imported(fx: &mut Fx, name: &str, rty: u32, args: &[u32]) -> Result<Optio
         }
     }
     let (base, params) = demangle(name).ok_or_else(unsupported)?;
+    if let [x] = args {
+        if base.starts_with("convert_") {
+            let (from, to) = (fx.mir_type_of(*x)?, fx.facts.mir_type(rty)?);
+            let v = fx.operand(*x)?;
+            if let Some(r) = super::convert::builtin(fx, base, params, &from, v, &to) {
+                return r.map(Some);
+            }
+        }
+    }
     let base = base.strip_prefix("atom_").map(|b| format!("atomic_{b}")).unwrap_or_else(|| base.to_string());
     // The last parameter code tells signedness: i/l signed, j/m unsigned.
     let signed = matches!(params.chars().last(), Some('i' | 'l' | 'a' | 's'));

@@ -51,7 +51,22 @@
 #define convert_float4(v) __builtin_convertvector(v, float4)
 #define convert_int4(v) __builtin_convertvector(v, int4) /* toward zero, as convert_int4 */
 #define select(a, b, c) ((c) < 0 ? (b) : (a)) /* vectors: the most significant bit of c */
-#define vstore4(v, i, p) (*(__global float4 *)((p) + 4 * (i)) = (v))
+#define vstore4(v, i, p) _Generic((p), __global double *: (void)(*(__global double4 *)((p) + 4 * (i)) = __builtin_convertvector(v, double4)), default: (void)(*(__global float4 *)((p) + 4 * (i)) = __builtin_convertvector(v, float4)))
+#define vload8(i, p) (*(__global const float8 *)((p) + 8 * (i)))
+#define vload16(i, p) (*(__global const int16 *)((p) + 16 * (i)))
+#define vstore8(v, i, p) _Generic((p), __global double *: (void)(*(__global double8 *)((p) + 8 * (i)) = __builtin_convertvector(v, double8)), default: (void)(*(__global float8 *)((p) + 8 * (i)) = __builtin_convertvector(v, float8)))
+#define vstore16(v, i, p) (*(__global int16 *)((p) + 16 * (i)) = (v))
+#define convert_double8(v) __builtin_convertvector(v, double8)
+#define convert_double4(v) __builtin_convertvector(v, double4)
+#define convert_int_rte(x) ((int)__builtin_rintf(x))
+#define convert_int_rtp(x) ((int)__builtin_ceilf(x))
+#define convert_int_rtn(x) ((int)__builtin_floorf(x))
+#define convert_int_rtz(x) ((int)(x))
+#define convert_uchar_sat(x) ((uchar)((x) < 0 ? 0 : (x) > 255 ? 255 : (x)))
+#define convert_char_sat(x) ((char)((x) > 127u ? 127u : (x))) /* of an unsigned source */
+#define convert_uint_sat(x) ((uint)((x) < 0 ? 0 : (x)))
+#define convert_short_sat(x) ((short)((x) > 32767u ? 32767u : (x)))
+#define convert_int_sat(x) (isnan(x) ? 0 : (x) >= 2147483648.0f ? 2147483647 : (x) < -2147483648.0f ? (int)0x80000000 : (int)(x))
 #define atomic_add(p, v) __scoped_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)
 #define atomic_sub(p, v) __scoped_atomic_fetch_sub(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)
 #define atomic_max(p, v) __scoped_atomic_fetch_max(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)

@@ -130,7 +130,7 @@ fn access_size(ty: &Type) -> usize {
 }
 
 /// Little-endian memory image of a scalar or vector (element 0 first).
-fn encode(value: &RtValue, ty: &Type, out: &mut [u8; 32]) -> Result<usize, String> {
+fn encode(value: &RtValue, ty: &Type, out: &mut [u8; 128]) -> Result<usize, String> {
     match (value, ty) {
         (RtValue::Scalar(bits), t) if t.is_scalar() => {
             let n = t.size() as usize;
@@ -216,7 +216,7 @@ fn cast_value(op: CastOp, from: &Type, to: &Type, v: &RtValue) -> Result<RtValue
             _ => Err(shape_error()),
         },
         CastOp::Bitcast if !(from.is_scalar() && to.is_scalar()) => {
-            let mut buf = [0u8; 32];
+            let mut buf = [0u8; 128];
             let n = encode(v, from, &mut buf)?;
             if n != access_size(to) {
                 return Err(format!("bitcast between types of different sizes ({from} to {to})"));
@@ -502,14 +502,14 @@ impl<'m, 'a> Machine<'m, 'a> {
                         let addr = scalar(regs, ptr)?;
                         let size = access_size(ty);
                         check_align(addr, u64::from(*align), size, space)?;
-                        let mut buf = [0u8; 32];
+                        let mut buf = [0u8; 128];
                         self.read(lds, private, place(space, addr), &mut buf[..size])?;
                         decode(ty, &buf[..size])
                     }
                     Op::Store { ty, value, ptr, align, .. } => {
                         let space = pointer_space(func, ptr)?;
                         let addr = scalar(regs, ptr)?;
-                        let mut buf = [0u8; 32];
+                        let mut buf = [0u8; 128];
                         let size = encode(&val(regs, value), ty, &mut buf)?;
                         check_align(addr, u64::from(*align), size, space)?;
                         self.write(lds, private, place(space, addr), &buf[..size])?;
