@@ -5,8 +5,8 @@
 //! through the verifier and the code generator for gfx942. Any panic fails,
 //! with the seed and the mutation to reproduce it.
 //!
-//! `SPIRV_FUZZ_COUNT` (default 1500) mutants per seed; `SPIRV_FUZZ_SEED`
-//! changes the stream.
+//! `SPIRV_FUZZ_COUNT` (default 1500) mutants per seed (a tenth of that for the
+//! three large seeds); `SPIRV_FUZZ_SEED` changes the stream.
 
 use std::path::Path;
 use std::process::Command;
@@ -116,10 +116,12 @@ fn mutated_modules_never_panic() {
     let count: usize = std::env::var("SPIRV_FUZZ_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
     let base: u64 = std::env::var("SPIRV_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x005e_ed0f_5b1e);
     let target = CodeObjectTarget::new(Target::new(Gpu::Gfx942));
-    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics"];
+    // The last five reach the math library, the work-group collectives,
+    // conversions, local pointer arguments and 8/16-element vectors.
+    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics", "math/library", "collectives/work_group", "conversions", "local_args", "vectors_8_16"];
     let mut modules = Vec::new();
     for seed in seeds {
-        let spv = work.join(format!("{seed}.spv"));
+        let spv = work.join(format!("{}.spv", seed.replace('/', "_")));
         let out = Command::new(&clang)
             .args(["-cl-std=CL2.0", "-O2", "-target", "spirv64", "-fno-discard-value-names"])
             .arg(format!("-I{}", dir.display()))
@@ -138,7 +140,9 @@ fn mutated_modules_never_panic() {
     for (seed, words) in &modules {
         let seed = *seed;
         let mut rng = Rng(base ^ (seed.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-        for k in 0..count {
+        // The large kernels take longer per mutant: a tenth as many.
+        let large = ["math/library", "collectives/work_group", "vectors_8_16"].contains(&seed);
+        for k in 0..if large { count.div_ceil(10) } else { count } {
             let (mutant, what) = mutate(words, &mut rng);
             let outcome = std::panic::catch_unwind(|| match amdgpu_cg::spirv::to_mir(&mutant) {
                 Err(_) => false,
