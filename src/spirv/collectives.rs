@@ -205,16 +205,7 @@ pub fn translate(fx: &mut Fx, op: Op, rty: u32, ops: &[O]) -> Result<Operand, St
             if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
                 return Err(format!("work-group reductions on {ty} are not supported (MIR's wave operations are on i32, i64, f32 and f64)"));
             }
-            let bop = match op {
-                Op::GroupIAdd => BinOp::Add,
-                Op::GroupFAdd => BinOp::FAdd,
-                Op::GroupFMin => BinOp::FMin,
-                Op::GroupUMin => BinOp::UMin,
-                Op::GroupSMin => BinOp::SMin,
-                Op::GroupFMax => BinOp::FMax,
-                Op::GroupUMax => BinOp::UMax,
-                _ => BinOp::SMax,
-            };
+            let bop = super::subgroups::group_binop(op).ok_or_else(|| format!("{op:?} is not a group reduction"))?;
             let x = fx.operand(id(2)?)?;
             let total = fx.value(MOp::Wave { op: WaveOp::Reduce(bop), ty: ty.clone(), args: vec![x.clone()] });
             let p = entry(fx, &area, g.wave.clone());
@@ -231,15 +222,9 @@ pub fn translate(fx: &mut Fx, op: Op, rty: u32, ops: &[O]) -> Result<Operand, St
                     if inclusive || !bop.is_float() {
                         r
                     } else {
-                        // OpenCL's identity for the first work-item: +0, -inf, +inf.
-                        let first = match bop {
-                            BinOp::FAdd => 0.0,
-                            BinOp::FMax => f64::NEG_INFINITY,
-                            _ => f64::INFINITY,
-                        };
-                        let bits = if ty == Type::F32 { u64::from((first as f32).to_bits()) } else { first.to_bits() };
+                        // OpenCL's identity for the first work-item.
                         let is_first = fx.value(MOp::Icmp { pred: IntPred::Eq, ty: Type::I32, lhs: g.linear.clone(), rhs: i32c(0) });
-                        fx.select(&ty, is_first, Operand::Const(Const { ty: ty.clone(), bits }), r)
+                        fx.select(&ty, is_first, super::subgroups::float_scan_identity(bop, &ty), r)
                     }
                 }
                 other => return Err(format!("the group operation {other:?} is not supported")),

@@ -1283,16 +1283,7 @@ impl<'a> Fx<'a> {
         if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
             return Err(format!("subgroup reductions on {ty} are not supported (MIR's are on i32, i64, f32 and f64)"));
         }
-        let bop = match op {
-            Op::GroupIAdd => BinOp::Add,
-            Op::GroupFAdd => BinOp::FAdd,
-            Op::GroupFMin => BinOp::FMin,
-            Op::GroupUMin => BinOp::UMin,
-            Op::GroupSMin => BinOp::SMin,
-            Op::GroupFMax => BinOp::FMax,
-            Op::GroupUMax => BinOp::UMax,
-            _ => BinOp::SMax,
-        };
+        let bop = subgroups::group_binop(op).ok_or_else(|| format!("{op:?} is not a group reduction"))?;
         let wave = match g {
             rspirv::spirv::GroupOperation::Reduce => WaveOp::Reduce(bop),
             rspirv::spirv::GroupOperation::InclusiveScan => WaveOp::InclusiveScan(bop),
@@ -1304,16 +1295,8 @@ impl<'a> Fx<'a> {
         if !(matches!(wave, WaveOp::ExclusiveScan(_)) && bop.is_float()) {
             return Ok(r);
         }
-        let first = match bop {
-            BinOp::FAdd => 0.0,
-            BinOp::FMax => f64::NEG_INFINITY,
-            _ => f64::INFINITY,
-        };
-        let bits = if ty == Type::F32 { u64::from((first as f32).to_bits()) } else { first.to_bits() };
-        let lane = self.value(MOp::Wave { op: WaveOp::LaneId, ty: Type::I32, args: vec![] });
-        let lowest = self.value(MOp::Wave { op: WaveOp::ReadFirstLane, ty: Type::I32, args: vec![lane.clone()] });
-        let is_first = self.value(MOp::Icmp { pred: IntPred::Eq, ty: Type::I32, lhs: lane, rhs: lowest });
-        Ok(self.select(&ty, is_first, Operand::Const(Const { ty: ty.clone(), bits }), r))
+        let is_first = subgroups::is_first_lane(self);
+        Ok(self.select(&ty, is_first, subgroups::float_scan_identity(bop, &ty), r))
     }
 
     fn insert(&mut self, agg: Operand, value: Operand, path: &[u32]) -> Operand {

@@ -106,7 +106,7 @@ impl D<'_, '_> {
         let (f, i) = (self.f(), self.t(Type::I64));
         self.fx.cast(CastOp::Bitcast, &f, a, &i)
     }
-    fn from_bits(&mut self, a: Operand) -> Operand {
+    fn int_to_float(&mut self, a: Operand) -> Operand {
         let (f, i) = (self.f(), self.t(Type::I64));
         self.fx.cast(CastOp::Bitcast, &i, a, &f)
     }
@@ -161,7 +161,7 @@ impl D<'_, '_> {
         let e = self.ibink(BinOp::Sub, e, 1023);
         let frac = self.ibink(BinOp::And, b, 0x000f_ffff_ffff_ffff);
         let mb = self.ibink(BinOp::Or, frac, 0x3ff0_0000_0000_0000);
-        let m = self.from_bits(mb);
+        let m = self.int_to_float(mb);
         let big = self.cmpk(FloatPred::Ogt, m.clone(), std::f64::consts::SQRT_2);
         let half = self.k(0.5);
         let mh = self.mul(m.clone(), half);

@@ -50,6 +50,45 @@ pub fn handles(op: Op) -> bool {
     )
 }
 
+/// The MIR operation of a group reduction or scan (OpGroup* and
+/// OpGroupNonUniform*): None for the others and for multiplications.
+pub fn group_binop(op: Op) -> Option<BinOp> {
+    use Op::*;
+    Some(match op {
+        GroupIAdd | GroupNonUniformIAdd => BinOp::Add,
+        GroupFAdd | GroupNonUniformFAdd => BinOp::FAdd,
+        GroupFMin | GroupNonUniformFMin => BinOp::FMin,
+        GroupUMin | GroupNonUniformUMin => BinOp::UMin,
+        GroupSMin | GroupNonUniformSMin => BinOp::SMin,
+        GroupFMax | GroupNonUniformFMax => BinOp::FMax,
+        GroupUMax | GroupNonUniformUMax => BinOp::UMax,
+        GroupSMax | GroupNonUniformSMax => BinOp::SMax,
+        GroupNonUniformBitwiseAnd | GroupNonUniformLogicalAnd => BinOp::And,
+        GroupNonUniformBitwiseOr | GroupNonUniformLogicalOr => BinOp::Or,
+        GroupNonUniformBitwiseXor | GroupNonUniformLogicalXor => BinOp::Xor,
+        _ => return None,
+    })
+}
+
+/// SPIR-V's (and OpenCL's) identity of a float exclusive scan, which its first
+/// lane gets: +0, +inf, -inf for add, min and max (MIR's is -0 or a NaN).
+pub fn float_scan_identity(bop: BinOp, ty: &Type) -> Operand {
+    let first = match bop {
+        BinOp::FAdd => 0.0,
+        BinOp::FMin => f64::INFINITY,
+        _ => f64::NEG_INFINITY,
+    };
+    let bits = if ty.element() == &Type::F32 { u64::from((first as f32).to_bits()) } else { first.to_bits() };
+    Operand::Const(Const { ty: ty.clone(), bits })
+}
+
+/// Whether this lane is the wave's first active one.
+pub fn is_first_lane(fx: &mut Fx) -> Operand {
+    let lane = wave(fx, WaveOp::LaneId, &Type::I32, vec![]);
+    let lowest = wave(fx, WaveOp::ReadFirstLane, &Type::I32, vec![lane.clone()]);
+    fx.value(MOp::Icmp { pred: IntPred::Eq, ty: Type::I32, lhs: lane, rhs: lowest })
+}
+
 fn i32c(v: i64) -> Operand {
     Operand::Const(Const::int(Type::I32, v))
 }
@@ -220,20 +259,7 @@ fn arithmetic(fx: &mut Fx, op: Op, ty: &Type, ops: &[O]) -> Result<Operand, Stri
         other => return Err(format!("{op:?} with operand {other:?}")),
     };
     let logical = matches!(op, Op::GroupNonUniformLogicalAnd | Op::GroupNonUniformLogicalOr | Op::GroupNonUniformLogicalXor);
-    let bop = match op {
-        Op::GroupNonUniformIAdd => BinOp::Add,
-        Op::GroupNonUniformFAdd => BinOp::FAdd,
-        Op::GroupNonUniformSMin => BinOp::SMin,
-        Op::GroupNonUniformUMin => BinOp::UMin,
-        Op::GroupNonUniformFMin => BinOp::FMin,
-        Op::GroupNonUniformSMax => BinOp::SMax,
-        Op::GroupNonUniformUMax => BinOp::UMax,
-        Op::GroupNonUniformFMax => BinOp::FMax,
-        Op::GroupNonUniformBitwiseAnd | Op::GroupNonUniformLogicalAnd => BinOp::And,
-        Op::GroupNonUniformBitwiseOr | Op::GroupNonUniformLogicalOr => BinOp::Or,
-        Op::GroupNonUniformBitwiseXor | Op::GroupNonUniformLogicalXor => BinOp::Xor,
-        _ => return Err(format!("{op:?} is not supported (MIR's wave reductions have no multiplication)")),
-    };
+    let bop = group_binop(op).ok_or_else(|| format!("{op:?} is not supported (MIR's wave reductions have no multiplication)"))?;
     let wop = match g {
         GroupOperation::Reduce => WaveOp::Reduce(bop),
         GroupOperation::InclusiveScan => WaveOp::InclusiveScan(bop),
@@ -253,16 +279,6 @@ fn arithmetic(fx: &mut Fx, op: Op, ty: &Type, ops: &[O]) -> Result<Operand, Stri
     if !(matches!(wop, WaveOp::ExclusiveScan(_)) && bop.is_float()) {
         return Ok(r);
     }
-    // The first active lane gets the operation's identity as SPIR-V defines it
-    // (+0, +inf, -inf), where MIR's is -0 or a NaN.
-    let first = match bop {
-        BinOp::FAdd => 0.0,
-        BinOp::FMin => f64::INFINITY,
-        _ => f64::NEG_INFINITY,
-    };
-    let bits = if *ty == Type::F32 { u64::from((first as f32).to_bits()) } else { first.to_bits() };
-    let lane = wave(fx, WaveOp::LaneId, &Type::I32, vec![]);
-    let lowest = wave(fx, WaveOp::ReadFirstLane, &Type::I32, vec![lane.clone()]);
-    let is_first = fx.value(MOp::Icmp { pred: IntPred::Eq, ty: Type::I32, lhs: lane, rhs: lowest });
-    Ok(fx.select(ty, is_first, Operand::Const(Const { ty: ty.clone(), bits }), r))
+    let is_first = is_first_lane(fx);
+    Ok(fx.select(ty, is_first, float_scan_identity(bop, ty), r))
 }
