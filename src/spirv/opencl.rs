@@ -413,7 +413,8 @@ fn demangle(name: &str) -> Option<(&str, &str)> {
     let digits = rest.chars().take_while(char::is_ascii_digit).count();
     let len: usize = rest[..digits].parse().ok()?;
     let body = &rest[digits..];
-    (body.len() >= len).then(|| (&body[..len], &body[len..]))
+    // By bytes, but a mutated name may cut a character: no name then.
+    Some((body.get(..len)?, body.get(len..)?))
 }
 
 /// A call to a function the module declares but does not define: an
