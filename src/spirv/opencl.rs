@@ -482,3 +482,16 @@ pub fn imported(fx: &mut Fx, name: &str, rty: u32, args: &[u32]) -> Result<Optio
     let (p, v) = (fx.operand(*ptr)?, fx.operand(*value)?);
     Ok(Some(fx.value(MOp::AtomicRmw { op, ty, ptr: p, value: v, sync: Sync::default() })))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::demangle;
+
+    #[test]
+    fn demangle_reads_names_and_refuses_cut_characters() {
+        assert_eq!(demangle("_Z10atomic_maxPU3AS1Vii"), Some(("atomic_max", "PU3AS1Vii")));
+        // The length 10 ends inside 'ݞ' (a fuzzed module's name): no name, no panic.
+        assert_eq!(demangle("_Z10atomic_mKݞ*3AS1Vii"), None);
+        assert_eq!(demangle("_Z99short"), None);
+    }
+}
