@@ -117,7 +117,7 @@ fn non_uniform_subgroup_operations_match_their_definitions() {
     let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-nu-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
     let spv = work.join("nu.spv");
-    let ext = "-cl-ext=+cl_khr_subgroups,+__opencl_c_subgroups,+cl_khr_subgroup_non_uniform_vote,+cl_khr_subgroup_ballot,+cl_khr_subgroup_non_uniform_arithmetic,+cl_khr_subgroup_shuffle,+cl_khr_subgroup_shuffle_relative";
+    let ext = "-cl-ext=+cl_khr_subgroups,+__opencl_c_subgroups,+cl_khr_subgroup_non_uniform_vote,+cl_khr_subgroup_ballot,+cl_khr_subgroup_non_uniform_arithmetic,+cl_khr_subgroup_shuffle,+cl_khr_subgroup_shuffle_relative,+cl_khr_subgroup_clustered_reduce";
     let out = Command::new(&clang).args(["-cl-std=CL3.0", "-O2", "-ffp-contract=off", "-fno-discard-value-names", "-target", "spirv64", "-Xclang", ext, "-c", "-o"]).arg(&spv).arg(&source).output().unwrap();
     assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
     let module = amdgpu_cg::driver::load_spirv("nu.spv", &std::fs::read(&spv).unwrap()).unwrap();
@@ -129,17 +129,17 @@ fn non_uniform_subgroup_operations_match_their_definitions() {
         r#"{{"grid":{n},"block":128,"buffers":{{"a":{{"type":"i32","data":[{}]}},"f":{{"type":"f32","data":[{}]}},"o":{{"type":"i32","len":{}}},"of":{{"type":"f32","len":{n}}}}},"args":{{"a":"@a","f":"@f","o":"@o","of":"@of"}}}}"#,
         list(&a),
         list(&f),
-        16 * n
+        18 * n
     );
     let mut spec = LaunchSpec::from_json(&json).unwrap();
     for target in CodeObjectTarget::all_configurations() {
         let lanes = target.target.wave.lanes() as usize;
-        let (mut o, mut of) = (vec![0i32; 16 * n], vec![0f32; n]);
+        let (mut o, mut of) = (vec![0i32; 18 * n], vec![0f32; n]);
         for w in (0..n).step_by(lanes) {
             let xs = &a[w..w + lanes];
             let mask: u64 = xs.iter().enumerate().filter(|(_, x)| **x > 0).map(|(l, _)| 1u64 << l).sum();
             for l in 0..lanes {
-                let r = &mut o[16 * (w + l)..16 * (w + l) + 16];
+                let r = &mut o[18 * (w + l)..18 * (w + l) + 18];
                 r[0] = i32::from(l == 0);
                 r[1] = i32::from(xs.iter().all(|x| *x > -40));
                 r[2] = i32::from(xs.iter().any(|x| *x > 45));
@@ -156,6 +156,8 @@ fn non_uniform_subgroup_operations_match_their_definitions() {
                 r[13] = xs[3];
                 r[14] = xs[l ^ 1];
                 r[15] = xs[if l + 1 < lanes { l + 1 } else { l }] + xs[l.saturating_sub(1)];
+                r[16] = xs[l / 4 * 4..l / 4 * 4 + 4].iter().sum();
+                r[17] = *xs[l / 16 * 16..l / 16 * 16 + 16].iter().max().unwrap();
                 of[w + l] = f[w..w + l].iter().copied().fold(f32::INFINITY, f32::min);
             }
         }
@@ -164,14 +166,14 @@ fn non_uniform_subgroup_operations_match_their_definitions() {
         let got_i: Vec<i32> = want.buffers[2].bits().into_iter().map(|b| b as u32 as i32).collect();
         let got_f: Vec<f32> = want.buffers[3].bits().into_iter().map(|b| f32::from_bits(b as u32)).collect();
         for (k, (g, w)) in got_i.iter().zip(&o).enumerate() {
-            assert_eq!(g, w, "wave {lanes}: result {} of work-item {}", k % 16, k / 16);
+            assert_eq!(g, w, "wave {lanes}: result {} of work-item {}", k % 18, k / 18);
         }
         assert_eq!(got_f, of, "wave {lanes}: exclusive min");
         let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
         let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
         let sim_i: Vec<i32> = got[2].bits().into_iter().map(|b| b as u32 as i32).collect();
         for (k, (g, w)) in sim_i.iter().zip(&got_i).enumerate() {
-            assert_eq!(g, w, "{}: result {} of work-item {}", target.isa_name(), k % 16, k / 16);
+            assert_eq!(g, w, "{}: result {} of work-item {}", target.isa_name(), k % 18, k / 18);
         }
         assert_eq!(got[3].bits(), want.buffers[3].bits(), "{}", target.isa_name());
     }

@@ -250,6 +250,36 @@ pub fn translate(fx: &mut Fx, op: Op, rty: u32, ops: &[O]) -> Result<Operand, St
     })
 }
 
+/// A clustered reduction: each lane combines, in lane order, the active lanes
+/// of its cluster (the constant cluster size, a power of two up to 64, aligned
+/// lanes), reading each with a shuffle of its own value where the lane is not
+/// active.
+fn clustered(fx: &mut Fx, op: Op, bop: BinOp, logical: bool, ty: &Type, x: Operand, ops: &[O]) -> Result<Operand, String> {
+    let size = match ops.get(3) {
+        Some(O::IdRef(c)) => fx.const_int(*c),
+        _ => None,
+    }
+    .filter(|n| n.is_power_of_two() && *n <= 64)
+    .ok_or_else(|| format!("{op:?} with a cluster size that is not a constant power of two up to 64"))?;
+    let (vt, x) = if logical { (Type::I32, fx.cast(CastOp::ZExt, &Type::I1, x, &Type::I32)) } else { (ty.clone(), x) };
+    if !matches!(vt, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
+        return Err(format!("{op:?} on {vt} is not supported (i32, i64, f32 and f64 are)"));
+    }
+    let lane = wave(fx, WaveOp::LaneId, &Type::I32, vec![]);
+    let active = ballot(fx, Operand::Const(Const { ty: Type::I1, bits: 1 }));
+    let base = fx.bin(BinOp::And, &Type::I32, lane.clone(), i32c(!(size as i64 - 1)));
+    let mut acc = Operand::Const(Const { ty: vt.clone(), bits: WaveOp::identity(bop, &vt) });
+    for j in 0..size {
+        let src = fx.bin(BinOp::Add, &Type::I32, base.clone(), i32c(j as i64));
+        let on = bit(fx, active.clone(), src.clone());
+        let from = fx.select(&Type::I32, on.clone(), src, lane.clone());
+        let v = wave(fx, WaveOp::Shuffle, &vt, vec![x.clone(), from]);
+        let next = fx.bin(bop, &vt, acc.clone(), v);
+        acc = fx.select(&vt, on, next, acc);
+    }
+    Ok(if logical { fx.value(MOp::Icmp { pred: IntPred::Ne, ty: Type::I32, lhs: acc, rhs: i32c(0) }) } else { acc })
+}
+
 /// Reduce, InclusiveScan and ExclusiveScan of the arithmetic, bitwise and
 /// logical instructions over the active lanes.
 fn arithmetic(fx: &mut Fx, op: Op, ty: &Type, ops: &[O]) -> Result<Operand, String> {
@@ -260,11 +290,14 @@ fn arithmetic(fx: &mut Fx, op: Op, ty: &Type, ops: &[O]) -> Result<Operand, Stri
     };
     let logical = matches!(op, Op::GroupNonUniformLogicalAnd | Op::GroupNonUniformLogicalOr | Op::GroupNonUniformLogicalXor);
     let bop = group_binop(op).ok_or_else(|| format!("{op:?} is not supported (MIR's wave reductions have no multiplication)"))?;
+    if *g == GroupOperation::ClusteredReduce {
+        return clustered(fx, op, bop, logical, ty, x, ops);
+    }
     let wop = match g {
         GroupOperation::Reduce => WaveOp::Reduce(bop),
         GroupOperation::InclusiveScan => WaveOp::InclusiveScan(bop),
         GroupOperation::ExclusiveScan => WaveOp::ExclusiveScan(bop),
-        other => return Err(format!("{op:?} with {other:?} is not supported (no clustered wave operations in MIR)")),
+        other => return Err(format!("{op:?} with {other:?} is not supported")),
     };
     if logical {
         // On booleans as 0 or 1 in i32.

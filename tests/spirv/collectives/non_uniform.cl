@@ -4,7 +4,7 @@
 __kernel void non_uniform(__global const int *a, __global const float *f, __global int *o, __global float *of) {
     size_t g = get_global_id(0);
     int x = a[g];
-    __global int *r = o + 16 * g;
+    __global int *r = o + 18 * g;
     r[0] = sub_group_elect();
     r[1] = sub_group_non_uniform_all(x > -40);
     r[2] = sub_group_non_uniform_any(x > 45);
@@ -23,5 +23,7 @@ __kernel void non_uniform(__global const int *a, __global const float *f, __glob
     r[14] = sub_group_shuffle_xor(x, 1);
     uint lid = get_sub_group_local_id();
     r[15] = sub_group_shuffle_down(x, lid + 1 < get_sub_group_size() ? 1 : 0) + sub_group_shuffle_up(x, lid > 0 ? 1 : 0);
+    r[16] = sub_group_clustered_reduce_add(x, 4);
+    r[17] = sub_group_clustered_reduce_max(x, 16);
     of[g] = sub_group_non_uniform_scan_exclusive_min(f[g]);
 }
