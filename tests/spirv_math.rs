@@ -376,3 +376,73 @@ fn native_and_half_functions_are_within_the_half_precision_bound() {
         check(&target.isa_name(), &bits(&got[2]));
     }
 }
+
+/// The double exp and log family against Rust's f64 library (within 1 ulp of
+/// the exact values), within OpenCL's bound of 3 ulp, on the interpreter and
+/// with the same bits on every target.
+#[test]
+fn double_exp_and_log_are_within_opencl_bounds() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let source = format!("{}/tests/spirv/math/double.cl", env!("CARGO_MANIFEST_DIR"));
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-double-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let spv = work.join("double.spv");
+    let out = Command::new(&clang).args(["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-fno-discard-value-names", "-target", "spirv64", "-c", "-o"]).arg(&spv).arg(&source).output().unwrap();
+    assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
+    let module = amdgpu_cg::driver::load_spirv("double.spv", &std::fs::read(&spv).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&work);
+    const M: usize = 512;
+    let mut xs: Vec<f64> = vec![0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 10.0, 1e-300, 5e-324, 2.2e-308, f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 709.7, 709.8, -745.0, -744.4, -708.0, 1.0 + 1e-15, 1.0 - 1e-16, 307.9, 308.3, -323.0, 1024.0, -1074.0, 3.0];
+    let mut rng = Rng(0xdead_beef_cafe_f00d);
+    while xs.len() < M {
+        let r = rng.unit();
+        xs.push(match xs.len() % 3 {
+            0 => r * 1400.0 - 740.0,
+            1 => 2f64.powf(r * 2000.0 - 1000.0),
+            _ => 1.0 + (r - 0.5) * 1e-3,
+        });
+    }
+    let json = format!(
+        r#"{{"grid":{M},"block":64,"buffers":{{"x":{{"type":"f64","data":[{}]}},"out":{{"type":"f64","len":{}}}}},"args":{{"x":"@x","out":"@out"}}}}"#,
+        data(xs.iter().map(|v| format!("0x{:016x}", v.to_bits()))),
+        6 * M
+    );
+    let spec = LaunchSpec::from_json(&json).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    let got: Vec<f64> = want.buffers[1].bits().into_iter().map(f64::from_bits).collect();
+    let ulp = |v: f64| 2f64.powi((if v == 0.0 { -1022 } else { v.abs().log2().floor() as i32 }).max(-1022) - 52);
+    let names = ["exp", "exp2", "exp10", "log", "log2", "log10"];
+    let mut worst = [0f64; 6];
+    let mut failures = Vec::new();
+    for (i, &x) in xs.iter().enumerate() {
+        let refs = [x.exp(), x.exp2(), 10f64.powf(x), x.ln(), x.log2(), x.log10()];
+        for (f, &w) in refs.iter().enumerate() {
+            let g = got[6 * i + f];
+            let bad = if w.is_nan() {
+                !g.is_nan()
+            } else if w.is_infinite() || w == 0.0 || g.is_infinite() || g == 0.0 {
+                // Near overflow and underflow the reference's 1 ulp may decide.
+                (g.is_infinite() != w.is_infinite() || g.signum() != w.signum()) && (g - w).abs() > 3.0 * ulp(w.abs().min(f64::MAX))
+            } else {
+                let u = (g - w).abs() / ulp(w);
+                worst[f] = worst[f].max(u);
+                u > 3.0
+            };
+            if bad {
+                failures.push(format!("{}({x:e}) = {g:e}, want {w:e}", names[f]));
+            }
+        }
+    }
+    eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).map(|(n, w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
+    assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(30).cloned().collect::<Vec<_>>().join("\n"));
+    for target in CodeObjectTarget::all_configurations() {
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let mut spec = spec.clone();
+        spec.wave_size = target.target.wave.lanes();
+        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        for (k, (g, w)) in sim[1].bits().iter().zip(want.buffers[1].bits()).enumerate() {
+            let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan();
+            assert!(*g == w || both_nan, "{}: result {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), k % 6, k / 6, f64::from_bits(*g), f64::from_bits(w));
+        }
+    }
+}

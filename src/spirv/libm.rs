@@ -178,9 +178,82 @@ impl D<'_, '_> {
         let s = self.div(num, den);
         let z = self.mul(s.clone(), s.clone());
         let coeffs: Vec<f64> = (0..12).map(|k| 1.0 / (2 * k + 1) as f64).collect();
-        let p = self.poly(&z, &coeffs);
+        // 2s + 2s z (1/3 + z/5 + ...): the leading term exact, so only s's
+        // rounding reaches the result.
+        let q = self.poly(&z, &coeffs[1..]);
         let two_s = self.add(s.clone(), s);
-        (self.mul(two_s, p), ef)
+        let zq = self.mul(z, q);
+        (self.fma(two_s.clone(), zq, two_s), ef)
+    }
+
+    /// 2^(hi + lo) for any hi and a small lo: the fraction (hi - n) + lo keeps
+    /// lo's bits (double results).
+    fn exp2_parts(&mut self, hi: Operand, lo: Operand) -> Operand {
+        let lim_lo = self.k(-2200.0);
+        let lim_hi = self.k(2200.0);
+        let c = self.bin(BinOp::FMax, hi.clone(), lim_lo);
+        let c = self.bin(BinOp::FMin, c, lim_hi);
+        let n = self.un(UnOp::RoundEven, c.clone());
+        let f = self.sub(c, n.clone());
+        let f = self.add(f, lo);
+        let mut coeffs = Vec::new();
+        let mut c = 1.0f64;
+        for k in 0..18 {
+            coeffs.push(c);
+            c *= LN_2 / f64::from(k + 1);
+        }
+        let p = self.poly(&f, &coeffs);
+        // ldexp in two steps, so that 2^n below 2^-1022 does not flush p.
+        let w = self.t(Type::I32);
+        let ni = self.fx.cast(CastOp::FpToSi, &self.f(), n, &w);
+        let two = self.fx.splat(&w, 2);
+        let half = self.fx.bin(BinOp::SDiv, &w, ni.clone(), two);
+        let rest = self.fx.bin(BinOp::Sub, &w, ni, half.clone());
+        let r = self.ldexp(p, half);
+        let r = self.ldexp(r, rest);
+        let nan = self.is_nan(&hi);
+        self.sel(nan, hi, r)
+    }
+
+    /// log, log2 or log10 of a double: subnormals scaled by 2^54 first, e ln 2
+    /// with ln 2 in two parts.
+    fn log_with_parts(&mut self, x: Operand, op: CLOp) -> Operand {
+        let sub = self.cmpk(FloatPred::Olt, x.clone(), f64::MIN_POSITIVE);
+        let big = self.k(2f64.powi(54));
+        let scaled = self.mul(x.clone(), big);
+        let xs = self.sel(sub.clone(), scaled, x.clone());
+        let ok = self.cmpk(FloatPred::Ogt, xs.clone(), 0.0);
+        let fin = self.cmpk(FloatPred::Olt, xs.clone(), f64::INFINITY);
+        let ok = self.and(ok, fin);
+        let one = self.k(1.0);
+        let safe = self.sel(ok, xs, one);
+        let (lnm, e) = self.log_parts(safe);
+        let adj = self.k(54.0);
+        let e_sub = self.sub(e.clone(), adj);
+        let e = self.sel(sub, e_sub, e);
+        let r = if op == CLOp::log2 {
+            let lo = self.k(LOG2_E_LO);
+            let t = self.fma(lnm.clone(), lo, e);
+            let hi = self.k(LOG2_E);
+            self.fma(lnm, hi, t)
+        } else {
+            let lo = self.k(LN_2_LO);
+            let t = self.fma(e.clone(), lo, lnm);
+            let hi = self.k(LN_2);
+            let ln = self.fma(e, hi, t);
+            if op == CLOp::log10 {
+                let k = self.k(std::f64::consts::LOG10_E);
+                self.mul(ln, k)
+            } else {
+                ln
+            }
+        };
+        let zero = self.cmpk(FloatPred::Oeq, x.clone(), 0.0);
+        let r = self.selk(zero, f64::NEG_INFINITY, r);
+        let inf = self.cmpk(FloatPred::Oeq, x.clone(), f64::INFINITY);
+        let r = self.selk(inf, f64::INFINITY, r);
+        let bad = self.cmpk(FloatPred::Ult, x, 0.0);
+        self.selk(bad, f64::NAN, r)
     }
 
     /// A logarithm with IEEE's special cases around the core: -inf at ±0,
@@ -385,6 +458,50 @@ pub fn handles(op: CLOp) -> bool {
             | lgamma_r
             | tgamma
     )
+}
+
+/// The low parts of constants (the exact value minus the f64 one), for
+/// products that must keep more than 53 bits.
+const LOG2_E_LO: f64 = 2.035_527_374_093_103_3e-17;
+const LN_2_LO: f64 = 2.319_046_813_846_299_6e-17;
+const LOG2_10_LO: f64 = 1.661_617_516_973_592e-16;
+
+/// The double forms of exp, exp2, exp10, log, log2 and log10 (OpenCL bound: 3
+/// ulp). The same cores as the single-precision library, without its margin,
+/// so the products that scale by log2 e, log2 10 and ln 2 keep their low parts:
+/// 2^(hi + lo) with the fraction (hi - n) + lo, and e ln 2 + ln m with ln 2 in
+/// two parts.
+pub fn double(fx: &mut Fx, op: CLOp, ty: &Type, x: Operand) -> Result<Operand, String> {
+    let lanes = if ty.lanes() > 1 { ty.lanes() as u8 } else { 0 };
+    let mut d = D { fx, lanes };
+    Ok(match op {
+        CLOp::exp2 => {
+            let zero = d.k(0.0);
+            d.exp2_parts(x, zero)
+        }
+        CLOp::exp | CLOp::exp10 => {
+            let (hi_c, lo_c, lim) = if op == CLOp::exp { (LOG2_E, LOG2_E_LO, 800.0) } else { (std::f64::consts::LOG2_10, LOG2_10_LO, 400.0) };
+            // Beyond ±lim the result is 0 or inf anyway; x log2 e must not
+            // overflow.
+            let (lo_k, hi_k) = (d.k(-lim), d.k(lim));
+            let xc = d.bin(BinOp::FMax, x.clone(), lo_k);
+            let xc = d.bin(BinOp::FMin, xc, hi_k);
+            let h = d.k(hi_c);
+            let hi = d.mul(xc.clone(), h.clone());
+            let nhi = d.un(UnOp::FNeg, hi.clone());
+            let err = d.fma(xc.clone(), h, nhi);
+            let l = d.k(lo_c);
+            let lo = d.fma(xc, l, err);
+            let r = d.exp2_parts(hi, lo);
+            let nan = d.is_nan(&x);
+            d.sel(nan, x, r)
+        }
+        CLOp::log | CLOp::log2 | CLOp::log10 => {
+            let r = d.log_with_parts(x.clone(), op);
+            r
+        }
+        other => return Err(format!("OpenCL.std {other:?} on double is not supported (exp, exp2, exp10, log, log2 and log10 are)")),
+    })
 }
 
 /// Stores a second result through a pointer operand (frexp, modf, fract).

@@ -83,6 +83,7 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
             fx.bin(BinOp::Ldexp, &ty, arg(0)?, e)
         }
         CLOp::fma | CLOp::mad => fx.value(MOp::Fma { ty: ty.clone(), a: arg(0)?, b: arg(1)?, c: arg(2)? }),
+        CLOp::exp | CLOp::exp2 | CLOp::log | CLOp::log2 | CLOp::exp10 | CLOp::log10 if ty.element() == &Type::F64 => super::libm::double(fx, op, &ty, arg(0)?)?,
         CLOp::exp | CLOp::exp2 | CLOp::log | CLOp::log2 | CLOp::sin | CLOp::cos | CLOp::tan => {
             f64_transcendental()?;
             let u = match op {
