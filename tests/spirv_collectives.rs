@@ -129,17 +129,17 @@ fn non_uniform_subgroup_operations_match_their_definitions() {
         r#"{{"grid":{n},"block":128,"buffers":{{"a":{{"type":"i32","data":[{}]}},"f":{{"type":"f32","data":[{}]}},"o":{{"type":"i32","len":{}}},"of":{{"type":"f32","len":{n}}}}},"args":{{"a":"@a","f":"@f","o":"@o","of":"@of"}}}}"#,
         list(&a),
         list(&f),
-        18 * n
+        20 * n
     );
     let mut spec = LaunchSpec::from_json(&json).unwrap();
     for target in CodeObjectTarget::all_configurations() {
         let lanes = target.target.wave.lanes() as usize;
-        let (mut o, mut of) = (vec![0i32; 18 * n], vec![0f32; n]);
+        let (mut o, mut of) = (vec![0i32; 20 * n], vec![0f32; n]);
         for w in (0..n).step_by(lanes) {
             let xs = &a[w..w + lanes];
             let mask: u64 = xs.iter().enumerate().filter(|(_, x)| **x > 0).map(|(l, _)| 1u64 << l).sum();
             for l in 0..lanes {
-                let r = &mut o[18 * (w + l)..18 * (w + l) + 18];
+                let r = &mut o[20 * (w + l)..20 * (w + l) + 20];
                 r[0] = i32::from(l == 0);
                 r[1] = i32::from(xs.iter().all(|x| *x > -40));
                 r[2] = i32::from(xs.iter().any(|x| *x > 45));
@@ -158,6 +158,8 @@ fn non_uniform_subgroup_operations_match_their_definitions() {
                 r[15] = xs[if l + 1 < lanes { l + 1 } else { l }] + xs[l.saturating_sub(1)];
                 r[16] = xs[l / 4 * 4..l / 4 * 4 + 4].iter().sum();
                 r[17] = *xs[l / 16 * 16..l / 16 * 16 + 16].iter().max().unwrap();
+                r[18] = xs.iter().fold(1i32, |p, x| p.wrapping_mul((x & 1) + 1));
+                r[19] = xs[..=l].iter().fold(1i32, |p, x| p.wrapping_mul(x % 3));
                 of[w + l] = f[w..w + l].iter().copied().fold(f32::INFINITY, f32::min);
             }
         }
@@ -166,14 +168,14 @@ fn non_uniform_subgroup_operations_match_their_definitions() {
         let got_i: Vec<i32> = want.buffers[2].bits().into_iter().map(|b| b as u32 as i32).collect();
         let got_f: Vec<f32> = want.buffers[3].bits().into_iter().map(|b| f32::from_bits(b as u32)).collect();
         for (k, (g, w)) in got_i.iter().zip(&o).enumerate() {
-            assert_eq!(g, w, "wave {lanes}: result {} of work-item {}", k % 18, k / 18);
+            assert_eq!(g, w, "wave {lanes}: result {} of work-item {}", k % 20, k / 20);
         }
         assert_eq!(got_f, of, "wave {lanes}: exclusive min");
         let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
         let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
         let sim_i: Vec<i32> = got[2].bits().into_iter().map(|b| b as u32 as i32).collect();
         for (k, (g, w)) in sim_i.iter().zip(&got_i).enumerate() {
-            assert_eq!(g, w, "{}: result {} of work-item {}", target.isa_name(), k % 18, k / 18);
+            assert_eq!(g, w, "{}: result {} of work-item {}", target.isa_name(), k % 20, k / 20);
         }
         assert_eq!(got[3].bits(), want.buffers[3].bits(), "{}", target.isa_name());
     }

@@ -250,10 +250,50 @@ pub fn translate(fx: &mut Fx, op: Op, rty: u32, ops: &[O]) -> Result<Operand, St
     })
 }
 
-/// A clustered reduction: each lane combines, in lane order, the active lanes
-/// of its cluster (the constant cluster size, a power of two up to 64, aligned
-/// lanes), reading each with a shuffle of its own value where the lane is not
-/// active.
+/// Which lanes a gathered combination takes: those of the lane's cluster
+/// (aligned, of a constant power-of-two size up to 64), or the wave's up to
+/// the lane (inclusive or not), or the whole wave.
+enum Gather {
+    Cluster(u64),
+    Below { inclusive: bool },
+    Wave,
+}
+
+/// `op` over the active lanes `which` selects, in lane order, each read with a
+/// shuffle (of the lane's own value where that lane is not active): for the
+/// operations MIR's wave reductions do not have (clustered ones and
+/// multiplications). 64 lanes at most, so a wave of 32 leaves half inactive.
+fn gather(fx: &mut Fx, bop: BinOp, vt: &Type, x: Operand, which: Gather) -> Operand {
+    let lane = wave(fx, WaveOp::LaneId, &Type::I32, vec![]);
+    let active = ballot(fx, Operand::Const(Const { ty: Type::I1, bits: 1 }));
+    let (base, count) = match which {
+        Gather::Cluster(size) => (fx.bin(BinOp::And, &Type::I32, lane.clone(), i32c(!(size as i64 - 1))), size),
+        _ => (i32c(0), 64),
+    };
+    let identity = match bop {
+        BinOp::Mul => 1,
+        BinOp::FMul if vt.bits() == 64 => 1f64.to_bits(),
+        BinOp::FMul => u64::from(1f32.to_bits()),
+        _ => WaveOp::identity(bop, vt),
+    };
+    let mut acc = Operand::Const(Const { ty: vt.clone(), bits: identity });
+    for j in 0..count {
+        let src = fx.bin(BinOp::Add, &Type::I32, base.clone(), i32c(j as i64));
+        let mut on = bit(fx, active.clone(), src.clone());
+        if let Gather::Below { inclusive } = which {
+            let pred = if inclusive { IntPred::Ule } else { IntPred::Ult };
+            let before = fx.value(MOp::Icmp { pred, ty: Type::I32, lhs: src.clone(), rhs: lane.clone() });
+            on = fx.bin(BinOp::And, &Type::I1, on, before);
+        }
+        let from = fx.select(&Type::I32, on.clone(), src, lane.clone());
+        let v = wave(fx, WaveOp::Shuffle, vt, vec![x.clone(), from]);
+        let next = fx.bin(bop, vt, acc.clone(), v);
+        acc = fx.select(vt, on, next, acc);
+    }
+    acc
+}
+
+/// A clustered reduction (the constant cluster size, a power of two up to 64).
 fn clustered(fx: &mut Fx, op: Op, bop: BinOp, logical: bool, ty: &Type, x: Operand, ops: &[O]) -> Result<Operand, String> {
     let size = match ops.get(3) {
         Some(O::IdRef(c)) => fx.const_int(*c),
@@ -265,18 +305,7 @@ fn clustered(fx: &mut Fx, op: Op, bop: BinOp, logical: bool, ty: &Type, x: Opera
     if !matches!(vt, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
         return Err(format!("{op:?} on {vt} is not supported (i32, i64, f32 and f64 are)"));
     }
-    let lane = wave(fx, WaveOp::LaneId, &Type::I32, vec![]);
-    let active = ballot(fx, Operand::Const(Const { ty: Type::I1, bits: 1 }));
-    let base = fx.bin(BinOp::And, &Type::I32, lane.clone(), i32c(!(size as i64 - 1)));
-    let mut acc = Operand::Const(Const { ty: vt.clone(), bits: WaveOp::identity(bop, &vt) });
-    for j in 0..size {
-        let src = fx.bin(BinOp::Add, &Type::I32, base.clone(), i32c(j as i64));
-        let on = bit(fx, active.clone(), src.clone());
-        let from = fx.select(&Type::I32, on.clone(), src, lane.clone());
-        let v = wave(fx, WaveOp::Shuffle, &vt, vec![x.clone(), from]);
-        let next = fx.bin(bop, &vt, acc.clone(), v);
-        acc = fx.select(&vt, on, next, acc);
-    }
+    let acc = gather(fx, bop, &vt, x, Gather::Cluster(size));
     Ok(if logical { fx.value(MOp::Icmp { pred: IntPred::Ne, ty: Type::I32, lhs: acc, rhs: i32c(0) }) } else { acc })
 }
 
@@ -289,9 +318,25 @@ fn arithmetic(fx: &mut Fx, op: Op, ty: &Type, ops: &[O]) -> Result<Operand, Stri
         other => return Err(format!("{op:?} with operand {other:?}")),
     };
     let logical = matches!(op, Op::GroupNonUniformLogicalAnd | Op::GroupNonUniformLogicalOr | Op::GroupNonUniformLogicalXor);
-    let bop = group_binop(op).ok_or_else(|| format!("{op:?} is not supported (MIR's wave reductions have no multiplication)"))?;
+    let bop = match op {
+        Op::GroupNonUniformIMul => BinOp::Mul,
+        Op::GroupNonUniformFMul => BinOp::FMul,
+        _ => group_binop(op).ok_or_else(|| format!("{op:?} is not a group reduction"))?,
+    };
     if *g == GroupOperation::ClusteredReduce {
         return clustered(fx, op, bop, logical, ty, x, ops);
+    }
+    if matches!(bop, BinOp::Mul | BinOp::FMul) {
+        if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
+            return Err(format!("{op:?} on {ty} is not supported (i32, i64, f32 and f64 are)"));
+        }
+        let which = match g {
+            GroupOperation::Reduce => Gather::Wave,
+            GroupOperation::InclusiveScan => Gather::Below { inclusive: true },
+            GroupOperation::ExclusiveScan => Gather::Below { inclusive: false },
+            other => return Err(format!("{op:?} with {other:?} is not supported")),
+        };
+        return Ok(gather(fx, bop, ty, x, which));
     }
     let wop = match g {
         GroupOperation::Reduce => WaveOp::Reduce(bop),

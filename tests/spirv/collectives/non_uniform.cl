@@ -4,7 +4,7 @@
 __kernel void non_uniform(__global const int *a, __global const float *f, __global int *o, __global float *of) {
     size_t g = get_global_id(0);
     int x = a[g];
-    __global int *r = o + 18 * g;
+    __global int *r = o + 20 * g;
     r[0] = sub_group_elect();
     r[1] = sub_group_non_uniform_all(x > -40);
     r[2] = sub_group_non_uniform_any(x > 45);
@@ -25,5 +25,7 @@ __kernel void non_uniform(__global const int *a, __global const float *f, __glob
     r[15] = sub_group_shuffle_down(x, lid + 1 < get_sub_group_size() ? 1 : 0) + sub_group_shuffle_up(x, lid > 0 ? 1 : 0);
     r[16] = sub_group_clustered_reduce_add(x, 4);
     r[17] = sub_group_clustered_reduce_max(x, 16);
+    r[18] = sub_group_non_uniform_reduce_mul((x & 1) + 1);
+    r[19] = sub_group_non_uniform_scan_inclusive_mul(x % 3);
     of[g] = sub_group_non_uniform_scan_exclusive_min(f[g]);
 }
