@@ -161,14 +161,16 @@ fn ulps(got: f32, want: f64) -> f64 {
     (f64::from(got) - want).abs() / 2f64.powi(e - 23)
 }
 
-#[test]
-fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
-    let Some(clang) = llvm_tools::require("clang-22") else { return };
-    let Some(spirv_val) = llvm_tools::require("spirv-val") else { return };
-    let source = format!("{}/tests/spirv/math/library.cl", env!("CARGO_MANIFEST_DIR"));
-    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-math-{}", std::process::id()));
+/// tests/spirv/math/NAME.cl compiled by clang-22 to SPIR-V (OpenCL C 2.0, -O2,
+/// no contraction), validated by spirv-val and translated; None outside CI
+/// when the tools are missing.
+fn translated(name: &str) -> Option<mir::Module> {
+    let clang = llvm_tools::require("clang-22")?;
+    let spirv_val = llvm_tools::require("spirv-val")?;
+    let source = format!("{}/tests/spirv/math/{name}.cl", env!("CARGO_MANIFEST_DIR"));
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-math-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    let spv = work.join("library.spv");
+    let spv = work.join(format!("{name}.spv"));
     let out = Command::new(&clang)
         .args(["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-cl-fp32-correctly-rounded-divide-sqrt", "-fno-discard-value-names", "-target", "spirv64", "-c", "-o"])
         .arg(&spv)
@@ -178,8 +180,14 @@ fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
     assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
     let out = Command::new(&spirv_val).arg(&spv).output().unwrap();
     assert!(out.status.success(), "spirv-val: {}", String::from_utf8_lossy(&out.stderr));
-    let module = amdgpu_cg::driver::load_spirv("library.spv", &std::fs::read(&spv).unwrap()).unwrap();
+    let module = amdgpu_cg::driver::load_spirv(&format!("{name}.spv"), &std::fs::read(&spv).unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&work);
+    Some(module)
+}
+
+#[test]
+fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
+    let Some(module) = translated("library") else { return };
 
     let (xs, ys) = (inputs(0x9e37_79b9_7f4a_7c15), inputs(0x2545_f491_4f6c_dd1d));
     // y runs the other way round, so that specials meet other specials.
@@ -328,15 +336,7 @@ fn the_math_library_is_within_an_ulp_and_the_targets_agree() {
 /// and cos) of Rust's f64 functions, on the interpreter and on every target.
 #[test]
 fn native_and_half_functions_are_within_the_half_precision_bound() {
-    let Some(clang) = llvm_tools::require("clang-22") else { return };
-    let source = format!("{}/tests/spirv/math/native.cl", env!("CARGO_MANIFEST_DIR"));
-    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-native-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
-    let spv = work.join("native.spv");
-    let out = Command::new(&clang).args(["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-fno-discard-value-names", "-target", "spirv64", "-c", "-o"]).arg(&spv).arg(&source).output().unwrap();
-    assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
-    let module = amdgpu_cg::driver::load_spirv("native.spv", &std::fs::read(&spv).unwrap()).unwrap();
-    let _ = std::fs::remove_dir_all(&work);
+    let Some(module) = translated("native") else { return };
     const M: usize = 256;
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let xs: Vec<f32> = (0..M).map(|_| (rng.unit() * 20.0 - 10.0) as f32).collect();
@@ -382,15 +382,7 @@ fn native_and_half_functions_are_within_the_half_precision_bound() {
 /// with the same bits on every target.
 #[test]
 fn double_exp_and_log_are_within_opencl_bounds() {
-    let Some(clang) = llvm_tools::require("clang-22") else { return };
-    let source = format!("{}/tests/spirv/math/double.cl", env!("CARGO_MANIFEST_DIR"));
-    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-double-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
-    let spv = work.join("double.spv");
-    let out = Command::new(&clang).args(["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-fno-discard-value-names", "-target", "spirv64", "-c", "-o"]).arg(&spv).arg(&source).output().unwrap();
-    assert!(out.status.success(), "clang-22: {}", String::from_utf8_lossy(&out.stderr));
-    let module = amdgpu_cg::driver::load_spirv("double.spv", &std::fs::read(&spv).unwrap()).unwrap();
-    let _ = std::fs::remove_dir_all(&work);
+    let Some(module) = translated("double") else { return };
     const M: usize = 512;
     let mut xs: Vec<f64> = vec![0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 10.0, 1e-300, 5e-324, 2.2e-308, f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 709.7, 709.8, -745.0, -744.4, -708.0, 1.0 + 1e-15, 1.0 - 1e-16, 307.9, 308.3, -323.0, 1024.0, -1074.0, 3.0];
     let mut rng = Rng(0xdead_beef_cafe_f00d);

@@ -196,9 +196,10 @@ impl D<'_, '_> {
         let n = self.un(UnOp::RoundEven, c.clone());
         let f = self.sub(c, n.clone());
         let f = self.add(f, lo);
+        // 2^f = Σ (f ln 2)^k / k!, |f| <= ½: 15 terms leave less than 2^-62.
         let mut coeffs = Vec::new();
         let mut c = 1.0f64;
-        for k in 0..18 {
+        for k in 0..15 {
             coeffs.push(c);
             c *= LN_2 / f64::from(k + 1);
         }
@@ -248,6 +249,12 @@ impl D<'_, '_> {
                 ln
             }
         };
+        self.log_specials(x, r)
+    }
+
+    /// IEEE's special cases of a logarithm of `x` around its core's result
+    /// `r`: -inf at ±0, +inf at +inf, NaN below 0 and at NaN.
+    fn log_specials(&mut self, x: Operand, r: Operand) -> Operand {
         let zero = self.cmpk(FloatPred::Oeq, x.clone(), 0.0);
         let r = self.selk(zero, f64::NEG_INFINITY, r);
         let inf = self.cmpk(FloatPred::Oeq, x.clone(), f64::INFINITY);
@@ -272,12 +279,7 @@ impl D<'_, '_> {
             let l = self.k(LN_2);
             self.fma(e, l, lnm)
         };
-        let zero = self.cmpk(FloatPred::Oeq, x.clone(), 0.0);
-        let r = self.selk(zero, f64::NEG_INFINITY, r);
-        let inf = self.cmpk(FloatPred::Oeq, x.clone(), f64::INFINITY);
-        let r = self.selk(inf, f64::INFINITY, r);
-        let bad = self.cmpk(FloatPred::Ult, x, 0.0);
-        self.selk(bad, f64::NAN, r)
+        self.log_specials(x, r)
     }
     fn log2(&mut self, x: Operand) -> Operand {
         self.log_with(x, true)
@@ -288,25 +290,8 @@ impl D<'_, '_> {
 
     /// 2^t for any t (NaN, infinities and overflow included).
     fn exp2(&mut self, t: Operand) -> Operand {
-        let lo = self.k(-2200.0);
-        let hi = self.k(2200.0);
-        let c = self.bin(BinOp::FMax, t.clone(), lo);
-        let c = self.bin(BinOp::FMin, c, hi);
-        let n = self.un(UnOp::RoundEven, c.clone());
-        let f = self.sub(c, n.clone());
-        // 2^f = Σ (f ln 2)^k / k!, |f| <= ½: 15 terms leave less than 2^-60.
-        let mut coeffs = Vec::new();
-        let mut c = 1.0f64;
-        for k in 0..15 {
-            coeffs.push(c);
-            c *= LN_2 / f64::from(k + 1);
-        }
-        let p = self.poly(&f, &coeffs);
-        let w = self.t(Type::I32);
-        let ni = self.fx.cast(CastOp::FpToSi, &self.f(), n, &w);
-        let r = self.ldexp(p, ni);
-        let nan = self.is_nan(&t);
-        self.sel(nan, t, r)
+        let zero = self.k(0.0);
+        self.exp2_parts(t, zero)
     }
     fn exp(&mut self, x: Operand) -> Operand {
         let l = self.k(LOG2_E);
@@ -497,8 +482,7 @@ pub fn double(fx: &mut Fx, op: CLOp, ty: &Type, x: Operand) -> Result<Operand, S
             d.sel(nan, x, r)
         }
         CLOp::log | CLOp::log2 | CLOp::log10 => {
-            let r = d.log_with_parts(x.clone(), op);
-            r
+            d.log_with_parts(x, op)
         }
         other => return Err(format!("OpenCL.std {other:?} on double is not supported (exp, exp2, exp10, log, log2 and log10 are)")),
     })
