@@ -15,19 +15,9 @@ use amdgpu_cg::codegen::{self, Options, Report};
 use amdgpu_cg::codeobj::{CodeObjectTarget, CodeObjectVersion};
 use amdgpu_cg::isa::{llvm_tools, Gpu, Target};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// Instruction boundaries of a well-formed module (after the header).
 fn boundaries(words: &[u32]) -> Vec<(usize, usize)> {

@@ -18,19 +18,9 @@ use amdgpu_cg::mir::{self, launch::LaunchSpec};
 const N: usize = 512;
 const PER_ITEM: usize = 48;
 
-/// A deterministic spread: xorshift.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn inputs(seed: u64) -> Vec<f32> {
     let special = [

@@ -13,19 +13,9 @@ use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
 use amdgpu_cg::mir::interp::ops::transcendental_acceptable;
 use amdgpu_cg::mir::{self, launch::LaunchSpec, Type, UnOp};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// Inputs for an operation, as bit patterns of `ty`.
 fn inputs(op: UnOp, ty: &Type, rng: &mut Rng) -> Vec<u64> {

@@ -65,7 +65,7 @@ fn linear(fx: &mut Fx, of: BuiltIn, size: Builtin) -> Result<Operand, String> {
 }
 
 /// A scalar builtin as i32.
-fn scalar(fx: &mut Fx, b: BuiltIn) -> Result<Operand, String> {
+pub(super) fn scalar(fx: &mut Fx, b: BuiltIn) -> Result<Operand, String> {
     let i32t = Type::I32;
     let wave = |fx: &mut Fx, op: WaveOp| fx.value(MOp::Wave { op, ty: Type::I32, args: vec![] });
     Ok(match b {

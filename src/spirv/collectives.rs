@@ -51,22 +51,15 @@ struct Geometry {
     wave: Operand,
 }
 
-fn geometry(fx: &mut Fx) -> Geometry {
-    let i = Type::I32;
-    let ids: Vec<Operand> = (0..3).map(|d| Operand::Value(fx.b.builtin(Builtin::WorkitemId, d))).collect();
-    let sizes: Vec<Operand> = (0..3).map(|d| Operand::Value(fx.b.builtin(Builtin::WorkgroupSize, d))).collect();
-    let zy = fx.bin(BinOp::Mul, &i, ids[2].clone(), sizes[1].clone());
-    let zy = fx.bin(BinOp::Add, &i, zy, ids[1].clone());
-    let zyx = fx.bin(BinOp::Mul, &i, zy, sizes[0].clone());
-    let linear = fx.bin(BinOp::Add, &i, zyx, ids[0].clone());
-    let xy = fx.bin(BinOp::Mul, &i, sizes[0].clone(), sizes[1].clone());
-    let n = fx.bin(BinOp::Mul, &i, xy, sizes[2].clone());
-    let ws = fx.value(MOp::Wave { op: WaveOp::WaveSize, ty: i.clone(), args: vec![] });
-    let up = fx.bin(BinOp::Add, &i, n, ws.clone());
-    let up = fx.bin(BinOp::Sub, &i, up, i32c(1));
-    let waves = fx.bin(BinOp::UDiv, &i, up, ws.clone());
-    let wave = fx.bin(BinOp::UDiv, &i, linear.clone(), ws);
-    Geometry { linear, waves, wave }
+/// From the builtins' own expansions: LocalInvocationIndex, NumSubgroups and
+/// SubgroupId (the subgroup is the wave).
+fn geometry(fx: &mut Fx) -> Result<Geometry, String> {
+    use rspirv::spirv::BuiltIn;
+    Ok(Geometry {
+        linear: super::builtins::scalar(fx, BuiltIn::LocalInvocationIndex)?,
+        waves: super::builtins::scalar(fx, BuiltIn::NumSubgroups)?,
+        wave: super::builtins::scalar(fx, BuiltIn::SubgroupId)?,
+    })
 }
 
 /// The area's entry `k` (an i32 index, 8 bytes apart).
@@ -143,15 +136,15 @@ pub fn translate(fx: &mut Fx, op: Op, rty: u32, ops: &[O]) -> Result<Operand, St
         other => Err(format!("a work-group collective with operand {other:?}")),
     };
     let area = fx.collective_area()?;
-    let g = geometry(fx);
+    let g = geometry(fx)?;
     let r = match op {
         Op::GroupAny | Op::GroupAll => {
-            // Per wave: 1 where any lane holds (all: no lane fails).
+            // Per wave: 1 where any lane holds (all: no lane fails), as i32,
+            // so the waves combine with `or` (all: every wave's 1 or none).
             let p = fx.operand(id(1)?)?;
             let all = op == Op::GroupAll;
-            let p = if all { fx.bin(BinOp::Xor, &Type::I1, p, Operand::Const(Const { ty: Type::I1, bits: 1 })) } else { p };
-            let mask = fx.value(MOp::Wave { op: WaveOp::Ballot, ty: Type::I64, args: vec![p] });
-            let hit = fx.value(MOp::Icmp { pred: IntPred::Ne, ty: Type::I64, lhs: mask, rhs: Operand::Const(Const::int(Type::I64, 0)) });
+            let hit = super::subgroups::vote(fx, p, all);
+            let hit = if all { fx.bin(BinOp::Xor, &Type::I1, hit, Operand::Const(Const { ty: Type::I1, bits: 1 })) } else { hit };
             let v = fx.cast(CastOp::ZExt, &Type::I1, hit, &Type::I32);
             let p = entry(fx, &area, g.wave.clone());
             store(fx, &Type::I32, v, p);

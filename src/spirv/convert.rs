@@ -58,13 +58,7 @@ fn range(bits: u32, signed: bool) -> (i128, i128) {
 fn clamp(fx: &mut Fx, from: &Type, signed: bool, x: Operand, bits: u32, to_signed: bool) -> Operand {
     let (smin, smax) = range(from.element().bits(), signed);
     let (dmin, dmax) = range(bits, to_signed);
-    let k = |fx: &mut Fx, v: i128| {
-        let e = Operand::Const(Const::int(from.element().clone(), v as i64));
-        match from {
-            Type::Vector(_, n) => fx.value(crate::mir::Op::Make { ty: from.clone(), elems: vec![e; usize::from(*n)] }),
-            _ => e,
-        }
-    };
+    let k = |fx: &mut Fx, v: i128| fx.splat(from, Const::int(from.element().clone(), v as i64).bits);
     let mut x = x;
     if dmin > smin {
         let lo = k(fx, dmin);

@@ -1215,12 +1215,8 @@ impl<'a> Fx<'a> {
                         self.value(MOp::Wave { op: WaveOp::ReadLane, ty: self.facts.mir_type(rt()?)?, args: vec![x, l] })
                     }
                     op => {
-                        // any: some active lane's predicate holds; all: none fails.
                         let p = self.operand(id(1)?)?;
-                        let p = if op == Op::GroupAll { self.bin(BinOp::Xor, &Type::I1, p, Operand::Const(Const { ty: Type::I1, bits: 1 })) } else { p };
-                        let mask = self.value(MOp::Wave { op: WaveOp::Ballot, ty: Type::I64, args: vec![p] });
-                        let pred = if op == Op::GroupAll { IntPred::Eq } else { IntPred::Ne };
-                        self.value(MOp::Icmp { pred, ty: Type::I64, lhs: mask, rhs: Operand::Const(Const::int(Type::I64, 0)) })
+                        subgroups::vote(self, p, op == Op::GroupAll)
                     }
                 };
                 self.def(rid, r);

@@ -513,8 +513,10 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
     let dt = d.f();
     let wide = |d: &mut D, x: Operand, from: &Type| d.fx.cast(CastOp::FpExt, from, x, &dt);
     let narrow = |d: &mut D, x: Operand| d.fx.cast(CastOp::FpTrunc, &dt, x, &ft);
+    // Widened for the functions computed in f64 (the others work in the
+    // argument's type or on its bits).
     let x = match op {
-        CLOp::nan => Operand::Const(crate::mir::Const::int(Type::I32, 0)),
+        CLOp::nan | CLOp::nextafter | CLOp::maxmag | CLOp::minmag | CLOp::modf | CLOp::fract => Operand::Const(crate::mir::Const::int(Type::I32, 0)),
         _ => {
             let x = arg(0)?;
             wide(&mut d, x, &ft)

@@ -82,6 +82,14 @@ pub fn float_scan_identity(bop: BinOp, ty: &Type) -> Operand {
     Operand::Const(Const { ty: ty.clone(), bits })
 }
 
+/// `any` (some active lane's `p` holds) or `all` (none fails) over the wave.
+pub fn vote(fx: &mut Fx, p: Operand, all: bool) -> Operand {
+    let p = if all { fx.bin(BinOp::Xor, &Type::I1, p, Operand::Const(Const { ty: Type::I1, bits: 1 })) } else { p };
+    let m = ballot(fx, p);
+    let pred = if all { IntPred::Eq } else { IntPred::Ne };
+    fx.value(MOp::Icmp { pred, ty: Type::I64, lhs: m, rhs: Operand::Const(Const::int(Type::I64, 0)) })
+}
+
 /// Whether this lane is the wave's first active one.
 pub fn is_first_lane(fx: &mut Fx) -> Operand {
     let lane = wave(fx, WaveOp::LaneId, &Type::I32, vec![]);
@@ -143,11 +151,7 @@ pub fn translate(fx: &mut Fx, op: Op, rty: u32, ops: &[O]) -> Result<Operand, St
         }
         Op::GroupNonUniformAll | Op::GroupNonUniformAny => {
             let p = fx.operand(id(1)?)?;
-            let all = op == Op::GroupNonUniformAll;
-            let p = if all { fx.bin(BinOp::Xor, &Type::I1, p, Operand::Const(Const { ty: Type::I1, bits: 1 })) } else { p };
-            let m = ballot(fx, p);
-            let pred = if all { IntPred::Eq } else { IntPred::Ne };
-            fx.value(MOp::Icmp { pred, ty: Type::I64, lhs: m, rhs: Operand::Const(Const::int(Type::I64, 0)) })
+            vote(fx, p, op == Op::GroupNonUniformAll)
         }
         Op::GroupNonUniformAllEqual => {
             // Every active lane equal to the first: none differs.

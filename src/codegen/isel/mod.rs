@@ -934,12 +934,8 @@ fn static_lds_end(func: &Function) -> u64 {
 /// Which kernel inputs a function uses (so that only those are enabled).
 fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInput>>) -> KernelInputs {
     let mut inputs = KernelInputs::default();
-    let reads_hidden = func.blocks.iter().flat_map(|b| &b.insts).any(|i| match &i.op {
-        Op::Builtin { kind, .. } => kind.reads_hidden_args(),
-        Op::Call { callee, .. } => callee_uses.get(callee).is_some_and(|u| u.contains(&ImplicitInput::ImplicitArgPtr)),
-        _ => false,
-    });
-    inputs.kernarg_segment_ptr = !func.params.is_empty() || reads_hidden;
+    // Also set below for the hidden arguments (read through this pointer).
+    inputs.kernarg_segment_ptr = !func.params.is_empty();
     // What the functions it calls use, the kernel must receive to pass on (the
     // work-item ids packed in v0 need all three dimensions enabled).
     for block in &func.blocks {
@@ -952,6 +948,7 @@ fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInpu
                         ImplicitInput::WorkgroupIdY => inputs.workgroup_id_y = true,
                         ImplicitInput::WorkgroupIdZ => inputs.workgroup_id_z = true,
                         ImplicitInput::DispatchPtr => inputs.dispatch_ptr = true,
+                        ImplicitInput::ImplicitArgPtr => inputs.kernarg_segment_ptr = true,
                         _ => {}
                     }
                 }
@@ -969,7 +966,7 @@ fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInpu
                         _ => inputs.workgroup_id_z = true,
                     },
                     Builtin::WorkgroupSize | Builtin::GridSize => inputs.dispatch_ptr = true,
-                    Builtin::GlobalOffset | Builtin::WorkDim => {}
+                    Builtin::GlobalOffset | Builtin::WorkDim => inputs.kernarg_segment_ptr = true,
                 }
             }
         }
