@@ -1,0 +1,328 @@
+//! The math functions with algorithms of their own (part of the library in
+//! `libm.rs`): the error function, the gamma function, and the exact
+//! remainders.
+
+use super::{Fx, D};
+use crate::abi::Type;
+use crate::mir::{BinOp, CastOp, FloatPred, IntPred, Op as MOp, Operand, UnOp};
+
+use std::f64::consts::PI;
+
+/// ζ(k) - 1 for k >= 2: the first terms summed, the tail by Euler-Maclaurin
+/// (for the coefficients of the lgamma series; computed once per use).
+pub(super) fn zeta_minus_one(k: i32) -> f64 {
+    let n = 12.0f64;
+    let mut s = 0.0;
+    for j in (2..12).rev() {
+        s += f64::from(j).powi(-k);
+    }
+    let kf = f64::from(k);
+    // ∫ from n, half the term at n, and the first three Bernoulli corrections.
+    let tail = n.powf(1.0 - kf) / (kf - 1.0) + 0.5 * n.powf(-kf) + kf / 12.0 * n.powf(-kf - 1.0) - kf * (kf + 1.0) * (kf + 2.0) / 720.0 * n.powf(-kf - 3.0)
+        + kf * (kf + 1.0) * (kf + 2.0) * (kf + 3.0) * (kf + 4.0) / 30240.0 * n.powf(-kf - 5.0);
+    s + tail
+}
+
+const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
+
+/// (ln |Γ(x)|, the sign of Γ(x) as ±1.0): Stirling's series from 10 up (below,
+/// shifted by 10 through the product x (x+1) ... (x+9)), the series of lgamma
+/// around 1 and 2 where it crosses zero, and the reflection Γ(x) Γ(1-x) =
+/// π / sin(πx) below ½.
+pub(super) fn lgamma(d: &mut D, x: Operand) -> (Operand, Operand) {
+    let half = d.cmpk(FloatPred::Olt, x.clone(), 0.5);
+    let one = d.k(1.0);
+    let reflected = d.sub(one.clone(), x.clone());
+    let z = d.sel(half.clone(), reflected, x.clone());
+    // Stirling on s = z (+ 10).
+    let low = d.cmpk(FloatPred::Olt, z.clone(), 10.0);
+    let mut prod = z.clone();
+    for j in 1..10 {
+        let k = d.k(f64::from(j));
+        let t = d.add(z.clone(), k);
+        prod = d.mul(prod, t);
+    }
+    let prod = d.sel(low.clone(), prod, one.clone());
+    let ten = d.k(10.0);
+    let shifted = d.add(z.clone(), ten);
+    let s = d.sel(low, shifted, z.clone());
+    let ls = d.ln(s.clone());
+    let h = d.k(0.5);
+    let sm = d.sub(s.clone(), h);
+    let main = d.mul(sm, ls);
+    let main = d.sub(main, s.clone());
+    let c = d.k(0.5 * (2.0 * PI).ln());
+    let main = d.add(main, c);
+    let inv = d.div(one.clone(), s);
+    let w = d.mul(inv.clone(), inv.clone());
+    let p = d.poly(&w, &[1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0, -691.0 / 360_360.0, 1.0 / 156.0]);
+    let corr = d.mul(inv, p);
+    let stirling = d.add(main, corr);
+    let lp = d.ln(prod);
+    let g = d.sub(stirling, lp);
+    // Around 1: lgamma(1 + t) = -γ t + Σ (-1)^k ζ(k)/k t^k; around 2:
+    // lgamma(2 + t) = (1 - γ) t + Σ (-1)^k (ζ(k) - 1)/k t^k.
+    let series = |d: &mut D, centre: f64, minus_one: bool| {
+        let c = d.k(centre);
+        let t = d.sub(z.clone(), c);
+        let mut coeffs = vec![if minus_one { 1.0 - EULER_GAMMA } else { -EULER_GAMMA }];
+        for k in 2..32 {
+            let zk = zeta_minus_one(k) + if minus_one { 0.0 } else { 1.0 };
+            coeffs.push(if k % 2 == 0 { zk } else { -zk } / f64::from(k));
+        }
+        let p = d.poly(&t, &coeffs);
+        let v = d.mul(t, p);
+        // lgamma(1) = lgamma(2) = +0: the product is -0 there.
+        let zero = d.k(0.0);
+        d.add(v, zero)
+    };
+    let near1 = series(d, 1.0, false);
+    let near2 = series(d, 2.0, true);
+    let lo1 = d.cmpk(FloatPred::Oge, z.clone(), 0.75);
+    let hi1 = d.cmpk(FloatPred::Ole, z.clone(), 1.25);
+    let in1 = d.and(lo1, hi1);
+    let g = d.sel(in1, near1, g);
+    let lo2 = d.cmpk(FloatPred::Oge, z.clone(), 1.5);
+    let hi2 = d.cmpk(FloatPred::Ole, z.clone(), 2.5);
+    let in2 = d.and(lo2, hi2);
+    let g = d.sel(in2, near2, g);
+    // Reflection: ln(π / |sin πx|) - lgamma(1 - x); the poles (sin πx = 0)
+    // come out +inf.
+    let (sin, _) = d.sincospi(x.clone());
+    let sa = d.abs(sin.clone());
+    let pi = d.k(PI);
+    let q = d.div(pi, sa);
+    let lq = d.ln(q);
+    let refl = d.sub(lq, g.clone());
+    let r = d.sel(half.clone(), refl, g);
+    let inf = d.is_inf(&x);
+    let r = d.selk(inf, f64::INFINITY, r);
+    // The sign: + for x > 0 (and +0), that of sin πx below 0 (-0 gives -).
+    let neg_sin = d.cmpk(FloatPred::Olt, sin, 0.0);
+    let xneg = d.cmpk(FloatPred::Olt, x.clone(), 0.0);
+    let neg = d.and(neg_sin, xneg);
+    let m1 = d.k(-1.0);
+    let sign = d.sel(neg, m1.clone(), one.clone());
+    let zero = d.cmpk(FloatPred::Oeq, x.clone(), 0.0);
+    let signed = d.copysign(one, x);
+    let sign = d.sel(zero, signed, sign);
+    (r, sign)
+}
+
+/// erf and erfc: the Taylor series of erf below 3 (erfc = 1 - erf below 2,
+/// where no more than 8 bits cancel), and Laplace's continued fraction for
+/// erfc above (40 levels, evaluated forward as numerator and denominator).
+pub(super) fn erf(d: &mut D, complement: bool, x: Operand) -> Operand {
+    let ax = d.abs(x.clone());
+    let z = d.mul(x.clone(), x.clone());
+    let mut f = 1.0f64;
+    let coeffs: Vec<f64> = (0..60)
+        .map(|k| {
+            if k > 0 {
+                f *= f64::from(k);
+            }
+            let c = 2.0 / PI.sqrt() / (f * f64::from(2 * k + 1));
+            if k % 2 == 0 {
+                c
+            } else {
+                -c
+            }
+        })
+        .collect();
+    let p = d.poly(&z, &coeffs);
+    let series = d.mul(x.clone(), p);
+    // erfc(|x|) = e^(-x²)/√π / (a + ½/(a + 1/(a + 3/2/(a + ...)))), with a
+    // clamped (the fraction's terms grow like a^40; beyond 27 erfc is 0 in f32
+    // anyway).
+    let cap = d.k(27.0);
+    let a = d.bin(BinOp::FMin, ax.clone(), cap);
+    let (mut h_prev, mut h) = (d.k(1.0), a.clone());
+    let (mut k_prev, mut k) = (d.k(0.0), d.k(1.0));
+    for n in 1..=40 {
+        let an = d.k(f64::from(n) / 2.0);
+        let hn = d.mul(a.clone(), h.clone());
+        let hn = d.fma(an.clone(), h_prev, hn);
+        let kn = d.mul(a.clone(), k.clone());
+        let kn = d.fma(an, k_prev, kn);
+        (h_prev, h, k_prev, k) = (h, hn, k, kn);
+    }
+    let nz = d.un(UnOp::FNeg, z.clone());
+    let e = d.exp(nz);
+    let sp = d.k(PI.sqrt());
+    let num = d.mul(e, k);
+    let den = d.mul(sp, h);
+    let tail = d.div(num, den); // erfc(|x|) above 2
+    let one = d.k(1.0);
+    if complement {
+        // erfc(x) = 1 - erf(x) below 2 (x negative included), the fraction
+        // above 2, and 2 - erfc(-x) below -2.
+        let from_series = d.sub(one, series);
+        let two = d.k(2.0);
+        let other = d.sub(two, tail.clone());
+        let neg = d.cmpk(FloatPred::Olt, x.clone(), 0.0);
+        let far = d.sel(neg, other, tail);
+        let near = d.cmpk(FloatPred::Olt, ax, 2.0);
+        let r = d.sel(near, from_series, far);
+        let nan = d.is_nan(&x);
+        d.sel(nan, x, r)
+    } else {
+        let rest = d.sub(one, tail);
+        let rest = d.copysign(rest, x.clone());
+        let near = d.cmpk(FloatPred::Olt, ax, 3.0);
+        let r = d.sel(near, series, rest);
+        let nan = d.is_nan(&x);
+        d.sel(nan, x, r)
+    }
+}
+
+/// OpenCL's fmod of `x` by `y` (type `ty`), for OpFRem and OpFMod.
+pub fn fmod(fx: &mut Fx, ty: &Type, x: Operand, y: Operand) -> Result<Operand, String> {
+    if !ty.element().is_float() || ty.element() == &Type::F64 {
+        return Err(format!("floating-point remainder (OpFRem/OpFMod) of {ty} is not supported (f16 and f32 are)"));
+    }
+    let lanes = if ty.lanes() > 1 { ty.lanes() as u8 } else { 0 };
+    let mut d = D { fx, lanes };
+    let (r, _) = remainder(&mut d, Remainder::Truncated, ty, x, y);
+    let dt = d.f();
+    Ok(d.fx.cast(CastOp::FpTrunc, &dt, r, ty))
+}
+
+/// Which remainder: x - k y with k = trunc(x / y) (fmod, OpFRem), the
+/// nearest integer, ties to even (remainder), and that with k's low seven
+/// bits and the quotient's sign (remquo).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Remainder {
+    Truncated,
+    Nearest,
+    NearestWithQuotient,
+}
+
+/// The exact remainder of f32 or f16 `x` by `y` (as f64), and for remquo the
+/// quotient bits. |x| = mx 2^ex and |y| = my 2^ey with integer mantissas; the
+/// remainder of mx 2^(ex-ey) by 128 my is found 22 bits of the exponent
+/// difference at a time (every step's product stays below 2^53, so each
+/// reduction, a multiply by 1/(128 my), a floor and an fma, is exact after at
+/// most one correction). That remainder by my gives fmod, and its quotient
+/// (< 128) the low bits and the parity of k for the other two.
+pub(super) fn remainder(d: &mut D, kind: Remainder, ft: &Type, x: Operand, y: Operand) -> (Operand, Option<Operand>) {
+    let f32t = d.t(Type::F32);
+    let w = d.t(Type::I32);
+    let dt = d.f();
+    let (x, y) = (d.fx.cast(CastOp::FpExt, ft, x, &f32t), d.fx.cast(CastOp::FpExt, ft, y, &f32t));
+    // Mantissa (an f64 integer) and exponent (i32) of |v|.
+    let parts = |d: &mut D, v: &Operand| -> (Operand, Operand) {
+        let fx = &mut *d.fx;
+        let b = fx.cast(CastOp::Bitcast, &f32t, v.clone(), &w);
+        let mask = fx.splat(&w, 0x7fff_ffff);
+        let b = fx.bin(BinOp::And, &w, b, mask);
+        let k23 = fx.splat(&w, 23);
+        let field = fx.bin(BinOp::LShr, &w, b.clone(), k23);
+        let fm = fx.splat(&w, 0x007f_ffff);
+        let frac = fx.bin(BinOp::And, &w, b, fm);
+        let zero = fx.splat(&w, 0);
+        let normal = fx.value(MOp::Icmp { pred: IntPred::Ne, ty: w.clone(), lhs: field.clone(), rhs: zero });
+        let hidden = fx.splat(&w, 0x0080_0000);
+        let with_hidden = fx.bin(BinOp::Or, &w, frac.clone(), hidden);
+        let m = fx.select(&w, normal.clone(), with_hidden, frac);
+        let bias = fx.splat(&w, 150);
+        let e = fx.bin(BinOp::Sub, &w, field, bias);
+        let sub = fx.splat(&w, (-149i32) as u32 as u64);
+        let e = fx.select(&w, normal, e, sub);
+        (fx.cast(CastOp::UiToFp, &w, m, &dt), e)
+    };
+    let (mx, ex) = parts(d, &x);
+    let (my, ey) = parts(d, &y);
+    let k128 = d.k(128.0);
+    let modulus = d.mul(my.clone(), k128);
+    let one = d.k(1.0);
+    let inv = d.div(one, modulus.clone());
+    let reduce = |d: &mut D, t: Operand| -> Operand {
+        let q = d.mul(t.clone(), inv.clone());
+        let q = d.un(UnOp::Floor, q);
+        let nq = d.un(UnOp::FNeg, q);
+        let r = d.fma(nq, modulus.clone(), t);
+        let neg = d.cmpk(FloatPred::Olt, r.clone(), 0.0);
+        let up = d.add(r.clone(), modulus.clone());
+        let r = d.sel(neg, up, r);
+        let over = d.cmp(FloatPred::Oge, r.clone(), modulus.clone());
+        let down = d.sub(r.clone(), modulus.clone());
+        d.sel(over, down, r)
+    };
+    let mut r = reduce(d, mx);
+    let diff = d.fx.bin(BinOp::Sub, &w, ex.clone(), ey.clone());
+    let zero_i = d.fx.splat(&w, 0);
+    let mut left = d.fx.bin(BinOp::SMax, &w, diff.clone(), zero_i.clone());
+    let step = d.fx.splat(&w, 22);
+    // 253 bits at most (from 2^104 mantissa units down to 2^-149).
+    for _ in 0..12 {
+        let k = d.fx.bin(BinOp::SMin, &w, left.clone(), step.clone());
+        let t = d.ldexp(r, k.clone());
+        r = reduce(d, t);
+        left = d.fx.bin(BinOp::Sub, &w, left, k);
+    }
+    // r = q7 my + rem, q7 < 128: the division is exact after flooring.
+    let q7 = d.div(r.clone(), my.clone());
+    let q7 = d.un(UnOp::Floor, q7);
+    let nq = d.un(UnOp::FNeg, q7.clone());
+    let rem = d.fma(nq, my.clone(), r);
+    let mut q = q7;
+    // |x| < |y| with ex < ey: the remainder is |x| itself (in units of 2^ey it
+    // would not be an integer), computed below in f64 instead.
+    let xa = d.fx.cast(CastOp::FpExt, &f32t, x.clone(), &dt);
+    let ya = d.fx.cast(CastOp::FpExt, &f32t, y.clone(), &dt);
+    let (xa, ya) = (d.abs(xa), d.abs(ya));
+    let small = d.fx.value(MOp::Icmp { pred: IntPred::Slt, ty: w.clone(), lhs: diff, rhs: zero_i });
+    let scaled = d.ldexp(rem.clone(), ey.clone());
+    let mut mag = d.sel(small.clone(), xa.clone(), scaled);
+    let zero_q = d.k(0.0);
+    q = d.sel(small, zero_q, q);
+    if kind != Remainder::Truncated {
+        // To the nearest multiple, ties to an even quotient.
+        let twice = d.add(mag.clone(), mag.clone());
+        let above = d.cmp(FloatPred::Ogt, twice.clone(), ya.clone());
+        let tie = d.cmp(FloatPred::Oeq, twice, ya.clone());
+        let odd = d.is_odd_int(&q);
+        let tie_odd = d.and(tie, odd);
+        let round_up = d.or(above, tie_odd);
+        let lowered = d.sub(mag.clone(), ya.clone());
+        mag = d.sel(round_up.clone(), lowered, mag);
+        let one = d.k(1.0);
+        let q1 = d.add(q.clone(), one);
+        q = d.sel(round_up, q1, q);
+    }
+    // The sign of x; NaN for y = 0, x infinite and NaN operands; x itself for
+    // an infinite y.
+    let xf = d.fx.cast(CastOp::FpExt, &f32t, x.clone(), &dt);
+    let yf = d.fx.cast(CastOp::FpExt, &f32t, y.clone(), &dt);
+    let r = d.copysign(mag, xf.clone());
+    let yi = d.is_inf(&yf);
+    let r = d.sel(yi.clone(), xf.clone(), r);
+    let y0 = d.cmpk(FloatPred::Oeq, yf.clone(), 0.0);
+    let xi = d.is_inf(&xf);
+    let bad = d.or(y0, xi);
+    let xn = d.is_nan(&xf);
+    let yn = d.is_nan(&yf);
+    let nan = d.or(xn, yn);
+    let bad = d.or(bad, nan);
+    let r = d.selk(bad.clone(), f64::NAN, r);
+    if kind != Remainder::NearestWithQuotient {
+        return (r, None);
+    }
+    // quo: k mod 128 with the sign of x / y; 0 where the result is NaN or y is
+    // infinite.
+    let qi = d.fx.cast(CastOp::FpToSi, &dt, q, &w);
+    let m127 = d.fx.splat(&w, 127);
+    let qi = d.fx.bin(BinOp::And, &w, qi, m127);
+    let xb = d.bits(xf);
+    let yb = d.bits(yf);
+    let sb = d.ibin(BinOp::Xor, xb, yb);
+    let zero64 = d.ki(Type::I64, 0);
+    let it = d.t(Type::I64);
+    let negative = d.fx.value(MOp::Icmp { pred: IntPred::Slt, ty: it, lhs: sb, rhs: zero64 });
+    let zero = d.fx.splat(&w, 0);
+    let nqi = d.fx.bin(BinOp::Sub, &w, zero.clone(), qi.clone());
+    let qi = d.fx.select(&w, negative, nqi, qi);
+    let none = d.or(bad, yi);
+    let qi = d.fx.select(&w, none, zero, qi);
+    (r, Some(qi))
+}
