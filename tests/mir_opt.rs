@@ -14,7 +14,7 @@ mod common;
 
 use amdgpu_cg::mir::interp::ops::equivalent;
 use amdgpu_cg::mir::launch::{self, LaunchSpec, RunOutput};
-use amdgpu_cg::mir::{self, Module, Op};
+use amdgpu_cg::mir::{self, Module, Op, Operand};
 use amdgpu_cg::opt::{self, divide, Observe, OptLevel, Trace};
 use proptest::prelude::*;
 
@@ -294,6 +294,105 @@ fn compares_of_extended_values_narrow() {
         data.join(", "),
         15 * slot
     ));
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}
+
+/// Accesses through generic pointers cast from global and local ones take
+/// the original address space (spaces), also along ptradd chains that cross
+/// blocks, while the flat chain stays for a use that is not an access (a
+/// pointer compared); the results are the interpreter's before the passes.
+#[test]
+fn generic_accesses_use_the_space_they_came_from() {
+    let module = parse(
+        "kernel @k(%in: ptr<global>, %out: ptr<global>, %n: i32) {
+entry:
+  %lds = lds_slot 256, align 4
+  %t = workitem_id x
+  %w = zext i32 %t to i64
+  %o = shl i64 %w, 2
+  %gin = addrspacecast ptr<global> %in to ptr
+  %gout = addrspacecast ptr<global> %out to ptr
+  %glds = addrspacecast ptr<local> %lds to ptr
+  %p = ptradd %gin, %o
+  %v = load i32 %p
+  %l = ptradd %glds, %o
+  store i32 %v, %l
+  barrier
+  %c = icmp ult i32 %t, %n
+  brif %c, then, done
+then:
+  %r = sub i64 252, %o
+  %l2 = ptradd %glds, %r
+  %u = load i32 %l2
+  %q = ptradd %gout, %o
+  %q4 = ptradd %q, 256
+  store i32 %u, %q4
+  store i32 %v, %q
+  br done
+done:
+  %same = icmp eq ptr %p, %gin
+  %s = zext i1 %same to i32
+  %end = ptradd %gout, 512
+  store i32 %s, %end
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    let flat = |o: &Operand| opt.functions[0].operand_type(o) == &amdgpu_cg::abi::Type::Ptr(amdgpu_cg::abi::AddrSpace::Flat);
+    let flat_accesses = count(&opt, |op| match op {
+        Op::Load { ptr, .. } | Op::Store { ptr, .. } => flat(ptr),
+        _ => false,
+    });
+    assert_eq!(flat_accesses, 0, "{opt}");
+    // The comparison still reads the flat pointers.
+    assert_eq!(count(&opt, |op| matches!(op, Op::Icmp { lhs, .. } if flat(lhs))), 1, "{opt}");
+    let launch = spec(
+        r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"in": {"type": "i32", "iota": true, "len": 64}, "out": {"type": "i32", "len": 160}},
+            "args": {"in": "@in", "out": "@out", "n": "40"}}"#,
+    );
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}
+
+/// Constants leave address arithmetic for the access (reassociate): `x[i]`,
+/// `x[i + 64]` and `((i - 1) << 2) + 8` share one `x + 4i`; the constants
+/// wrap as the sums did (`-1 << 2` is -4, and -4 + 8 reads `x[i + 1]`).
+#[test]
+fn constant_offsets_move_to_the_access() {
+    let module = parse(
+        "kernel @k(%x: ptr<global>, %out: ptr<global>) {
+entry:
+  %t = workitem_id x
+  %i = zext i32 %t to i64
+  %a = mul i64 %i, 4
+  %p = ptradd %x, %a
+  %v = load i32 %p
+  %j = add i64 %i, 64
+  %b = mul i64 %j, 4
+  %p2 = ptradd %x, %b
+  %v2 = load i32 %p2
+  %k = add i64 %i, -1
+  %c = shl i64 %k, 2
+  %c8 = add i64 %c, 8
+  %p3 = ptradd %x, %c8
+  %v3 = load i32 %p3
+  %s = add i32 %v, %v2
+  %s2 = add i32 %s, %v3
+  %q = ptradd %out, %a
+  store i32 %s2, %q
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    let variable_offsets = count(&opt, |op| matches!(op, Op::PtrAdd { offset: Operand::Value(_), .. }));
+    assert_eq!(variable_offsets, 2, "one x + 4i, one out + 4i:\n{opt}");
+    let launch = spec(
+        r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 192}, "out": {"type": "i32", "len": 64}},
+            "args": {"x": "@x", "out": "@out"}}"#,
+    );
     let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
     same_results(&want, &got).unwrap();
 }

@@ -15,8 +15,10 @@ pub mod divide;
 pub mod fold;
 pub mod gvn;
 pub mod narrow;
+pub mod reassociate;
 pub mod rewrite;
 pub mod simplify;
+pub mod spaces;
 
 use crate::mir::ir::{Function, Module};
 use std::time::{Duration, Instant};
@@ -54,10 +56,12 @@ pub struct MirPass {
 }
 
 /// The MIR passes of one round, in order.
-pub const MIR_PASSES: [MirPass; 6] = [
+pub const MIR_PASSES: [MirPass; 8] = [
+    MirPass { name: "spaces", level: OptLevel::O1, run: spaces::run },
     MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run },
     MirPass { name: "divide", level: OptLevel::O1, run: divide::run },
     MirPass { name: "narrow", level: OptLevel::O1, run: narrow::run },
+    MirPass { name: "reassociate", level: OptLevel::O1, run: reassociate::run },
     MirPass { name: "gvn", level: OptLevel::O1, run: gvn::run },
     MirPass { name: "dce", level: OptLevel::O1, run: dce::run },
     MirPass { name: "branches", level: OptLevel::O1, run: branches::run },

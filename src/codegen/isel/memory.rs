@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// The byte offsets a global load or store holds in its offset field: 13 bits,
+/// signed, on gfx90a, gfx942 and gfx1100 alike (llvm-mc-22 takes -4096 and
+/// 4095 and refuses 4096 on each; isa's encoder checks the same range).
+const GLOBAL_OFFSETS: std::ops::RangeInclusive<i64> = -4096..=4095;
+
 impl<'a> Isel<'a> {
     /// `fold`: the result may stay a [`Lowered::LdsAddr`] or
     /// [`Lowered::VmemAddr`] (its uses are all loads and stores that fold it,
@@ -57,7 +62,7 @@ impl<'a> Isel<'a> {
                 (Lowered::Addr { base, offset, imm }, Lowered::Imm(bits)) => {
                     let add = if offset_is_64 { *bits as i64 } else { *bits as u32 as i32 as i64 };
                     let sum = i64::from(*imm) + add;
-                    if (-2048..=2047).contains(&sum) {
+                    if GLOBAL_OFFSETS.contains(&sum) {
                         return Ok(Lowered::Addr { base: *base, offset: *offset, imm: sum as i32 });
                     }
                 }
@@ -136,7 +141,7 @@ impl<'a> Isel<'a> {
             Lowered::VmemAddr { base, imm } => ((**base).clone(), i64::from(*imm) + add),
             _ => return None,
         };
-        (-2048..=2047).contains(&imm).then(|| Lowered::VmemAddr { base: Box::new(base), imm: imm as i32 })
+        GLOBAL_OFFSETS.contains(&imm).then(|| Lowered::VmemAddr { base: Box::new(base), imm: imm as i32 })
     }
 
     pub(super) fn offset_pointer(&mut self, p: &Lowered, space: AddrSpace, offset: u32) -> Result<Lowered, Diagnostic> {
@@ -150,7 +155,7 @@ impl<'a> Isel<'a> {
         }
         if let Lowered::Addr { base, offset: off, imm } = *p {
             let sum = i64::from(imm) + i64::from(offset);
-            if (-2048..=2047).contains(&sum) {
+            if GLOBAL_OFFSETS.contains(&sum) {
                 return Ok(Lowered::Addr { base, offset: off, imm: sum as i32 });
             }
             let (lo, hi) = self.to_v64(p)?;

@@ -88,7 +88,7 @@ pub(super) enum Lowered {
     /// (`memory::lds_folded_pointers`); anything else materialises it.
     LdsAddr { root: Value, imm: u32 },
     /// A global or constant address not yet computed: a divergent 64-bit
-    /// address (`V64`) plus `imm` (-2048..2047), which global loads and stores
+    /// address (`V64`) plus `imm` (-4096..4095), which global loads and stores
     /// take in their offset field. Made only for the elements of a vector
     /// access and for pointers whose every use is a load or store of their
     /// own block (`memory::global_folded_pointers`); anything else
@@ -192,6 +192,11 @@ struct Isel<'a> {
     /// Set while selecting a volatile load or store: its global and flat
     /// accesses bypass the caches (see `memory_model.rs`).
     volatile_access: bool,
+    /// 64-bit constants already written into an SGPR pair, by machine block:
+    /// a later use in the same block reads that pair (scalar writes ignore
+    /// EXEC, and a block's instructions are only ever appended, so the
+    /// earlier definition is before every later use).
+    scalar_pairs: hashbrown::HashMap<(usize, u64), ra::VReg>,
     /// Local pointers selected as [`Lowered::LdsAddr`].
     lds_folded: hashbrown::HashSet<Value>,
     /// Global pointers that may be selected as [`Lowered::VmemAddr`].
@@ -495,12 +500,16 @@ impl<'a> Isel<'a> {
         Ok(match *l {
             Lowered::S64(p) => p,
             Lowered::Imm(bits) => {
+                if let Some(&d) = self.scalar_pairs.get(&(self.cur, bits)) {
+                    return Ok(d);
+                }
                 // Both halves written in place (no pair made from two SGPRs).
                 let d = self.vreg(Class::SgprPair);
                 self.emit_seq(&[
                     (Opcode::s_mov_b32, &[Dst::Half(d, 0)], &[Src::Imm(bits as u32)]),
                     (Opcode::s_mov_b32, &[Dst::Half(d, 1)], &[Src::Imm((bits >> 32) as u32)]),
                 ]);
+                self.scalar_pairs.insert((self.cur, bits), d);
                 d
             }
             // A value uniform by analysis that lives in VGPRs (a 64-bit multiply,
@@ -1042,6 +1051,7 @@ pub fn select(
         refusals: Vec::new(),
         volatile_access: false,
         scaled_ext: HashMap::new(),
+        scalar_pairs: hashbrown::HashMap::new(),
         lds_folded: memory::lds_folded_pointers(func, structure),
         global_folded: memory::global_folded_pointers(func),
         wide_ext: func

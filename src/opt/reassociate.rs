@@ -1,0 +1,89 @@
+//! reassociate: constants in address arithmetic move outwards, towards the
+//! access, where selection puts them in the instruction's offset field.
+//! `vload8(i + 64, x)` is `x + (i + 64) * 32` in SPIR-V; the access wants
+//! `(x + i * 32) + 2048`, whose inner sum gvn then shares with `x[i]`'s.
+//!
+//! - `mul (add x, c1), c2` and `shl (add x, c1), c2` with the add used only
+//!   there: `add (mul x, c2), c1 * c2` (or the shift). Exact in modular
+//!   arithmetic, for every integer type.
+//! - `ptradd p, (add x, c)` with an i64 offset: `ptradd (ptradd p, x), c`.
+//!   Pointers wrap like i64 (a 32-bit pointer takes the offset's low half),
+//!   so this is exact too; an i32 offset is sign-extended after its add,
+//!   which splitting would not be, so those stay.
+
+use super::rewrite::Names;
+use crate::abi::Type;
+use crate::mir::interp::ops::mask;
+use crate::mir::ir::{op_operands, terminator_operands, BinOp, Const, Function, Inst, Op, Operand, Value};
+
+/// `add x, c` (the sum's definition, when it is one).
+fn added_constant(defs: &[Option<(Operand, u64)>], o: &Operand) -> Option<(Operand, u64)> {
+    match o {
+        Operand::Value(v) => defs.get(v.0 as usize).cloned().flatten(),
+        Operand::Const(_) => None,
+    }
+}
+
+pub fn run(func: &mut Function) -> bool {
+    let mut uses = vec![0u32; func.values.len()];
+    let mut sums: Vec<Option<(Operand, u64)>> = vec![None; func.values.len()];
+    for block in &func.blocks {
+        for operand in block.insts.iter().flat_map(|i| op_operands(&i.op)).chain(terminator_operands(&block.term)) {
+            if let Operand::Value(v) = operand {
+                uses[v.0 as usize] += 1;
+            }
+        }
+        for inst in &block.insts {
+            if let (Some(r), Op::Binary { op: BinOp::Add, ty, lhs: x @ Operand::Value(_), rhs: Operand::Const(c) }) = (inst.result, &inst.op) {
+                if ty.is_int() {
+                    sums[r.0 as usize] = Some((x.clone(), c.bits));
+                }
+            }
+        }
+    }
+    let mut names = Names::default();
+    let mut changed = false;
+    for b in 0..func.blocks.len() {
+        let insts = std::mem::take(&mut func.blocks[b].insts);
+        let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
+        for inst in insts {
+            let span = inst.span;
+            let mut push = |func: &mut Function, out: &mut Vec<Inst>, op: Op, ty: Type| -> Operand {
+                let v: Value = names.fresh(func, ty, "r");
+                out.push(Inst { result: Some(v), op, span });
+                Operand::Value(v)
+            };
+            let replacement = match &inst.op {
+                Op::Binary { op: op @ (BinOp::Mul | BinOp::Shl), ty, lhs: Operand::Value(a), rhs: Operand::Const(c2) } if ty.is_int() && uses[a.0 as usize] == 1 && (*op == BinOp::Mul || c2.bits < u64::from(ty.bits())) => {
+                    match added_constant(&sums, &Operand::Value(*a)) {
+                        Some((x, c1)) => {
+                            let m = mask(ty.bits());
+                            let scaled = if *op == BinOp::Mul { c1.wrapping_mul(c2.bits) } else { c1 << c2.bits } & m;
+                            let product = push(func, &mut out, Op::Binary { op: *op, ty: ty.clone(), lhs: x, rhs: Operand::Const(c2.clone()) }, ty.clone());
+                            Some(Op::Binary { op: BinOp::Add, ty: ty.clone(), lhs: product, rhs: Operand::Const(Const { ty: ty.clone(), bits: scaled }) })
+                        }
+                        None => None,
+                    }
+                }
+                Op::PtrAdd { ptr, offset } if *func.operand_type(offset) == Type::I64 => match added_constant(&sums, offset) {
+                    Some((x, c)) => {
+                        let ty = func.operand_type(ptr).clone();
+                        let inner = push(func, &mut out, Op::PtrAdd { ptr: ptr.clone(), offset: x }, ty);
+                        Some(Op::PtrAdd { ptr: inner, offset: Operand::Const(Const { ty: Type::I64, bits: c }) })
+                    }
+                    None => None,
+                },
+                _ => None,
+            };
+            match replacement {
+                Some(op) => {
+                    out.push(Inst { result: inst.result, op, span });
+                    changed = true;
+                }
+                None => out.push(inst),
+            }
+        }
+        func.blocks[b].insts = out;
+    }
+    changed
+}
