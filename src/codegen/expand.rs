@@ -1001,6 +1001,22 @@ impl Ctx<'_> {
         let mut inst = inst.clone();
         let mut after = Vec::new();
         let mut defined_windows = Vec::new();
+        // The windows this instruction's own fills copy into before it; any
+        // other window still holding a pair it reads serves as that operand
+        // without a copy. A result window may be read too (the instruction
+        // reads its sources before it writes, and the two are the same
+        // registers, not a partial overlap), except by the 64-bit
+        // multiply-adds, whose result must not overlap a source on gfx11.
+        let no_overlap = matches!(inst.op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32);
+        let own_windows: Vec<u8> = fills
+            .iter()
+            .flat_map(|(slot, fill)| match *fill {
+                Fill::VPair { .. } if matches!(slot, Slot::Def(_)) && !no_overlap => vec![],
+                Fill::VPair { window, .. } | Fill::Address { window, .. } => vec![window],
+                Fill::VQuad { window, .. } => vec![window, window + 1],
+                Fill::Whole(_) | Fill::Half(..) => vec![],
+            })
+            .collect();
         for (slot, fill) in fills {
             let r = match *fill {
                 Fill::Whole(i) => reg(i),
@@ -1029,7 +1045,16 @@ impl Ctx<'_> {
                     }
                     let w = self.window(window);
                     if matches!(slot, Slot::Use(_)) {
-                        if self.window_held(window) != Some(WindowHolds::Halves(l, h)) {
+                        let held = Some(WindowHolds::Halves(l, h));
+                        let elsewhere = (0..self.window_holds.len() as u8).find(|&j| !own_windows.contains(&j) && self.window_held(j) == held);
+                        if self.window_held(window) != held {
+                            if let Some(j) = elsewhere {
+                                let r = self.window(j);
+                                if let Slot::Use(i) = *slot {
+                                    inst.uses[i as usize] = isa::Operand::Reg(r);
+                                }
+                                continue;
+                            }
                             self.mov(Self::half_of(w, 0), l);
                             self.mov(Self::half_of(w, 1), h);
                             self.set_window_held(window, WindowHolds::Halves(l, h));
