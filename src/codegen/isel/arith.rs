@@ -287,19 +287,44 @@ impl<'a> Isel<'a> {
         if matches!(op, BinOp::Add | BinOp::Sub) {
             return self.add64_vector(op, a, b);
         }
-        let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
-        let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-        match op {
+        // Bitwise: half by half. A constant or uniform operand's halves are
+        // read where they are (one per instruction: the constant bus carries
+        // it); a constant half that decides the result (`x & 0`, `x | 0`,
+        // `x & -1`, ...) costs a move or nothing.
+        let (a, b) = if matches!(a, Lowered::Imm(_) | Lowered::S64(_)) { (b, a) } else { (a, b) };
+        let (al, ah) = self.to_v64(&a)?;
+        let hb: [Src; 2] = match b {
+            Lowered::Imm(bits) => [Src::Imm(bits as u32), Src::Imm((bits >> 32) as u32)],
+            Lowered::S64(p) => [Src::Half(p, 0), Src::Half(p, 1)],
             _ => {
-                let opcode = match op {
-                    BinOp::And => Opcode::v_and_b32,
-                    BinOp::Or => Opcode::v_or_b32,
-                    _ => Opcode::v_xor_b32,
-                };
-                self.emit(opcode, &[Dst::R(lo)], &[Src::R(al), Src::R(bl)], |_| {});
-                self.emit(opcode, &[Dst::R(hi)], &[Src::R(ah), Src::R(bh)], |_| {});
+                let (bl, bh) = self.to_v64(&b)?;
+                [Src::R(bl), Src::R(bh)]
             }
-        }
+        };
+        let opcode = match op {
+            BinOp::And => Opcode::v_and_b32,
+            BinOp::Or => Opcode::v_or_b32,
+            _ => Opcode::v_xor_b32,
+        };
+        let half = |s: &mut Self, x: ra::VReg, y: Src| -> ra::VReg {
+            let constant = |d: &mut Self, c: u32| {
+                let r = d.vreg(Class::Vgpr);
+                d.emit(Opcode::v_mov_b32, &[Dst::R(r)], &[Src::Imm(c)], |_| {});
+                r
+            };
+            match (op, y) {
+                (BinOp::And, Src::Imm(u32::MAX)) | (BinOp::Or | BinOp::Xor, Src::Imm(0)) => x,
+                (BinOp::And, Src::Imm(0)) => constant(s, 0),
+                (BinOp::Or, Src::Imm(u32::MAX)) => constant(s, u32::MAX),
+                _ => {
+                    let r = s.vreg(Class::Vgpr);
+                    s.emit(opcode, &[Dst::R(r)], &[y, Src::R(x)], |_| {});
+                    r
+                }
+            }
+        };
+        let lo = half(self, al, hb[0]);
+        let hi = half(self, ah, hb[1]);
         Ok(Lowered::V64(lo, hi))
     }
 
