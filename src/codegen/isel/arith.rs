@@ -445,6 +445,30 @@ impl<'a> Isel<'a> {
                 });
             }
         }
+        // By 1 to 31: two 32-bit instructions on the halves where they are,
+        // one of them a funnel shift (`v_alignbit_b32 d, hi, lo, n` is the
+        // low word of `(hi:lo) >> n`). The 64-bit shift would need both
+        // halves copied into an aligned window and its result copied out
+        // (docs/regalloc.md), so this costs the same or less.
+        if let Lowered::Imm(k) = amount {
+            if k == 0 {
+                return Ok(Lowered::V64(al, ah));
+            }
+            let k = k as u32;
+            let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+            match op {
+                BinOp::Shl => {
+                    self.emit(Opcode::v_alignbit_b32, &[Dst::R(hi)], &[Src::R(ah), Src::R(al), Src::Imm(32 - k)], |_| {});
+                    self.emit(Opcode::v_lshlrev_b32, &[Dst::R(lo)], &[Src::Imm(k), Src::R(al)], |_| {});
+                }
+                _ => {
+                    let high = if op == BinOp::LShr { Opcode::v_lshrrev_b32 } else { Opcode::v_ashrrev_i32 };
+                    self.emit(Opcode::v_alignbit_b32, &[Dst::R(lo)], &[Src::R(ah), Src::R(al), Src::Imm(k)], |_| {});
+                    self.emit(high, &[Dst::R(hi)], &[Src::Imm(k), Src::R(ah)], |_| {});
+                }
+            }
+            return Ok(Lowered::V64(lo, hi));
+        }
         let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
         let opcode = match op {
             BinOp::Shl => Opcode::v_lshlrev_b64,
