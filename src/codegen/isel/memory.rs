@@ -116,12 +116,36 @@ impl<'a> Isel<'a> {
         self.binary64(BinOp::Add, p, o64, divergent)
     }
 
+    /// Where a private access of `size` bytes through `ptr` (lowered: `p`)
+    /// goes: a stack slot, or one plus a constant, is its local in the frame
+    /// (no address register; expansion adds the frame's base); a pointer
+    /// plus a constant that fits the offset field is that pointer's register
+    /// with the constant in the instruction; anything else is the pointer's
+    /// register.
+    fn private_place(&mut self, ptr: &Operand, p: &Lowered, size: u32) -> Result<(PrivateAt, Option<ra::VReg>), Diagnostic> {
+        let (root, c) = match ptr {
+            Operand::Value(v) => self.private_offsets.get(v).cloned().unwrap_or((ptr.clone(), 0)),
+            Operand::Const(_) => (ptr.clone(), 0),
+        };
+        if let Some(&local) = match &root {
+            Operand::Value(r) => self.slot_locals.get(r),
+            Operand::Const(_) => None,
+        } {
+            return Ok((PrivateAt::Local(local + c), None));
+        }
+        if c > 0 && c + size <= 4095 {
+            let base = self.lowered(&root);
+            return Ok((PrivateAt::Pointer(c), Some(self.to_v(&base)?)));
+        }
+        Ok((PrivateAt::Pointer(0), Some(self.to_v(p)?)))
+    }
+
     pub(super) fn load(&mut self, ty: &Type, ptr: &Operand, align: u32, divergent: bool) -> Result<Lowered, Diagnostic> {
         let p = self.lowered(ptr);
         let space = self.space_of(ptr);
         if space == AddrSpace::Private {
-            let addr = self.to_v(&p)?;
-            return self.load_private_value(ty, PrivateAt::Pointer(0), Some(addr));
+            let (at, addr) = self.private_place(ptr, &p, ty.size())?;
+            return self.load_private_value(ty, at, addr);
         }
         if let Type::Vector(elem, n) = ty {
             let mut parts = Vec::new();
@@ -340,8 +364,8 @@ impl<'a> Isel<'a> {
         let (v, p) = (self.lowered(value), self.lowered(ptr));
         let space = self.space_of(ptr);
         if space == AddrSpace::Private {
-            let addr = self.to_v(&p)?;
-            return self.store_private_value(&v, ty, PrivateAt::Pointer(0), Some(addr));
+            let (at, addr) = self.private_place(ptr, &p, ty.size())?;
+            return self.store_private_value(&v, ty, at, addr);
         }
         if let Type::Vector(elem, _) = ty {
             let Lowered::Agg(parts) = v else { return Err(self.error("internal: vector store")) };

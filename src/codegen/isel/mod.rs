@@ -207,6 +207,13 @@ struct Isel<'a> {
     /// i64 values `shl (ext x), k` (k ≤ 6) of those: (x, k, signed), for
     /// addresses `base + ext(x) * 2^k` in one `v_mad_*`.
     scaled_ext: HashMap<Value, (Operand, u32, bool)>,
+    /// Private pointers `ptradd q, c` with a constant 0 < c < 65536: (q, c),
+    /// so accesses through them hold c in their offset field.
+    private_offsets: HashMap<Value, (Operand, u32)>,
+    /// Stack slots (aligned at most 16) by value: their local's offset in the
+    /// frame, so accesses through them (or them plus a constant) address the
+    /// frame directly, with no pointer register.
+    slot_locals: HashMap<Value, u32>,
 }
 
 impl<'a> Isel<'a> {
@@ -866,6 +873,9 @@ impl<'a> Isel<'a> {
                 }
                 let local = self.new_local(padded as u32);
                 let mut l = self.local_pointer(local)?;
+                if *align <= 16 {
+                    self.slot_locals.insert(inst.result.expect("a stack slot has a result"), local);
+                }
                 if *align > 16 {
                     let bumped = self.binary32(BinOp::Add, l, Lowered::Imm(u64::from(align - 1)), false)?;
                     l = self.binary32(BinOp::And, bumped, Lowered::Imm(u64::from(!(align - 1))), false)?;
@@ -1051,6 +1061,8 @@ pub fn select(
         refusals: Vec::new(),
         volatile_access: false,
         scaled_ext: HashMap::new(),
+        private_offsets: HashMap::new(),
+        slot_locals: HashMap::new(),
         scalar_pairs: hashbrown::HashMap::new(),
         lds_folded: memory::lds_folded_pointers(func, structure),
         global_folded: memory::global_folded_pointers(func),
@@ -1071,6 +1083,18 @@ pub fn select(
         .filter_map(|i| match (&i.op, i.result) {
             (Op::Binary { op: BinOp::Shl, ty: Type::I64, lhs: Operand::Value(v), rhs: Operand::Const(k) }, Some(r)) if k.bits <= 6 => {
                 isel.wide_ext.get(v).map(|(x, signed)| (r, (x.clone(), k.bits as u32, *signed)))
+            }
+            _ => None,
+        })
+        .collect();
+    isel.private_offsets = func
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match (&i.op, i.result) {
+            (Op::PtrAdd { ptr, offset: Operand::Const(c) }, Some(r)) if *func.operand_type(ptr) == Type::Ptr(AddrSpace::Private) => {
+                let bytes = if c.ty == Type::I64 { c.bits as i64 } else { c.bits as u32 as i32 as i64 };
+                (1..65536).contains(&bytes).then(|| (r, (ptr.clone(), bytes as u32)))
             }
             _ => None,
         })
