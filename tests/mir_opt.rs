@@ -396,3 +396,137 @@ entry:
     let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
     same_results(&want, &got).unwrap();
 }
+
+/// The op kinds of the kernel's entry block, in order: 'L' load, 'S' store,
+/// 'u' anything else.
+fn entry_shape(module: &Module) -> String {
+    module.functions[0].blocks[0]
+        .insts
+        .iter()
+        .map(|i| match i.op {
+            Op::Load { .. } => 'L',
+            Op::Store { .. } => 'S',
+            _ => 'u',
+        })
+        .filter(|c| *c != 'u')
+        .collect()
+}
+
+#[test]
+fn loads_cluster_ahead_of_their_uses_but_never_cross_a_store() {
+    // Four loads, each used at once; a store to the array they read, then
+    // two more loads of it that must see the store.
+    let module = parse(
+        "kernel @k(%x: ptr<global>, %out: ptr<global>) {
+entry:
+  %t = workitem_id x
+  %i = zext i32 %t to i64
+  %a = shl i64 %i, 4
+  %p0 = ptradd %x, %a
+  %v0 = load i32 %p0
+  %s0 = mul i32 %v0, 3
+  %p1 = ptradd %p0, 4
+  %v1 = load i32 %p1
+  %s1 = add i32 %s0, %v1
+  %p2 = ptradd %p0, 8
+  %v2 = load i32 %p2
+  %s2 = mul i32 %s1, %v2
+  %p3 = ptradd %p0, 12
+  %v3 = load i32 %p3
+  %s3 = add i32 %s2, %v3
+  %p1b = ptradd %p0, 4
+  store i32 %s3, %p1b
+  %v4 = load i32 %p1b
+  %s4 = add i32 %s3, %v4
+  %v5 = load i32 %p2
+  %s5 = xor i32 %s4, %v5
+  %q = ptradd %out, %a
+  store i32 %s5, %q
+  ret
+}
+",
+    );
+    let mut opt = module.clone();
+    assert!(opt::schedule::run(&mut opt.functions[0]), "the loads move");
+    // The first four loads run ahead of the first use; the store keeps the
+    // last two after it.
+    assert_eq!(entry_shape(&opt), "LLLLSLLS");
+    let uses_before_last_load = opt.functions[0].blocks[0].insts.iter().take_while(|i| !matches!(i.op, Op::Store { .. })).position(|i| matches!(i.op, Op::Binary { op: mir::BinOp::Mul, ty: mir::Type::I32, .. }));
+    let fourth_load = opt.functions[0].blocks[0].insts.iter().enumerate().filter(|(_, i)| matches!(i.op, Op::Load { .. })).nth(3).unwrap().0;
+    assert!(uses_before_last_load.unwrap() > fourth_load, "{}", opt);
+    assert!(!opt::schedule::run(&mut opt.functions[0]), "a second run changes nothing");
+    assert!(mir::verify::verify(&opt).is_ok(), "verified");
+    let launch = spec(
+        r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 1024}, "out": {"type": "i32", "len": 1024}},
+            "args": {"x": "@x", "out": "@out"}}"#,
+    );
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}
+
+#[test]
+fn at_most_a_dozen_loads_wait_for_their_uses() {
+    // Twenty loads, each summed right after it: the thirteenth may not go
+    // above the first one's use, so at most twelve results wait at once.
+    let mut text = String::from("kernel @k(%x: ptr<global>, %out: ptr<global>) {\nentry:\n  %t = workitem_id x\n  %i = zext i32 %t to i64\n  %a = shl i64 %i, 7\n  %p = ptradd %x, %a\n  %s0 = add i32 0, 0\n");
+    for k in 0..20 {
+        text += &format!("  %p{k} = ptradd %p, {}\n  %v{k} = load i32 %p{k}\n  %s{} = add i32 %s{k}, %v{k}\n", 4 * k, k + 1);
+    }
+    text += "  %q = ptradd %out, %a\n  store i32 %s20, %q\n  ret\n}\n";
+    let module = parse(&text);
+    let mut opt = module.clone();
+    opt::schedule::run(&mut opt.functions[0]);
+    let mut waiting = 0usize;
+    let mut most = 0usize;
+    let mut loaded = std::collections::HashSet::new();
+    for inst in &opt.functions[0].blocks[0].insts {
+        match (&inst.op, inst.result) {
+            (Op::Load { .. }, Some(r)) => {
+                loaded.insert(r);
+                waiting += 1;
+                most = most.max(waiting);
+            }
+            (op, _) => {
+                for o in mir::op_operands(op) {
+                    if let Operand::Value(v) = o {
+                        if loaded.remove(v) {
+                            waiting -= 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!((12..=13).contains(&most), "{most} loads waited at once:\n{opt}");
+    let launch = spec(
+        r#"{"grid": [8,1,1], "block": [8,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 2048}, "out": {"type": "i32", "len": 512}},
+            "args": {"x": "@x", "out": "@out"}}"#,
+    );
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}
+
+#[test]
+fn loads_used_in_reverse_order_stay_ahead_of_their_uses() {
+    // The first load's first use is the last instruction: the in-flight
+    // bound must not push later loads past their own (earlier) uses.
+    let mut text = String::from("kernel @k(%x: ptr<global>, %out: ptr<global>) {\nentry:\n  %t = workitem_id x\n  %i = zext i32 %t to i64\n  %a = shl i64 %i, 7\n  %p = ptradd %x, %a\n");
+    for k in 0..20 {
+        text += &format!("  %p{k} = ptradd %p, {}\n  %v{k} = load i32 %p{k}\n", 4 * k);
+    }
+    text += "  %s19 = add i32 %v19, 1\n";
+    for k in (0..19).rev() {
+        text += &format!("  %s{k} = add i32 %s{}, %v{k}\n", k + 1);
+    }
+    text += "  %q = ptradd %out, %a\n  store i32 %s0, %q\n  ret\n}\n";
+    let module = parse(&text);
+    let mut opt = module.clone();
+    opt::schedule::run(&mut opt.functions[0]);
+    assert!(mir::verify::verify(&opt).is_ok(), "verified:\n{opt}");
+    let launch = spec(
+        r#"{"grid": [8,1,1], "block": [8,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 2048}, "out": {"type": "i32", "len": 512}},
+            "args": {"x": "@x", "out": "@out"}}"#,
+    );
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}

@@ -17,6 +17,7 @@ pub mod gvn;
 pub mod narrow;
 pub mod reassociate;
 pub mod rewrite;
+pub mod schedule;
 pub mod simplify;
 pub mod spaces;
 
@@ -56,7 +57,7 @@ pub struct MirPass {
 }
 
 /// The MIR passes of one round, in order.
-pub const MIR_PASSES: [MirPass; 8] = [
+pub const MIR_PASSES: [MirPass; 9] = [
     MirPass { name: "spaces", level: OptLevel::O1, run: spaces::run },
     MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run },
     MirPass { name: "divide", level: OptLevel::O1, run: divide::run },
@@ -65,6 +66,7 @@ pub const MIR_PASSES: [MirPass; 8] = [
     MirPass { name: "gvn", level: OptLevel::O1, run: gvn::run },
     MirPass { name: "dce", level: OptLevel::O1, run: dce::run },
     MirPass { name: "branches", level: OptLevel::O1, run: branches::run },
+    MirPass { name: "schedule", level: OptLevel::O1, run: schedule::run },
 ];
 
 /// The most rounds -O2 runs.
