@@ -530,3 +530,88 @@ fn loads_used_in_reverse_order_stay_ahead_of_their_uses() {
     let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
     same_results(&want, &got).unwrap();
 }
+
+#[test]
+fn slots_only_loaded_and_stored_become_values() {
+    // %j (through its generic cast) and %s are promoted: the loop gets block
+    // parameters for them. %a is indexed by a variable and stays in memory.
+    let module = parse(
+        "kernel @k(%out: ptr<global>) {
+entry:
+  %j = stack_slot 4, align 4
+  %s = stack_slot 4, align 4
+  %a = stack_slot 16, align 4
+  %t = workitem_id x
+  %jg = addrspacecast ptr<private> %j to ptr
+  store i32 0, %jg
+  store i32 7, %s
+  br head
+head:
+  %jv = load i32 %jg
+  %c = icmp slt i32 %jv, 4
+  brif %c, body, done
+body:
+  %sv = load i32 %s
+  %x = add i32 %sv, %t
+  %x2 = add i32 %x, %jv
+  store i32 %x2, %s
+  %off = mul i32 %jv, 4
+  %pa = ptradd %a, %off
+  store i32 %x2, %pa
+  %jn = add i32 %jv, 1
+  store i32 %jn, %jg
+  br head
+done:
+  %r = load i32 %s
+  %p1 = ptradd %a, 8
+  %r2 = load i32 %p1
+  %sum = add i32 %r, %r2
+  %ti = zext i32 %t to i64
+  %o = shl i64 %ti, 2
+  %q = ptradd %out, %o
+  store i32 %sum, %q
+  ret
+}
+",
+    );
+    let mut promoted = module.clone();
+    assert!(opt::promote::run(&mut promoted.functions[0]));
+    assert!(mir::verify::verify(&promoted).is_ok(), "verified:\n{promoted}");
+    let f = &promoted.functions[0];
+    let accesses = f.blocks.iter().flat_map(|b| &b.insts).filter(|i| matches!(i.op, Op::Load { .. } | Op::Store { .. })).count();
+    assert_eq!(accesses, 3, "the store into %a, its load, the output store:\n{promoted}");
+    let head = f.blocks.iter().find(|b| b.name == "head").unwrap();
+    assert_eq!(head.params.len(), 2, "j and s meet at the loop head:\n{promoted}");
+    let launch = spec(r#"{"grid": [64,1,1], "block": [16,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out"}}"#);
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&promoted, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}
+
+#[test]
+fn a_pointer_slot_that_may_be_read_unwritten_keeps_the_slots() {
+    let module = parse(
+        "kernel @k(%out: ptr<global>) {
+entry:
+  %p = stack_slot 8, align 8
+  %t = workitem_id x
+  %c = icmp eq i32 %t, 0
+  brif %c, set, join
+set:
+  store ptr<global> %out, %p
+  br join
+join:
+  %c2 = icmp ne i32 %t, 0
+  brif %c2, done, use
+use:
+  %q = load ptr<global> %p
+  store i32 1, %q
+  br done
+done:
+  ret
+}
+",
+    );
+    let mut f = module.functions[0].clone();
+    assert!(!opt::promote::run(&mut f));
+    assert_eq!(f.values.len(), module.functions[0].values.len(), "no values left behind");
+}

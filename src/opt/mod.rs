@@ -15,6 +15,7 @@ pub mod divide;
 pub mod fold;
 pub mod gvn;
 pub mod narrow;
+pub mod promote;
 pub mod reassociate;
 pub mod rewrite;
 pub mod schedule;
@@ -57,7 +58,8 @@ pub struct MirPass {
 }
 
 /// The MIR passes of one round, in order.
-pub const MIR_PASSES: [MirPass; 9] = [
+pub const MIR_PASSES: [MirPass; 10] = [
+    MirPass { name: "promote", level: OptLevel::O1, run: promote::run },
     MirPass { name: "spaces", level: OptLevel::O1, run: spaces::run },
     MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run },
     MirPass { name: "divide", level: OptLevel::O1, run: divide::run },

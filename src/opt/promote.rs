@@ -1,0 +1,265 @@
+//! promote: stack slots that are only loaded and stored, always as one
+//! scalar type, become SSA values (block parameters where paths with
+//! different stores meet), and their loads and stores disappear. clang's
+//! `spirv64-amd-amdhsa` path hands over functions as clang wrote them before
+//! its own optimiser: every argument and local in a slot, every read a load
+//! (`vadd` was 190 instructions for it against 18 through `spirv64`).
+//!
+//! A slot qualifies when every use of it, or of its casts to the generic
+//! space, is the address of a non-volatile `load` or `store` of one type T
+//! (an integer, float or pointer type no larger than the slot). Then, per
+//! block, a load reads the last store before it in the block, or the value
+//! on entry: the predecessor's value at its exit when there is one
+//! predecessor, else a new block parameter that every incoming edge passes
+//! its value to (Braun et al., "Simple and Efficient Construction of SSA
+//! Form", with every block's predecessors known from the start). Reading a
+//! slot's byte never written is an error in MIR (docs/mir-semantics.md), so
+//! a path that reads before any store may read anything: zero, for integers
+//! and floats; a function where a pointer slot may be read before it is
+//! written (MIR has no pointer constant) keeps all its slots.
+//! Parameters that all edges pass one value turn into that value in
+//! simplify; dce removes the slots and casts left unread.
+
+use super::rewrite::{Names, Subst};
+use crate::abi::{AddrSpace, Type};
+use crate::mir::cfg::Cfg;
+use crate::mir::ir::{op_operands, terminator_operands, CastOp, Const, Function, Op, Operand, Terminator, Value};
+use hashbrown::HashMap;
+
+/// One promoted slot's state.
+struct Slot {
+    ty: Type,
+}
+
+struct Builder<'a> {
+    preds: &'a [Vec<usize>],
+    /// Per (block, slot): the last stored operand in the block.
+    last_store: HashMap<(usize, usize), Operand>,
+    /// Per (block, slot): the value on entry, once known (or being built).
+    on_entry: HashMap<(usize, usize), Operand>,
+    /// New block parameters, in creation order, and the operand each edge
+    /// (predecessor, block) passes, in the same order.
+    params: Vec<Vec<Value>>,
+    edge_args: HashMap<(usize, usize), Vec<Operand>>,
+    slots: &'a [Slot],
+    reachable: Vec<bool>,
+    /// Set when a pointer slot is read before it is written.
+    failed: bool,
+}
+
+impl Builder<'_> {
+    fn at_exit(&mut self, func: &mut Function, names: &mut Names, b: usize, s: usize) -> Operand {
+        match self.last_store.get(&(b, s)) {
+            Some(o) => o.clone(),
+            None => self.at_entry(func, names, b, s),
+        }
+    }
+
+    fn at_entry(&mut self, func: &mut Function, names: &mut Names, b: usize, s: usize) -> Operand {
+        if let Some(o) = self.on_entry.get(&(b, s)) {
+            return o.clone();
+        }
+        let ty = self.slots[s].ty.clone();
+        let preds = &self.preds[b];
+        let unique: Vec<usize> = {
+            let mut u = preds.clone();
+            u.sort_unstable();
+            u.dedup();
+            u
+        };
+        let value = if b == 0 || unique.is_empty() || !self.reachable[b] {
+            if matches!(ty, Type::Ptr(_)) {
+                self.failed = true;
+            }
+            Operand::Const(Const { ty, bits: 0 })
+        } else if unique.len() == 1 {
+            // One predecessor: no merge. The walk back ends at a block with
+            // several predecessors (whose parameter is recorded before its
+            // edges are asked) or at the entry: a cycle of single-predecessor
+            // blocks is unreachable, and those blocks read zero above.
+            let p = unique[0];
+            let o = self.at_exit(func, names, p, s);
+            self.on_entry.insert((b, s), o.clone());
+            return o;
+        } else {
+            let param = names.fresh(func, ty, "promoted");
+            self.params[b].push(param);
+            self.on_entry.insert((b, s), Operand::Value(param));
+            for p in unique {
+                let arg = self.at_exit(func, names, p, s);
+                self.edge_args.entry((p, b)).or_default().push(arg);
+            }
+            return Operand::Value(param);
+        };
+        self.on_entry.insert((b, s), value.clone());
+        value
+    }
+}
+
+fn promotable_type(ty: &Type) -> bool {
+    ty.is_int() || ty.is_float() || matches!(ty, Type::Ptr(_))
+}
+
+pub fn run(func: &mut Function) -> bool {
+    let n = func.values.len();
+    // Slots and their generic casts: value -> slot index.
+    let mut slot_of: Vec<Option<usize>> = vec![None; n];
+    let mut sizes: Vec<u32> = Vec::new();
+    let mut types: Vec<Option<Type>> = Vec::new();
+    let mut ok: Vec<bool> = Vec::new();
+    for block in &func.blocks {
+        for inst in &block.insts {
+            if let (Op::StackSlot { size, .. }, Some(r)) = (&inst.op, inst.result) {
+                slot_of[r.0 as usize] = Some(sizes.len());
+                sizes.push(*size);
+                types.push(None);
+                ok.push(true);
+            }
+        }
+    }
+    if sizes.is_empty() {
+        return false;
+    }
+    for block in &func.blocks {
+        for inst in &block.insts {
+            if let (Op::Cast { op: CastOp::AddrSpaceCast, from: Type::Ptr(AddrSpace::Private), arg: Operand::Value(v), to: Type::Ptr(AddrSpace::Flat) }, Some(r)) = (&inst.op, inst.result) {
+                if let Some(s) = slot_of[v.0 as usize] {
+                    slot_of[r.0 as usize] = Some(s);
+                }
+            }
+        }
+    }
+    let slot_operand = |o: &Operand| match o {
+        Operand::Value(v) => slot_of[v.0 as usize],
+        Operand::Const(_) => None,
+    };
+    // Every use must be an access's address (or the cast itself).
+    for block in &func.blocks {
+        for inst in &block.insts {
+            match &inst.op {
+                Op::Load { ty, ptr, volatile: false, .. } if slot_operand(ptr).is_some() => {
+                    let s = slot_operand(ptr).unwrap();
+                    match &types[s] {
+                        None => types[s] = Some(ty.clone()),
+                        Some(t) if t == ty => {}
+                        Some(_) => ok[s] = false,
+                    }
+                }
+                Op::Store { ty, value, ptr, volatile: false, .. } if slot_operand(ptr).is_some() => {
+                    let s = slot_operand(ptr).unwrap();
+                    if let Some(v) = slot_operand(value) {
+                        ok[v] = false;
+                    }
+                    match &types[s] {
+                        None => types[s] = Some(ty.clone()),
+                        Some(t) if t == ty => {}
+                        Some(_) => ok[s] = false,
+                    }
+                }
+                Op::Cast { op: CastOp::AddrSpaceCast, arg, to: Type::Ptr(AddrSpace::Flat), .. } if slot_operand(arg).is_some() && inst.result.is_some_and(|r| slot_of[r.0 as usize].is_some()) => {}
+                op => {
+                    for o in op_operands(op) {
+                        if let Some(s) = slot_operand(o) {
+                            ok[s] = false;
+                        }
+                    }
+                }
+            }
+        }
+        for o in terminator_operands(&block.term) {
+            if let Some(s) = slot_operand(o) {
+                ok[s] = false;
+            }
+        }
+    }
+    for s in 0..sizes.len() {
+        match &types[s] {
+            Some(t) if ok[s] && promotable_type(t) && t.size() <= sizes[s] => {}
+            _ => ok[s] = false,
+        }
+    }
+    if !ok.iter().any(|&k| k) {
+        return false;
+    }
+    // Renumber the promoted slots densely.
+    let mut index = vec![usize::MAX; sizes.len()];
+    let mut slots = Vec::new();
+    for s in 0..sizes.len() {
+        if ok[s] {
+            index[s] = slots.len();
+            slots.push(Slot { ty: types[s].clone().unwrap() });
+        }
+    }
+    let promoted = |o: &Operand| slot_operand(o).map(|s| index[s]).filter(|&i| i != usize::MAX);
+    let cfg = Cfg::new(func);
+    if !cfg.preds[0].is_empty() {
+        return false;
+    }
+    let mut last_store = HashMap::new();
+    for (b, block) in func.blocks.iter().enumerate() {
+        for inst in &block.insts {
+            if let Op::Store { value, ptr, .. } = &inst.op {
+                if let Some(s) = promoted(ptr) {
+                    last_store.insert((b, s), value.clone());
+                }
+            }
+        }
+    }
+    let mut reachable = vec![false; func.blocks.len()];
+    for b in super::rewrite::reverse_postorder(func) {
+        reachable[b] = true;
+    }
+    let values_before = func.values.len();
+    let mut builder = Builder { preds: &cfg.preds, last_store, on_entry: HashMap::new(), params: vec![Vec::new(); func.blocks.len()], edge_args: HashMap::new(), slots: &slots, reachable, failed: false };
+    let mut names = Names::default();
+    let mut subst = Subst::new(func);
+    let mut removed: Vec<Vec<bool>> = func.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
+    for b in 0..func.blocks.len() {
+        let mut current: HashMap<usize, Operand> = HashMap::new();
+        for i in 0..func.blocks[b].insts.len() {
+            let (op, result) = (func.blocks[b].insts[i].op.clone(), func.blocks[b].insts[i].result);
+            match &op {
+                Op::Store { value, ptr, .. } => {
+                    if let Some(s) = promoted(ptr) {
+                        current.insert(s, value.clone());
+                        removed[b][i] = true;
+                    }
+                }
+                Op::Load { ptr, .. } => {
+                    if let (Some(s), Some(r)) = (promoted(ptr), result) {
+                        let v = match current.get(&s) {
+                            Some(v) => v.clone(),
+                            None => builder.at_entry(func, &mut names, b, s),
+                        };
+                        subst.set(r, v);
+                        removed[b][i] = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if builder.failed {
+        func.values.truncate(values_before);
+        return false;
+    }
+    let (params, edge_args) = (builder.params, builder.edge_args);
+    for (b, new) in params.into_iter().enumerate() {
+        func.blocks[b].params.extend(new);
+    }
+    for (p, block) in func.blocks.iter_mut().enumerate() {
+        let calls = match &mut block.term {
+            Terminator::Br(call) => vec![call],
+            Terminator::BrIf { then_to, else_to, .. } => vec![then_to, else_to],
+            Terminator::Ret(_) | Terminator::Unreachable => vec![],
+        };
+        for call in calls {
+            if let Some(args) = edge_args.get(&(p, call.block.0 as usize)) {
+                call.args.extend(args.iter().cloned());
+            }
+        }
+    }
+    super::rewrite::remove_marked(func, &removed);
+    subst.apply(func);
+    true
+}
