@@ -46,9 +46,14 @@ impl<'a> Isel<'a> {
             return Ok(Lowered::Bool(d));
         }
         if wide {
-            let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+            // Constants and uniform operands where they are (an inline
+            // constant, or an SGPR pair the constant bus carries): no VGPRs
+            // and no copies into pair windows for them.
+            let mut scalars = self.constant_bus();
+            let sa = self.i64_src(&a, &mut scalars)?;
+            let sb = self.i64_src(&b, &mut scalars)?;
             let m = self.vreg(self.mask_class());
-            self.emit(vcmp64_opcode(pred), &[Dst::R(m)], &[Src::VPair(al, ah), Src::VPair(bl, bh)], |i| i.e64 = true);
+            self.emit(vcmp64_opcode(pred), &[Dst::R(m)], &[sa, sb], |i| i.e64 = true);
             return Ok(Lowered::Mask(m));
         }
         let m = self.vcmp(vcmp32_opcode(pred), a, b)?;

@@ -494,6 +494,24 @@ impl<'a> Isel<'a> {
         Ok(Src::VPair(lo, hi))
     }
 
+    /// An i64 source of a VOP3 instruction: an inline constant (-16..=64,
+    /// which the hardware sign-extends to 64 bits) as itself, a uniform value
+    /// or another constant as its SGPR pair while the constant bus has room
+    /// (`scalars`), else a VGPR pair.
+    pub(super) fn i64_src(&mut self, l: &Lowered, scalars: &mut u32) -> Result<Src, Diagnostic> {
+        if let Lowered::Imm(bits) = *l {
+            if (-16..=64).contains(&(bits as i64)) {
+                return Ok(Src::Imm(bits as u32));
+            }
+        }
+        if *scalars > 0 && matches!(l, Lowered::Imm(_) | Lowered::S64(_)) {
+            *scalars -= 1;
+            return Ok(Src::R(self.to_s64(l)?));
+        }
+        let (lo, hi) = self.to_v64(l)?;
+        Ok(Src::VPair(lo, hi))
+    }
+
     /// Scalar sources a VALU instruction may read (the constant bus).
     pub(super) fn constant_bus(&self) -> u32 {
         match self.target.gpu.generation() {
