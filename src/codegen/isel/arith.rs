@@ -298,7 +298,7 @@ impl<'a> Isel<'a> {
             Lowered::S64(p) => [Src::Half(p, 0), Src::Half(p, 1)],
             _ => {
                 let (bl, bh) = self.to_v64(&b)?;
-                [Src::R(bl), Src::R(bh)]
+                [self.known_zero(bl), self.known_zero(bh)]
             }
         };
         let opcode = match op {
@@ -308,6 +308,9 @@ impl<'a> Isel<'a> {
         };
         let half = |s: &mut Self, x: ra::VReg, y: Src| -> ra::VReg {
             let constant = |d: &mut Self, c: u32| {
+                if c == 0 {
+                    return d.zero_vgpr();
+                }
                 let r = d.vreg(Class::Vgpr);
                 d.emit(Opcode::v_mov_b32, &[Dst::R(r)], &[Src::Imm(c)], |_| {});
                 r
@@ -341,7 +344,7 @@ impl<'a> Isel<'a> {
                 Lowered::Imm(bits) => [Src::Imm(bits as u32), Src::Imm((bits >> 32) as u32)],
                 _ => {
                     let (lo, hi) = s.to_v64(l)?;
-                    [Src::R(lo), Src::R(hi)]
+                    [s.known_zero(lo), s.known_zero(hi)]
                 }
             })
         };
@@ -424,12 +427,12 @@ impl<'a> Isel<'a> {
                 };
                 return Ok(match op {
                     BinOp::Shl => {
-                        self.emit(Opcode::v_mov_b32, &[Dst::R(zero)], &[Src::Imm(0)], |_| {});
+                        let zero = self.zero_vgpr();
                         shift(self, Opcode::v_lshlrev_b32, moved, al, k);
                         Lowered::V64(zero, moved)
                     }
                     BinOp::LShr => {
-                        self.emit(Opcode::v_mov_b32, &[Dst::R(zero)], &[Src::Imm(0)], |_| {});
+                        let zero = self.zero_vgpr();
                         shift(self, Opcode::v_lshrrev_b32, moved, ah, k);
                         Lowered::V64(moved, zero)
                     }

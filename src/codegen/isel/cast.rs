@@ -165,12 +165,13 @@ impl<'a> Isel<'a> {
                 }
                 if divergent || matches!(a, Lowered::V(_)) {
                     let lo = self.to_v(&a)?;
-                    let hi = self.vreg(Class::Vgpr);
-                    if op == CastOp::SExt {
+                    let hi = if op == CastOp::SExt {
+                        let hi = self.vreg(Class::Vgpr);
                         self.emit(Opcode::v_ashrrev_i32, &[Dst::R(hi)], &[Src::Imm(31), Src::R(lo)], |_| {});
+                        hi
                     } else {
-                        self.emit(Opcode::v_mov_b32, &[Dst::R(hi)], &[Src::Imm(0)], |_| {});
-                    }
+                        self.zero_vgpr()
+                    };
                     Lowered::V64(lo, hi)
                 } else {
                     let lo = self.to_s(&a)?;

@@ -337,8 +337,7 @@ impl<'a> Isel<'a> {
         match *p {
             Lowered::S64(base) if space != AddrSpace::Flat => {
                 // SGPR base with a zero VGPR offset.
-                let zero = self.vreg(Class::Vgpr);
-                self.emit(Opcode::v_mov_b32, &[Dst::R(zero)], &[Src::Imm(0)], |_| {});
+                let zero = self.zero_vgpr();
                 Ok(vec![Src::R(zero), Src::R(base)])
             }
             _ => {

@@ -197,6 +197,10 @@ struct Isel<'a> {
     /// EXEC, and a block's instructions are only ever appended, so the
     /// earlier definition is before every later use).
     scalar_pairs: hashbrown::HashMap<(usize, u64), ra::VReg>,
+    /// VGPRs written with 0 by [`Isel::zero_vgpr`] (the high halves of zero
+    /// extensions, ...): an instruction that takes an inline constant reads
+    /// 0 instead. Each is written once, and nothing else writes it.
+    zero_vgprs: hashbrown::HashSet<ra::VReg>,
     /// Local pointers selected as [`Lowered::LdsAddr`].
     lds_folded: hashbrown::HashSet<Value>,
     /// Global pointers that may be selected as [`Lowered::VmemAddr`].
@@ -492,6 +496,23 @@ impl<'a> Isel<'a> {
         }
         let (lo, hi) = self.to_v64(l)?;
         Ok(Src::VPair(lo, hi))
+    }
+
+    /// A new VGPR holding 0 in every active lane.
+    pub(super) fn zero_vgpr(&mut self) -> ra::VReg {
+        let d = self.vreg(Class::Vgpr);
+        self.emit(Opcode::v_mov_b32, &[Dst::R(d)], &[Src::Imm(0)], |_| {});
+        self.zero_vgprs.insert(d);
+        d
+    }
+
+    /// A VGPR source, or the inline constant 0 for one [`Isel::zero_vgpr`] wrote.
+    pub(super) fn known_zero(&self, r: ra::VReg) -> Src {
+        if self.zero_vgprs.contains(&r) {
+            Src::Imm(0)
+        } else {
+            Src::R(r)
+        }
     }
 
     /// An i64 source of a VOP3 instruction: an inline constant (-16..=64,
@@ -1082,6 +1103,7 @@ pub fn select(
         private_offsets: HashMap::new(),
         slot_locals: HashMap::new(),
         scalar_pairs: hashbrown::HashMap::new(),
+        zero_vgprs: hashbrown::HashSet::new(),
         lds_folded: memory::lds_folded_pointers(func, structure),
         global_folded: memory::global_folded_pointers(func),
         wide_ext: func
