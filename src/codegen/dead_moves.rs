@@ -71,7 +71,10 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
                     _ => false,
                 };
                 if let (true, Some((d, size))) = (removable, span) {
-                    if (d..d + size).all(|r| dead[usize::from(r)]) {
+                    // A move onto itself (allocation gave a copy instruction
+                    // of selection one register for both sides) does nothing.
+                    let onto_itself = inst.uses.len() == 1 && inst.uses.first().and_then(reg_span) == Some((d, size));
+                    if onto_itself || (d..d + size).all(|r| dead[usize::from(r)]) {
                         keep[i] = false;
                         removed += 1;
                         continue;
@@ -183,5 +186,15 @@ mod tests {
         ];
         let (ops, removed) = survivors(block);
         assert_eq!(removed, 0, "{ops:?}");
+    }
+
+    #[test]
+    fn moves_onto_themselves_go() {
+        let (ops, removed) = survivors(vec![
+            inst(Opcode::v_mov_b32, vec![v(3)], vec![v(3)]),
+            inst(Opcode::s_mov_b32, vec![s(5)], vec![s(5)]),
+            inst(Opcode::v_add_u32, vec![v(2)], vec![s(5), v(3)]),
+        ]);
+        assert_eq!((ops, removed), (vec![Opcode::v_add_u32], 2));
     }
 }

@@ -197,6 +197,11 @@ struct Isel<'a> {
     /// EXEC, and a block's instructions are only ever appended, so the
     /// earlier definition is before every later use).
     scalar_pairs: hashbrown::HashMap<(usize, u64), ra::VReg>,
+    /// 32-bit constants already written into a VGPR, by machine block: a
+    /// later use in the block reads that VGPR. A block runs under one EXEC
+    /// (what changes it inside an expansion restores it), so every lane that
+    /// reads the VGPR had it written.
+    vector_constants: hashbrown::HashMap<(usize, u32), ra::VReg>,
     /// VGPRs written with 0 by [`Isel::zero_vgpr`] (the high halves of zero
     /// extensions, ...): an instruction that takes an inline constant reads
     /// 0 instead. Each is written once, and nothing else writes it.
@@ -395,8 +400,12 @@ impl<'a> Isel<'a> {
                 v
             }
             Lowered::Imm(bits) => {
+                if let Some(&v) = self.vector_constants.get(&(self.cur, bits as u32)) {
+                    return Ok(v);
+                }
                 let v = self.vreg(Class::Vgpr);
                 self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[Src::Imm(bits as u32)], |_| {});
+                self.vector_constants.insert((self.cur, bits as u32), v);
                 v
             }
             Lowered::Mask(m) => {
@@ -1104,6 +1113,7 @@ pub fn select(
         slot_locals: HashMap::new(),
         scalar_pairs: hashbrown::HashMap::new(),
         zero_vgprs: hashbrown::HashSet::new(),
+        vector_constants: hashbrown::HashMap::new(),
         lds_folded: memory::lds_folded_pointers(func, structure),
         global_folded: memory::global_folded_pointers(func),
         wide_ext: func
