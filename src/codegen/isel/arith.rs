@@ -458,6 +458,21 @@ impl<'a> Isel<'a> {
                 return Ok(Lowered::V64(al, ah));
             }
             let k = k as u32;
+            // A zero high half (a zero extension): 32-bit shifts only.
+            if self.zero_vgprs.contains(&ah) && op != BinOp::AShr {
+                let (d, by, opcode) = match op {
+                    BinOp::Shl => (self.vreg(Class::Vgpr), 32 - k, Opcode::v_lshrrev_b32),
+                    _ => (self.vreg(Class::Vgpr), k, Opcode::v_lshrrev_b32),
+                };
+                self.emit(opcode, &[Dst::R(d)], &[Src::Imm(by), Src::R(al)], |_| {});
+                return Ok(if op == BinOp::Shl {
+                    let lo = self.vreg(Class::Vgpr);
+                    self.emit(Opcode::v_lshlrev_b32, &[Dst::R(lo)], &[Src::Imm(k), Src::R(al)], |_| {});
+                    Lowered::V64(lo, d)
+                } else {
+                    Lowered::V64(d, ah)
+                });
+            }
             let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
             match op {
                 BinOp::Shl => {
