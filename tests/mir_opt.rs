@@ -34,6 +34,13 @@ fn same_results(a: &RunOutput, b: &RunOutput) -> Result<(), String> {
     Ok(())
 }
 
+/// Runs both modules on the interpreter with one launch and compares.
+fn runs_the_same(before: &Module, after: &Module, launch_json: &str) {
+    let launch = spec(launch_json);
+    let (want, got) = (launch::run(before, &launch).unwrap(), launch::run(after, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}
+
 fn count(module: &Module, pred: impl Fn(&Op) -> bool) -> usize {
     module.functions.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.insts).filter(|i| pred(&i.op)).count()
 }
@@ -255,12 +262,8 @@ entry:
     assert_eq!((wide(mir::BinOp::AShr), wide(mir::BinOp::Add), wide(mir::BinOp::And)), (0, 0, 0), "{opt}");
     // sext of a work-item id (below 1024) is its zext.
     assert_eq!(count(&opt, |o| matches!(o, Op::Cast { op: mir::CastOp::SExt, .. })), 0, "{opt}");
-    let launch = spec(
-        r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"in": {"type": "i32", "iota": true, "len": 64}, "out": {"type": "i32", "len": 4096}},
-            "args": {"in": "@in", "out": "@out", "n": "7"}}"#,
-    );
-    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
-    same_results(&want, &got).unwrap();
+    runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"in": {"type": "i32", "iota": true, "len": 64}, "out": {"type": "i32", "len": 4096}},
+            "args": {"in": "@in", "out": "@out", "n": "7"}}"#);
 }
 
 /// 64-bit compares of extended 32-bit values become 32-bit compares, for
@@ -348,12 +351,8 @@ done:
     assert_eq!(flat_accesses, 0, "{opt}");
     // The comparison still reads the flat pointers.
     assert_eq!(count(&opt, |op| matches!(op, Op::Icmp { lhs, .. } if flat(lhs))), 1, "{opt}");
-    let launch = spec(
-        r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"in": {"type": "i32", "iota": true, "len": 64}, "out": {"type": "i32", "len": 160}},
-            "args": {"in": "@in", "out": "@out", "n": "40"}}"#,
-    );
-    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
-    same_results(&want, &got).unwrap();
+    runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"in": {"type": "i32", "iota": true, "len": 64}, "out": {"type": "i32", "len": 160}},
+            "args": {"in": "@in", "out": "@out", "n": "40"}}"#);
 }
 
 /// Constants leave address arithmetic for the access (reassociate): `x[i]`,
@@ -389,12 +388,8 @@ entry:
     let opt = optimized(&module, OptLevel::O2);
     let variable_offsets = count(&opt, |op| matches!(op, Op::PtrAdd { offset: Operand::Value(_), .. }));
     assert_eq!(variable_offsets, 2, "one x + 4i, one out + 4i:\n{opt}");
-    let launch = spec(
-        r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 192}, "out": {"type": "i32", "len": 64}},
-            "args": {"x": "@x", "out": "@out"}}"#,
-    );
-    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
-    same_results(&want, &got).unwrap();
+    runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 192}, "out": {"type": "i32", "len": 64}},
+            "args": {"x": "@x", "out": "@out"}}"#);
 }
 
 /// The op kinds of the kernel's entry block, in order: 'L' load, 'S' store,
@@ -456,12 +451,8 @@ entry:
     assert!(uses_before_last_load.unwrap() > fourth_load, "{}", opt);
     assert!(!opt::schedule::run(&mut opt.functions[0]), "a second run changes nothing");
     assert!(mir::verify::verify(&opt).is_ok(), "verified");
-    let launch = spec(
-        r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 1024}, "out": {"type": "i32", "len": 1024}},
-            "args": {"x": "@x", "out": "@out"}}"#,
-    );
-    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
-    same_results(&want, &got).unwrap();
+    runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 1024}, "out": {"type": "i32", "len": 1024}},
+            "args": {"x": "@x", "out": "@out"}}"#);
 }
 
 #[test]
@@ -498,12 +489,8 @@ fn at_most_a_dozen_loads_wait_for_their_uses() {
         }
     }
     assert!((12..=13).contains(&most), "{most} loads waited at once:\n{opt}");
-    let launch = spec(
-        r#"{"grid": [8,1,1], "block": [8,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 2048}, "out": {"type": "i32", "len": 512}},
-            "args": {"x": "@x", "out": "@out"}}"#,
-    );
-    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
-    same_results(&want, &got).unwrap();
+    runs_the_same(&module, &opt, r#"{"grid": [8,1,1], "block": [8,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 2048}, "out": {"type": "i32", "len": 512}},
+            "args": {"x": "@x", "out": "@out"}}"#);
 }
 
 #[test]
@@ -523,12 +510,8 @@ fn loads_used_in_reverse_order_stay_ahead_of_their_uses() {
     let mut opt = module.clone();
     opt::schedule::run(&mut opt.functions[0]);
     assert!(mir::verify::verify(&opt).is_ok(), "verified:\n{opt}");
-    let launch = spec(
-        r#"{"grid": [8,1,1], "block": [8,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 2048}, "out": {"type": "i32", "len": 512}},
-            "args": {"x": "@x", "out": "@out"}}"#,
-    );
-    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
-    same_results(&want, &got).unwrap();
+    runs_the_same(&module, &opt, r#"{"grid": [8,1,1], "block": [8,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 2048}, "out": {"type": "i32", "len": 512}},
+            "args": {"x": "@x", "out": "@out"}}"#);
 }
 
 #[test]
@@ -582,9 +565,7 @@ done:
     assert_eq!(accesses, 3, "the store into %a, its load, the output store:\n{promoted}");
     let head = f.blocks.iter().find(|b| b.name == "head").unwrap();
     assert_eq!(head.params.len(), 2, "j and s meet at the loop head:\n{promoted}");
-    let launch = spec(r#"{"grid": [64,1,1], "block": [16,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out"}}"#);
-    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&promoted, &launch).unwrap());
-    same_results(&want, &got).unwrap();
+    runs_the_same(&module, &promoted, r#"{"grid": [64,1,1], "block": [16,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out"}}"#);
 }
 
 #[test]

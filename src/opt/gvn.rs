@@ -19,7 +19,9 @@ use crate::mir::ir::{op_operands_mut, BinOp, Function, Op, Operand, Value, WaveO
 use hashbrown::hash_map::Entry;
 use hashbrown::HashMap;
 
-fn is_pure(op: &Op) -> bool {
+/// Pure: free of memory and effects, equal whenever operands are (also
+/// what the schedule pass may move up to its operands).
+pub(super) fn is_pure(op: &Op) -> bool {
     match op {
         Op::Const(_)
         | Op::Binary { .. }

@@ -14,10 +14,10 @@
 //! - `ashr (shl x, k), c` (c ≤ k, the width minus k being 8, 16 or 32):
 //!   `shl (sext (trunc x)), k - c`; `lshr (shl x, k), k`: `and x, 2^(w-k)-1`.
 
-use super::rewrite::Names;
+use super::rewrite::{use_counts, Names};
 use crate::abi::Type;
 use crate::mir::interp::ops::mask;
-use crate::mir::ir::{op_operands, terminator_operands, BinOp, CastOp, Const, Function, Inst, Op, Operand, Value};
+use crate::mir::ir::{BinOp, CastOp, Const, Function, Inst, Op, Operand, Value};
 
 fn narrow_type(bits: u32) -> Option<Type> {
     match bits {
@@ -28,17 +28,6 @@ fn narrow_type(bits: u32) -> Option<Type> {
     }
 }
 
-fn use_counts(func: &Function) -> Vec<u32> {
-    let mut uses = vec![0u32; func.values.len()];
-    for block in &func.blocks {
-        for operand in block.insts.iter().flat_map(|i| op_operands(&i.op)).chain(terminator_operands(&block.term)) {
-            if let Operand::Value(v) = operand {
-                uses[v.0 as usize] += 1;
-            }
-        }
-    }
-    uses
-}
 
 /// The defining operation of each value defined by an instruction.
 fn defining_ops(func: &Function) -> Vec<Option<Op>> {

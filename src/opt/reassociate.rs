@@ -11,10 +11,10 @@
 //!   so this is exact too; an i32 offset is sign-extended after its add,
 //!   which splitting would not be, so those stay.
 
-use super::rewrite::Names;
+use super::rewrite::{use_counts, Names};
 use crate::abi::Type;
 use crate::mir::interp::ops::mask;
-use crate::mir::ir::{op_operands, terminator_operands, BinOp, Const, Function, Inst, Op, Operand, Value};
+use crate::mir::ir::{BinOp, Const, Function, Inst, Op, Operand, Value};
 
 /// `add x, c` (the sum's definition, when it is one).
 fn added_constant(defs: &[Option<(Operand, u64)>], o: &Operand) -> Option<(Operand, u64)> {
@@ -25,14 +25,9 @@ fn added_constant(defs: &[Option<(Operand, u64)>], o: &Operand) -> Option<(Opera
 }
 
 pub fn run(func: &mut Function) -> bool {
-    let mut uses = vec![0u32; func.values.len()];
+    let uses = use_counts(func);
     let mut sums: Vec<Option<(Operand, u64)>> = vec![None; func.values.len()];
     for block in &func.blocks {
-        for operand in block.insts.iter().flat_map(|i| op_operands(&i.op)).chain(terminator_operands(&block.term)) {
-            if let Operand::Value(v) = operand {
-                uses[v.0 as usize] += 1;
-            }
-        }
         for inst in &block.insts {
             if let (Some(r), Op::Binary { op: BinOp::Add, ty, lhs: x @ Operand::Value(_), rhs: Operand::Const(c) }) = (inst.result, &inst.op) {
                 if ty.is_int() {

@@ -3,7 +3,7 @@
 //! the reverse postorder, and where each value is defined.
 
 use crate::abi::Type;
-use crate::mir::ir::{op_operands_mut, terminator_operands_mut, Block, Function, Op, Operand, Value, ValueInfo};
+use crate::mir::ir::{op_operands, op_operands_mut, terminator_operands, terminator_operands_mut, Block, Function, Op, Operand, Value, ValueInfo};
 use hashbrown::HashSet;
 
 /// Values replaced by other operands. A replacement may itself be replaced
@@ -177,4 +177,17 @@ pub fn remove_marked(func: &mut Function, removed: &[Vec<bool>]) {
             });
         }
     }
+}
+
+/// How many times each value is read (instructions and terminators).
+pub fn use_counts(func: &Function) -> Vec<u32> {
+    let mut uses = vec![0u32; func.values.len()];
+    for block in &func.blocks {
+        for operand in block.insts.iter().flat_map(|i| op_operands(&i.op)).chain(terminator_operands(&block.term)) {
+            if let Operand::Value(v) = operand {
+                uses[v.0 as usize] += 1;
+            }
+        }
+    }
+    uses
 }

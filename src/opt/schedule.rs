@@ -20,32 +20,12 @@
 //! [`IN_FLIGHT`] loads ahead of it, so at most that many results wait at
 //! once (the LDS counter, lgkmcnt, counts 15 on gfx9).
 
-use crate::mir::ir::{op_operands, terminator_operands, Function, Inst, Op, Operand, WaveOp};
+use super::gvn::is_pure;
+use super::rewrite::use_counts;
+use crate::mir::ir::{op_operands, Function, Inst, Op, Operand};
 
 /// How many loads may be issued ahead of the first use among them.
 const IN_FLIGHT: usize = 12;
-
-/// A pure instruction: no memory, no effect, free to move up to its operands.
-fn is_pure(op: &Op) -> bool {
-    match op {
-        Op::Binary { .. }
-        | Op::Unary { .. }
-        | Op::Fma { .. }
-        | Op::Ternary { .. }
-        | Op::Icmp { .. }
-        | Op::Fcmp { .. }
-        | Op::Select { .. }
-        | Op::Cast { .. }
-        | Op::PtrAdd { .. }
-        | Op::Builtin { .. }
-        | Op::Extract { .. }
-        | Op::Insert { .. }
-        | Op::Make { .. }
-        | Op::Const(_) => true,
-        Op::Wave { op, .. } => matches!(op, WaveOp::LaneId | WaveOp::WaveSize),
-        _ => false,
-    }
-}
 
 fn is_movable_load(op: &Op) -> bool {
     matches!(op, Op::Load { volatile: false, .. })
@@ -57,14 +37,7 @@ fn orders_memory(op: &Op) -> bool {
 }
 
 pub fn run(func: &mut Function) -> bool {
-    let mut uses = vec![0u32; func.values.len()];
-    for block in &func.blocks {
-        for operand in block.insts.iter().flat_map(|i| op_operands(&i.op)).chain(terminator_operands(&block.term)) {
-            if let Operand::Value(v) = operand {
-                uses[v.0 as usize] += 1;
-            }
-        }
-    }
+    let uses = use_counts(func);
     // Per value defined in the block being scheduled: the index of its
     // definition among the rest (usize::MAX: defined by a moved one, or
     // elsewhere).
