@@ -28,9 +28,17 @@ impl<'a> Isel<'a> {
                     self.emit(Opcode::s_load_dword, &[Dst::R(d)], &[Src::R(packet), Src::Off], |i| i.offset = 12 + 4 * i32::from(dim));
                     return Ok(Lowered::S(d));
                 }
-                let word = self.vreg(Class::Sgpr);
+                // x and y share a dword: one load per block serves both.
                 let dword_offset = if dim == 2 { 8 } else { 4 };
-                self.emit(Opcode::s_load_dword, &[Dst::R(word)], &[Src::R(packet), Src::Off], |i| i.offset = dword_offset);
+                let word = match self.packet_words.get(&(self.cur, dword_offset)) {
+                    Some(&w) => w,
+                    None => {
+                        let w = self.vreg(Class::Sgpr);
+                        self.emit(Opcode::s_load_dword, &[Dst::R(w)], &[Src::R(packet), Src::Off], |i| i.offset = dword_offset);
+                        self.packet_words.insert((self.cur, dword_offset), w);
+                        w
+                    }
+                };
                 if dim == 1 {
                     self.emit(Opcode::s_lshr_b32, &[Dst::R(d)], &[Src::R(word), Src::Imm(16)], |_| {});
                 } else {

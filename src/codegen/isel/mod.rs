@@ -197,6 +197,9 @@ struct Isel<'a> {
     /// EXEC, and a block's instructions are only ever appended, so the
     /// earlier definition is before every later use).
     scalar_pairs: hashbrown::HashMap<(usize, u64), ra::VReg>,
+    /// Dispatch-packet dwords already loaded into an SGPR, by (machine
+    /// block, byte offset): the work-group sizes in x and y share one.
+    packet_words: hashbrown::HashMap<(usize, i32), ra::VReg>,
     /// 32-bit constants already written into a VGPR, by machine block: a
     /// later use in the block reads that VGPR. A block runs under one EXEC
     /// (what changes it inside an expansion restores it), so every lane that
@@ -1114,6 +1117,7 @@ pub fn select(
         scalar_pairs: hashbrown::HashMap::new(),
         zero_vgprs: hashbrown::HashSet::new(),
         vector_constants: hashbrown::HashMap::new(),
+        packet_words: hashbrown::HashMap::new(),
         lds_folded: memory::lds_folded_pointers(func, structure),
         global_folded: memory::global_folded_pointers(func),
         wide_ext: func
