@@ -338,22 +338,6 @@ impl<'a> Isel<'a> {
     /// the carry-in of the high half counts against it.
     fn add64_vector(&mut self, op: BinOp, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
         let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
-        // gfx942: a uniform base plus a divergent value is one
-        // `v_lshl_add_u64 d, x, 0, s[base]`, with no carry between two
-        // instructions (which costs gfx942 two wait states) and no copy of
-        // the base's high half into a VGPR.
-        if self.target.gpu == isa::Gpu::Gfx942 && op == BinOp::Add {
-            let (x, base) = match (&a, &b) {
-                (Lowered::S64(_), _) => (&b, &a),
-                _ => (&a, &b),
-            };
-            if let (Lowered::V64(..), Lowered::S64(p)) = (x, base) {
-                let (xl, xh) = self.to_v64(x)?;
-                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-                self.emit(Opcode::v_lshl_add_u64, &[Dst::VPair(lo, hi)], &[Src::VPair(xl, xh), Src::Imm(0), Src::R(*p)], |_| {});
-                return Ok(Lowered::V64(lo, hi));
-            }
-        }
         let halves = |s: &mut Self, l: &Lowered| -> Result<[Src; 2], Diagnostic> {
             Ok(match *l {
                 Lowered::S64(p) => [Src::Half(p, 0), Src::Half(p, 1)],
