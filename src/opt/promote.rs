@@ -102,6 +102,11 @@ fn promotable_type(ty: &Type) -> bool {
 }
 
 pub fn run(func: &mut Function) -> bool {
+    // Slots are only in the entry block (docs/mir.md): most functions have
+    // none, and leave here.
+    if !func.blocks.first().is_some_and(|b| b.insts.iter().any(|i| matches!(i.op, Op::StackSlot { .. }))) {
+        return false;
+    }
     let n = func.values.len();
     // Slots and their generic casts: value -> slot index.
     let mut slot_of: Vec<Option<usize>> = vec![None; n];
