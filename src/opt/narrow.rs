@@ -14,7 +14,7 @@
 //! - `ashr (shl x, k), c` (c ≤ k, the width minus k being 8, 16 or 32):
 //!   `shl (sext (trunc x)), k - c`; `lshr (shl x, k), k`: `and x, 2^(w-k)-1`.
 
-use super::rewrite::{use_counts, Names};
+use super::rewrite::{replace_ops, use_counts, Names};
 use crate::abi::Type;
 use crate::mir::interp::ops::mask;
 use crate::mir::ir::{BinOp, CastOp, Const, Function, Inst, Op, Operand, Value};
@@ -56,72 +56,58 @@ pub fn run(func: &mut Function) -> bool {
     };
     let single_use = |o: &Operand| matches!(o, Operand::Value(v) if uses[v.0 as usize] == 1);
     let mut names = Names::default();
-    let mut changed = false;
-    for b in 0..func.blocks.len() {
-        let insts = std::mem::take(&mut func.blocks[b].insts);
-        let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
-        for inst in insts {
-            let span = inst.span;
-            let mut push = |func: &mut Function, out: &mut Vec<Inst>, op: Op, ty: Type| -> Operand {
-                let v: Value = names.fresh(func, ty, "n");
-                out.push(Inst { result: Some(v), op, span });
-                Operand::Value(v)
-            };
-            let replacement = match &inst.op {
-                Op::Cast { op: CastOp::Trunc, from: Type::I64, arg, to: Type::I32 } if single_use(arg) => match def_of(arg) {
-                    Some(Op::Binary { op, ty: Type::I64, lhs, rhs })
-                        if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor)
-                            || (*op == BinOp::Shl && matches!(rhs, Operand::Const(c) if c.bits < 32)) =>
-                    {
-                        let (op, lhs, rhs) = (*op, lhs.clone(), rhs.clone());
-                        let mut narrow = |func: &mut Function, out: &mut Vec<Inst>, o: Operand| match o {
-                            Operand::Const(c) => Operand::Const(Const { ty: Type::I32, bits: c.bits & 0xffff_ffff }),
-                            v => push(func, out, Op::Cast { op: CastOp::Trunc, from: Type::I64, arg: v, to: Type::I32 }, Type::I32),
-                        };
-                        let a = narrow(func, &mut out, lhs);
-                        let c = narrow(func, &mut out, rhs);
-                        Some(Op::Binary { op, ty: Type::I32, lhs: a, rhs: c })
-                    }
-                    _ => None,
-                },
-                // `and x, 0xffffffff` on i64 is `zext (trunc x)`: the high
-                // half is a known zero (no instruction on AMDGPU) and the
-                // truncation lets the operations below narrow too.
-                Op::Binary { op: BinOp::And, ty: Type::I64, lhs: x @ Operand::Value(_), rhs: Operand::Const(c) } if c.bits == 0xffff_ffff => {
-                    let t = push(func, &mut out, Op::Cast { op: CastOp::Trunc, from: Type::I64, arg: x.clone(), to: Type::I32 }, Type::I32);
-                    Some(Op::Cast { op: CastOp::ZExt, from: Type::I32, arg: t, to: Type::I64 })
+    replace_ops(func, |func, out, inst| {
+        let span = inst.span;
+        let mut push = |func: &mut Function, out: &mut Vec<Inst>, op: Op, ty: Type| -> Operand {
+            let v: Value = names.fresh(func, ty, "n");
+            out.push(Inst { result: Some(v), op, span });
+            Operand::Value(v)
+        };
+        match &inst.op {
+            Op::Cast { op: CastOp::Trunc, from: Type::I64, arg, to: Type::I32 } if single_use(arg) => match def_of(arg) {
+                Some(Op::Binary { op, ty: Type::I64, lhs, rhs })
+                    if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor)
+                        || (*op == BinOp::Shl && matches!(rhs, Operand::Const(c) if c.bits < 32)) =>
+                {
+                    let (op, lhs, rhs) = (*op, lhs.clone(), rhs.clone());
+                    let mut narrow = |func: &mut Function, out: &mut Vec<Inst>, o: Operand| match o {
+                        Operand::Const(c) => Operand::Const(Const { ty: Type::I32, bits: c.bits & 0xffff_ffff }),
+                        v => push(func, out, Op::Cast { op: CastOp::Trunc, from: Type::I64, arg: v, to: Type::I32 }, Type::I32),
+                    };
+                    let a = narrow(func, out, lhs);
+                    let c = narrow(func, out, rhs);
+                    Some(Op::Binary { op, ty: Type::I32, lhs: a, rhs: c })
                 }
-                Op::Binary { op: outer @ (BinOp::AShr | BinOp::LShr), ty, lhs, rhs: Operand::Const(c) } if ty.is_int() => match def_of(lhs) {
-                    Some(Op::Binary { op: BinOp::Shl, ty: inner_ty, lhs: x, rhs: Operand::Const(k) }) if inner_ty == ty && k.bits < u64::from(ty.bits()) && c.bits <= k.bits => {
-                        let (w, k, c) = (ty.bits(), k.bits as u32, c.bits as u32);
-                        match (outer, narrow_type(w - k)) {
-                            (BinOp::AShr, Some(small)) => {
-                                let t = push(func, &mut out, Op::Cast { op: CastOp::Trunc, from: ty.clone(), arg: x.clone(), to: small.clone() }, small.clone());
-                                let wide_ty = ty.clone();
-                                if k == c {
-                                    Some(Op::Cast { op: CastOp::SExt, from: small, arg: t, to: wide_ty })
-                                } else {
-                                    let s = push(func, &mut out, Op::Cast { op: CastOp::SExt, from: small, arg: t, to: wide_ty.clone() }, wide_ty.clone());
-                                    Some(Op::Binary { op: BinOp::Shl, ty: wide_ty.clone(), lhs: s, rhs: Operand::Const(Const { ty: wide_ty, bits: u64::from(k - c) }) })
-                                }
-                            }
-                            (BinOp::LShr, _) if k == c => Some(Op::Binary { op: BinOp::And, ty: ty.clone(), lhs: x.clone(), rhs: Operand::Const(Const { ty: ty.clone(), bits: mask(w - k) }) }),
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                },
                 _ => None,
-            };
-            match replacement {
-                Some(op) => {
-                    out.push(Inst { result: inst.result, op, span });
-                    changed = true;
-                }
-                None => out.push(inst),
+            },
+            // `and x, 0xffffffff` on i64 is `zext (trunc x)`: the high
+            // half is a known zero (no instruction on AMDGPU) and the
+            // truncation lets the operations below narrow too.
+            Op::Binary { op: BinOp::And, ty: Type::I64, lhs: x @ Operand::Value(_), rhs: Operand::Const(c) } if c.bits == 0xffff_ffff => {
+                let t = push(func, out, Op::Cast { op: CastOp::Trunc, from: Type::I64, arg: x.clone(), to: Type::I32 }, Type::I32);
+                Some(Op::Cast { op: CastOp::ZExt, from: Type::I32, arg: t, to: Type::I64 })
             }
+            Op::Binary { op: outer @ (BinOp::AShr | BinOp::LShr), ty, lhs, rhs: Operand::Const(c) } if ty.is_int() => match def_of(lhs) {
+                Some(Op::Binary { op: BinOp::Shl, ty: inner_ty, lhs: x, rhs: Operand::Const(k) }) if inner_ty == ty && k.bits < u64::from(ty.bits()) && c.bits <= k.bits => {
+                    let (w, k, c) = (ty.bits(), k.bits as u32, c.bits as u32);
+                    match (outer, narrow_type(w - k)) {
+                        (BinOp::AShr, Some(small)) => {
+                            let t = push(func, out, Op::Cast { op: CastOp::Trunc, from: ty.clone(), arg: x.clone(), to: small.clone() }, small.clone());
+                            let wide_ty = ty.clone();
+                            if k == c {
+                                Some(Op::Cast { op: CastOp::SExt, from: small, arg: t, to: wide_ty })
+                            } else {
+                                let s = push(func, out, Op::Cast { op: CastOp::SExt, from: small, arg: t, to: wide_ty.clone() }, wide_ty.clone());
+                                Some(Op::Binary { op: BinOp::Shl, ty: wide_ty.clone(), lhs: s, rhs: Operand::Const(Const { ty: wide_ty, bits: u64::from(k - c) }) })
+                            }
+                        }
+                        (BinOp::LShr, _) if k == c => Some(Op::Binary { op: BinOp::And, ty: ty.clone(), lhs: x.clone(), rhs: Operand::Const(Const { ty: ty.clone(), bits: mask(w - k) }) }),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
         }
-        func.blocks[b].insts = out;
-    }
-    changed
+    })
 }

@@ -11,7 +11,7 @@
 //!   so this is exact too; an i32 offset is sign-extended after its add,
 //!   which splitting would not be, so those stay.
 
-use super::rewrite::{use_counts, Names};
+use super::rewrite::{replace_ops, use_counts, Names};
 use crate::abi::Type;
 use crate::mir::interp::ops::mask;
 use crate::mir::ir::{BinOp, Const, Function, Inst, Op, Operand, Value};
@@ -37,48 +37,34 @@ pub fn run(func: &mut Function) -> bool {
         }
     }
     let mut names = Names::default();
-    let mut changed = false;
-    for b in 0..func.blocks.len() {
-        let insts = std::mem::take(&mut func.blocks[b].insts);
-        let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
-        for inst in insts {
-            let span = inst.span;
-            let mut push = |func: &mut Function, out: &mut Vec<Inst>, op: Op, ty: Type| -> Operand {
-                let v: Value = names.fresh(func, ty, "r");
-                out.push(Inst { result: Some(v), op, span });
-                Operand::Value(v)
-            };
-            let replacement = match &inst.op {
-                Op::Binary { op: op @ (BinOp::Mul | BinOp::Shl), ty, lhs: Operand::Value(a), rhs: Operand::Const(c2) } if ty.is_int() && uses[a.0 as usize] == 1 && (*op == BinOp::Mul || c2.bits < u64::from(ty.bits())) => {
-                    match added_constant(&sums, &Operand::Value(*a)) {
-                        Some((x, c1)) => {
-                            let m = mask(ty.bits());
-                            let scaled = if *op == BinOp::Mul { c1.wrapping_mul(c2.bits) } else { c1 << c2.bits } & m;
-                            let product = push(func, &mut out, Op::Binary { op: *op, ty: ty.clone(), lhs: x, rhs: Operand::Const(c2.clone()) }, ty.clone());
-                            Some(Op::Binary { op: BinOp::Add, ty: ty.clone(), lhs: product, rhs: Operand::Const(Const { ty: ty.clone(), bits: scaled }) })
-                        }
-                        None => None,
-                    }
-                }
-                Op::PtrAdd { ptr, offset } if *func.operand_type(offset) == Type::I64 => match added_constant(&sums, offset) {
-                    Some((x, c)) => {
-                        let ty = func.operand_type(ptr).clone();
-                        let inner = push(func, &mut out, Op::PtrAdd { ptr: ptr.clone(), offset: x }, ty);
-                        Some(Op::PtrAdd { ptr: inner, offset: Operand::Const(Const { ty: Type::I64, bits: c }) })
+    replace_ops(func, |func, out, inst| {
+        let span = inst.span;
+        let mut push = |func: &mut Function, out: &mut Vec<Inst>, op: Op, ty: Type| -> Operand {
+            let v: Value = names.fresh(func, ty, "r");
+            out.push(Inst { result: Some(v), op, span });
+            Operand::Value(v)
+        };
+        match &inst.op {
+            Op::Binary { op: op @ (BinOp::Mul | BinOp::Shl), ty, lhs: Operand::Value(a), rhs: Operand::Const(c2) } if ty.is_int() && uses[a.0 as usize] == 1 && (*op == BinOp::Mul || c2.bits < u64::from(ty.bits())) => {
+                match added_constant(&sums, &Operand::Value(*a)) {
+                    Some((x, c1)) => {
+                        let m = mask(ty.bits());
+                        let scaled = if *op == BinOp::Mul { c1.wrapping_mul(c2.bits) } else { c1 << c2.bits } & m;
+                        let product = push(func, out, Op::Binary { op: *op, ty: ty.clone(), lhs: x, rhs: Operand::Const(c2.clone()) }, ty.clone());
+                        Some(Op::Binary { op: BinOp::Add, ty: ty.clone(), lhs: product, rhs: Operand::Const(Const { ty: ty.clone(), bits: scaled }) })
                     }
                     None => None,
-                },
-                _ => None,
-            };
-            match replacement {
-                Some(op) => {
-                    out.push(Inst { result: inst.result, op, span });
-                    changed = true;
                 }
-                None => out.push(inst),
             }
+            Op::PtrAdd { ptr, offset } if *func.operand_type(offset) == Type::I64 => match added_constant(&sums, offset) {
+                Some((x, c)) => {
+                    let ty = func.operand_type(ptr).clone();
+                    let inner = push(func, out, Op::PtrAdd { ptr: ptr.clone(), offset: x }, ty);
+                    Some(Op::PtrAdd { ptr: inner, offset: Operand::Const(Const { ty: Type::I64, bits: c }) })
+                }
+                None => None,
+            },
+            _ => None,
         }
-        func.blocks[b].insts = out;
-    }
-    changed
+    })
 }

@@ -3,7 +3,7 @@
 //! the reverse postorder, and where each value is defined.
 
 use crate::abi::Type;
-use crate::mir::ir::{op_operands, op_operands_mut, terminator_operands, terminator_operands_mut, Block, Function, Op, Operand, Value, ValueInfo};
+use crate::mir::ir::{op_operands, op_operands_mut, terminator_operands, terminator_operands_mut, Block, Function, Inst, Op, Operand, Value, ValueInfo};
 use hashbrown::HashSet;
 
 /// Values replaced by other operands. A replacement may itself be replaced
@@ -190,4 +190,28 @@ pub fn use_counts(func: &Function) -> Vec<u32> {
         }
     }
     uses
+}
+
+/// Rewrites instructions one at a time, block by block: `replace` gets the
+/// function (to make and type new values), the block's instructions so far
+/// (it may append the ones its replacement reads) and the instruction, and
+/// returns the instruction's new operation, or None to keep it. True if any
+/// instruction was replaced.
+pub fn replace_ops(func: &mut Function, mut replace: impl FnMut(&mut Function, &mut Vec<Inst>, &Inst) -> Option<Op>) -> bool {
+    let mut changed = false;
+    for b in 0..func.blocks.len() {
+        let insts = std::mem::take(&mut func.blocks[b].insts);
+        let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
+        for inst in insts {
+            match replace(func, &mut out, &inst) {
+                Some(op) => {
+                    out.push(Inst { result: inst.result, op, span: inst.span });
+                    changed = true;
+                }
+                None => out.push(inst),
+            }
+        }
+        func.blocks[b].insts = out;
+    }
+    changed
 }
