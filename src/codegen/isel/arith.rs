@@ -307,18 +307,10 @@ impl<'a> Isel<'a> {
             _ => Opcode::v_xor_b32,
         };
         let half = |s: &mut Self, x: ra::VReg, y: Src| -> ra::VReg {
-            let constant = |d: &mut Self, c: u32| {
-                if c == 0 {
-                    return d.zero_vgpr();
-                }
-                let r = d.vreg(Class::Vgpr);
-                d.emit(Opcode::v_mov_b32, &[Dst::R(r)], &[Src::Imm(c)], |_| {});
-                r
-            };
             match (op, y) {
                 (BinOp::And, Src::Imm(u32::MAX)) | (BinOp::Or | BinOp::Xor, Src::Imm(0)) => x,
-                (BinOp::And, Src::Imm(0)) => constant(s, 0),
-                (BinOp::Or, Src::Imm(u32::MAX)) => constant(s, u32::MAX),
+                (BinOp::And, Src::Imm(0)) => s.zero_vgpr(),
+                (BinOp::Or, Src::Imm(u32::MAX)) => s.vector_constant(u32::MAX),
                 _ => {
                     let r = s.vreg(Class::Vgpr);
                     s.emit(opcode, &[Dst::R(r)], &[y, Src::R(x)], |_| {});
@@ -417,7 +409,7 @@ impl<'a> Isel<'a> {
         if let Lowered::Imm(k) = amount {
             if k >= 32 {
                 let k = (k - 32) as u32;
-                let (zero, moved) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+                let moved = self.vreg(Class::Vgpr);
                 let shift = |s: &mut Self, opcode: Opcode, d: ra::VReg, x: ra::VReg, by: u32| {
                     if by == 0 && opcode != Opcode::v_ashrrev_i32 {
                         s.emit(Opcode::v_mov_b32, &[Dst::R(d)], &[Src::R(x)], |_| {});
@@ -437,12 +429,13 @@ impl<'a> Isel<'a> {
                         Lowered::V64(moved, zero)
                     }
                     _ => {
-                        shift(self, Opcode::v_ashrrev_i32, zero, ah, 31);
+                        let sign = self.vreg(Class::Vgpr);
+                        shift(self, Opcode::v_ashrrev_i32, sign, ah, 31);
                         if k == 0 {
-                            Lowered::V64(ah, zero)
+                            Lowered::V64(ah, sign)
                         } else {
                             shift(self, Opcode::v_ashrrev_i32, moved, ah, k);
-                            Lowered::V64(moved, zero)
+                            Lowered::V64(moved, sign)
                         }
                     }
                 });
@@ -460,11 +453,10 @@ impl<'a> Isel<'a> {
             let k = k as u32;
             // A zero high half (a zero extension): 32-bit shifts only.
             if self.zero_vgprs.contains(&ah) && op != BinOp::AShr {
-                let (d, by, opcode) = match op {
-                    BinOp::Shl => (self.vreg(Class::Vgpr), 32 - k, Opcode::v_lshrrev_b32),
-                    _ => (self.vreg(Class::Vgpr), k, Opcode::v_lshrrev_b32),
-                };
-                self.emit(opcode, &[Dst::R(d)], &[Src::Imm(by), Src::R(al)], |_| {});
+                // Shl: the high half is what leaves the low one; LShr: the low half.
+                let d = self.vreg(Class::Vgpr);
+                let by = if op == BinOp::Shl { 32 - k } else { k };
+                self.emit(Opcode::v_lshrrev_b32, &[Dst::R(d)], &[Src::Imm(by), Src::R(al)], |_| {});
                 return Ok(if op == BinOp::Shl {
                     let lo = self.vreg(Class::Vgpr);
                     self.emit(Opcode::v_lshlrev_b32, &[Dst::R(lo)], &[Src::Imm(k), Src::R(al)], |_| {});

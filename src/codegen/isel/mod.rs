@@ -205,7 +205,7 @@ struct Isel<'a> {
     /// (what changes it inside an expansion restores it), so every lane that
     /// reads the VGPR had it written.
     vector_constants: hashbrown::HashMap<(usize, u32), ra::VReg>,
-    /// VGPRs written with 0 by [`Isel::zero_vgpr`] (the high halves of zero
+    /// The VGPRs of `vector_constants` that hold 0 (the high halves of zero
     /// extensions, ...): an instruction that takes an inline constant reads
     /// 0 instead. Each is written once, and nothing else writes it.
     zero_vgprs: hashbrown::HashSet<ra::VReg>,
@@ -402,15 +402,7 @@ impl<'a> Isel<'a> {
                 self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[Src::R(s)], |_| {});
                 v
             }
-            Lowered::Imm(bits) => {
-                if let Some(&v) = self.vector_constants.get(&(self.cur, bits as u32)) {
-                    return Ok(v);
-                }
-                let v = self.vreg(Class::Vgpr);
-                self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[Src::Imm(bits as u32)], |_| {});
-                self.vector_constants.insert((self.cur, bits as u32), v);
-                v
-            }
+            Lowered::Imm(bits) => self.vector_constant(bits as u32),
             Lowered::Mask(m) => {
                 let v = self.vreg(Class::Vgpr);
                 self.emit(Opcode::v_cndmask_b32, &[Dst::R(v)], &[Src::Imm(0), Src::Imm(1), Src::R(m)], |i| i.e64 = true);
@@ -502,6 +494,13 @@ impl<'a> Isel<'a> {
                 return Ok(Src::Imm((v as f32).to_bits()));
             }
         }
+        self.wide_src(l, scalars)
+    }
+
+    /// A 64-bit source that is no inline constant: a uniform value or a
+    /// constant as its SGPR pair while the constant bus has room
+    /// (`scalars`), else a VGPR pair.
+    fn wide_src(&mut self, l: &Lowered, scalars: &mut u32) -> Result<Src, Diagnostic> {
         if *scalars > 0 && matches!(l, Lowered::Imm(_) | Lowered::S64(_)) {
             *scalars -= 1;
             return Ok(Src::R(self.to_s64(l)?));
@@ -510,12 +509,25 @@ impl<'a> Isel<'a> {
         Ok(Src::VPair(lo, hi))
     }
 
-    /// A new VGPR holding 0 in every active lane.
+    /// A VGPR holding 0 in every active lane (the block's, as every
+    /// constant from [`Isel::vector_constant`]).
     pub(super) fn zero_vgpr(&mut self) -> ra::VReg {
-        let d = self.vreg(Class::Vgpr);
-        self.emit(Opcode::v_mov_b32, &[Dst::R(d)], &[Src::Imm(0)], |_| {});
-        self.zero_vgprs.insert(d);
-        d
+        self.vector_constant(0)
+    }
+
+    /// A VGPR holding `c`, written once per machine block (see
+    /// `vector_constants`); zeros are remembered in `zero_vgprs`.
+    pub(super) fn vector_constant(&mut self, c: u32) -> ra::VReg {
+        if let Some(&v) = self.vector_constants.get(&(self.cur, c)) {
+            return v;
+        }
+        let v = self.vreg(Class::Vgpr);
+        self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[Src::Imm(c)], |_| {});
+        self.vector_constants.insert((self.cur, c), v);
+        if c == 0 {
+            self.zero_vgprs.insert(v);
+        }
+        v
     }
 
     /// A VGPR source, or the inline constant 0 for one [`Isel::zero_vgpr`] wrote.
@@ -528,21 +540,15 @@ impl<'a> Isel<'a> {
     }
 
     /// An i64 source of a VOP3 instruction: an inline constant (-16..=64,
-    /// which the hardware sign-extends to 64 bits) as itself, a uniform value
-    /// or another constant as its SGPR pair while the constant bus has room
-    /// (`scalars`), else a VGPR pair.
+    /// which the hardware sign-extends to 64 bits) as itself, else as
+    /// [`Isel::wide_src`].
     pub(super) fn i64_src(&mut self, l: &Lowered, scalars: &mut u32) -> Result<Src, Diagnostic> {
         if let Lowered::Imm(bits) = *l {
             if (-16..=64).contains(&(bits as i64)) {
                 return Ok(Src::Imm(bits as u32));
             }
         }
-        if *scalars > 0 && matches!(l, Lowered::Imm(_) | Lowered::S64(_)) {
-            *scalars -= 1;
-            return Ok(Src::R(self.to_s64(l)?));
-        }
-        let (lo, hi) = self.to_v64(l)?;
-        Ok(Src::VPair(lo, hi))
+        self.wide_src(l, scalars)
     }
 
     /// Scalar sources a VALU instruction may read (the constant bus).
