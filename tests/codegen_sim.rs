@@ -565,3 +565,39 @@ entry:
         check_text("global offset", text, &s, false, None);
     }
 }
+
+/// A divergent pointer plus a 64-bit offset that is not a constant (a
+/// uniform kernel argument, and a divergent value) is added straight into
+/// the registers of the loads that use it: every global load's address pair
+/// is written by the instruction right before it (the carry add, or the
+/// load before it at another constant offset of the same sum), so no copy
+/// into a window sits between them.
+#[test]
+fn address_sums_are_computed_in_the_address_registers() {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/address_sums.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let module = mir::parse(&text).unwrap();
+    let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:1024".into(), "out=i32:zero:64".into()], &["in=@in".into(), "out=@out".into(), "u=24".into()], &[]).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    for target in targets() {
+        let (object, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        let lines: Vec<&str> = asm.lines().map(str::trim).filter(|l| l.starts_with(|c: char| c.is_ascii_lowercase())).collect();
+        let loads: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("global_load")).collect();
+        assert_eq!(loads.len(), 3, "{}:\n{asm}", target.isa_name());
+        for &i in &loads {
+            let pair = load_address(lines[i]);
+            let before = lines[i - 1];
+            let writes_high = before.starts_with("v_addc_co_u32") || before.starts_with("v_add_co_ci_u32");
+            assert!(writes_high || (before.starts_with("global_load") && load_address(before) == pair), "{}: {} after {before}:\n{asm}", target.isa_name(), lines[i]);
+        }
+        let hsaco = codeobj::write_hsaco(&object).unwrap();
+        let (got, _) = amdgpu_cg::sim::run_launch(&hsaco, &spec).unwrap();
+        let g = got.iter().find(|b| b.name == "out").unwrap();
+        assert_eq!(g.elements(), want.buffer("out").unwrap().elements(), "{}", target.isa_name());
+    }
+}
+
+/// The `v[a:b]` address pair of a global load (its second operand).
+fn load_address(line: &str) -> String {
+    line.split(", ").nth(1).unwrap_or_default().to_string()
+}

@@ -511,6 +511,18 @@ enum WindowHolds {
     Halves(isa::Reg, isa::Reg),
     /// The 64-bit address `base + sext(offset)` (a `Fill::Address`).
     Address { base: isa::Reg, offset: isa::Reg },
+    /// The 64-bit sum `{lo, hi} + {add_lo, add_hi}` (a `Fill::Sum`).
+    Sum { lo: isa::Reg, hi: isa::Reg, add_lo: isa::Reg, add_hi: isa::Reg },
+}
+
+impl WindowHolds {
+    /// The registers whose values the window's contents were computed from.
+    fn sources(&self) -> Vec<isa::Reg> {
+        match *self {
+            WindowHolds::Halves(lo, hi) | WindowHolds::Address { base: lo, offset: hi } => vec![lo, hi],
+            WindowHolds::Sum { lo, hi, add_lo, add_hi } => vec![lo, hi, add_lo, add_hi],
+        }
+    }
 }
 
 /// The largest frame, in bytes per lane (the private memory a MIR invocation may
@@ -588,9 +600,9 @@ impl Ctx<'_> {
         }
         let span = |r: isa::Reg| (r.base.0, u16::from(r.size));
         for (w, held) in self.window_holds.iter_mut().enumerate() {
-            if let Some(WindowHolds::Halves(lo, hi) | WindowHolds::Address { base: lo, offset: hi }) = *held {
+            if let Some(h) = *held {
                 let window = (isa::PhysReg::vgpr(self.window_base + 2 * w as u16).0, 2u16);
-                if written.iter().any(|d| overlaps(*d, window) || overlaps(*d, span(lo)) || overlaps(*d, span(hi))) {
+                if written.iter().any(|d| overlaps(*d, window) || h.sources().into_iter().any(|r| overlaps(*d, span(r)))) {
                     *held = None;
                 }
             }
@@ -1012,7 +1024,7 @@ impl Ctx<'_> {
             .iter()
             .flat_map(|(slot, fill)| match *fill {
                 Fill::VPair { .. } if matches!(slot, Slot::Def(_)) && !no_overlap => vec![],
-                Fill::VPair { window, .. } | Fill::Address { window, .. } => vec![window],
+                Fill::VPair { window, .. } | Fill::Address { window, .. } | Fill::Sum { window, .. } => vec![window],
                 Fill::VQuad { window, .. } => vec![window, window + 1],
                 Fill::Whole(_) | Fill::Half(..) => vec![],
             })
@@ -1021,7 +1033,7 @@ impl Ctx<'_> {
             let r = match *fill {
                 Fill::Whole(i) => reg(i),
                 Fill::Half(i, h) => Self::half_of(reg(i), h),
-                Fill::Address { .. } => isa::Reg::v(0, 1),
+                Fill::Address { .. } | Fill::Sum { .. } => isa::Reg::v(0, 1),
                 Fill::VQuad { regs, window } => {
                     let w = self.window(window);
                     let first = w.base.index();
@@ -1080,6 +1092,28 @@ impl Ctx<'_> {
                             vec![isa::Operand::Reg(w), isa::Operand::Reg(carry)],
                             vec![isa::Operand::Reg(reg(offset)), isa::Operand::imm32(1), isa::Operand::Reg(reg(base))],
                         ));
+                        self.set_window_held(window, held);
+                    }
+                    w
+                }
+                Fill::Sum { lo, hi, add, window } => {
+                    // Accesses at constant offsets from one sum share it
+                    // while the window and every source hold.
+                    let w = self.window(window);
+                    let part = |(k, h): (u8, Option<u8>)| match h {
+                        Some(h) => Self::half_of(reg(k), h),
+                        None => reg(k),
+                    };
+                    let held = WindowHolds::Sum { lo: reg(lo), hi: reg(hi), add_lo: part(add[0]), add_hi: part(add[1]) };
+                    if self.window_held(window) != Some(held) {
+                        let carry = isa::Operand::Reg(isa::Reg::s(self.place.temps + 4, self.mask_size()));
+                        let (w_lo, w_hi) = (isa::Operand::Reg(Self::half_of(w, 0)), isa::Operand::Reg(Self::half_of(w, 1)));
+                        let mut low = isa::Inst::new(Opcode::v_add_co_u32, vec![w_lo, carry], vec![isa::Operand::Reg(part(add[0])), isa::Operand::Reg(reg(lo))]);
+                        low.e64 = true;
+                        self.push(low);
+                        let mut high = isa::Inst::new(Opcode::v_addc_co_u32, vec![w_hi, carry], vec![isa::Operand::Reg(reg(hi)), isa::Operand::Reg(part(add[1])), carry]);
+                        high.e64 = true;
+                        self.push(high);
                         self.set_window_held(window, held);
                     }
                     w
@@ -1439,7 +1473,7 @@ impl Ctx<'_> {
 /// Expands a function. Blocks are laid out in VCode order.
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
     let place = Placement::new(vcode, out);
-    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::VQuad { .. } | Fill::Address { .. }))) || matches!(m.kind, MKind::WaveScan(..)));
+    let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::VQuad { .. } | Fill::Address { .. } | Fill::Sum { .. }))) || matches!(m.kind, MKind::WaveScan(..)));
     // A callee's windows sit right above its allocation, which leaves room for
     // them below v32: arguments arriving there are copied out at the entry,
     // before any instruction uses a window.
@@ -1585,7 +1619,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
                         let next = layout.get(position + 1).copied();
                         ctx.branch(b, kind, &allocs, next)?;
                     } else {
-                        let uses_address = matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::Address { .. })));
+                        let uses_address = matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::Address { .. } | Fill::Sum { .. })));
                         if matches!(m.kind, MKind::LaneMerge { vector: false, .. }) || uses_address {
                             uses_reserved = true;
                         }

@@ -91,6 +91,11 @@ pub enum Fill {
     /// offset: a VGPR allocation) computed into window `w` by one
     /// `v_mad_i64_i32 w, tmp, offset, 1, base` right before the instruction.
     Address { base: u8, offset: u8, window: u8 },
+    /// A 64-bit address `{lo, hi} + {add[0], add[1]}` (VGPR allocations
+    /// plus two halves: a whole allocation, or with `Some(h)` half `h` of
+    /// an SGPR pair) computed into window `w` by a carry add right before
+    /// the instruction.
+    Sum { lo: u8, hi: u8, add: [(u8, Option<u8>); 2], window: u8 },
 }
 
 /// A machine instruction over virtual registers.
@@ -387,7 +392,7 @@ impl VCode {
             fills
                 .iter()
                 .filter_map(|(_, f)| match f {
-                    Fill::VPair { window, .. } | Fill::Address { window, .. } => Some(u16::from(*window) + 1),
+                    Fill::VPair { window, .. } | Fill::Address { window, .. } | Fill::Sum { window, .. } => Some(u16::from(*window) + 1),
                     Fill::VQuad { window, .. } => Some(u16::from(*window) + 2),
                     _ => None,
                 })
@@ -611,6 +616,14 @@ pub fn verify(vcode: &VCode) -> Result<(), String> {
                         Fill::VPair { lo, hi, .. } => class_of(lo) == Some(Class::Vgpr) && class_of(hi) == Some(Class::Vgpr),
                         Fill::VQuad { regs, .. } => regs.iter().all(|&k| class_of(k) == Some(Class::Vgpr)),
                         Fill::Address { base, offset, .. } => class_of(base) == Some(Class::SgprPair) && class_of(offset) == Some(Class::Vgpr),
+                        Fill::Sum { lo, hi, add, .. } => {
+                            class_of(lo) == Some(Class::Vgpr)
+                                && class_of(hi) == Some(Class::Vgpr)
+                                && add.iter().all(|&(k, h)| match h {
+                                    None => class_of(k) == Some(Class::Vgpr),
+                                    Some(h) => class_of(k) == Some(Class::SgprPair) && h < 2,
+                                })
+                        }
                     };
                     if !ok {
                         return Err(format!("block {b} ({name}): instruction {i} has a register fill {fill:?} that does not fit its operands"));

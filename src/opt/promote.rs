@@ -1,15 +1,18 @@
-//! promote: stack slots that are only loaded and stored, always as one
-//! scalar type, become SSA values (block parameters where paths with
-//! different stores meet), and their loads and stores disappear. clang's
+//! promote: stack slots whose fields are only loaded and stored, each
+//! always as one scalar type, become SSA values (block parameters where
+//! paths with different stores meet), and their loads and stores disappear. clang's
 //! `spirv64-amd-amdhsa` path hands over functions as clang wrote them before
 //! its own optimiser: every argument and local in a slot, every read a load
 //! (`vadd` was 190 instructions for it against 18 through `spirv64`).
 //!
-//! A slot qualifies when every use of it, or of its casts to the generic
-//! space, is the address of a non-volatile `load` or `store` of one type T
-//! (an integer, float or pointer type no larger than the slot, which is at
-//! most 16 bytes). Then, per
-//! block, a load reads the last store before it in the block, or the value
+//! A slot qualifies when every use of it, of its casts to the generic
+//! space and of its constant offsets (`ptradd` by a constant, again and
+//! again), is the address of a non-volatile `load` or `store`, and the
+//! accesses at each offset are of one type (an integer, float or pointer
+//! type) inside the slot, which is at most 64 bytes, without overlapping
+//! another offset's: a struct copied into a local and read field by field
+//! (a by-value struct argument, as clang's SPIR-V writes it). Each field is
+//! then promoted on its own. Per block, a load reads the last store before it in the block, or the value
 //! on entry: the predecessor's value at its exit when there is one
 //! predecessor, else a new block parameter that every incoming edge passes
 //! its value to (Braun et al., "Simple and Efficient Construction of SSA
@@ -108,17 +111,16 @@ pub fn run(func: &mut Function) -> bool {
         return false;
     }
     let n = func.values.len();
-    // Slots and their generic casts: value -> slot index.
-    let mut slot_of: Vec<Option<usize>> = vec![None; n];
+    // Slots, their generic casts and their constant offsets: value ->
+    // (slot index, byte offset).
+    let mut slot_of: Vec<Option<(usize, i64)>> = vec![None; n];
     let mut sizes: Vec<u32> = Vec::new();
-    let mut types: Vec<Option<Type>> = Vec::new();
     let mut ok: Vec<bool> = Vec::new();
     for block in &func.blocks {
         for inst in &block.insts {
             if let (Op::StackSlot { size, .. }, Some(r)) = (&inst.op, inst.result) {
-                slot_of[r.0 as usize] = Some(sizes.len());
+                slot_of[r.0 as usize] = Some((sizes.len(), 0));
                 sizes.push(*size);
-                types.push(None);
                 ok.push(true);
             }
         }
@@ -126,12 +128,23 @@ pub fn run(func: &mut Function) -> bool {
     if sizes.is_empty() {
         return false;
     }
+    // Values are defined before their uses in the blocks' order except
+    // across back edges, which a pointer into a slot does not take without
+    // a block parameter (which disqualifies the slot below).
     for block in &func.blocks {
         for inst in &block.insts {
-            if let (Op::Cast { op: CastOp::AddrSpaceCast, from: Type::Ptr(AddrSpace::Private), arg: Operand::Value(v), to: Type::Ptr(AddrSpace::Flat) }, Some(r)) = (&inst.op, inst.result) {
-                if let Some(s) = slot_of[v.0 as usize] {
-                    slot_of[r.0 as usize] = Some(s);
+            let Some(r) = inst.result else { continue };
+            match &inst.op {
+                Op::Cast { op: CastOp::AddrSpaceCast, from: Type::Ptr(AddrSpace::Private), arg: Operand::Value(v), to: Type::Ptr(AddrSpace::Flat) } => {
+                    slot_of[r.0 as usize] = slot_of[v.0 as usize];
                 }
+                Op::PtrAdd { ptr: Operand::Value(v), offset: Operand::Const(c) } => {
+                    if let Some((s, at)) = slot_of[v.0 as usize] {
+                        let c = if c.ty.bits() == 64 { c.bits as i64 } else { c.bits as u32 as i32 as i64 };
+                        slot_of[r.0 as usize] = Some((s, at + c));
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -139,33 +152,30 @@ pub fn run(func: &mut Function) -> bool {
         Operand::Value(v) => slot_of[v.0 as usize],
         Operand::Const(_) => None,
     };
-    // Every use must be an access's address (or the cast itself).
+    // The fields of every slot: (offset, type) of its accesses.
+    let mut fields: Vec<Vec<(i64, Type)>> = vec![Vec::new(); sizes.len()];
+    let field = |fields: &mut Vec<Vec<(i64, Type)>>, (s, at): (usize, i64), ty: &Type| {
+        if !fields[s].iter().any(|(o, t)| *o == at && t == ty) {
+            fields[s].push((at, ty.clone()));
+        }
+    };
+    // Every use must be an access's address (or a cast or constant offset
+    // that stays in the slot's family).
     for block in &func.blocks {
         for inst in &block.insts {
             match &inst.op {
-                Op::Load { ty, ptr, volatile: false, .. } if slot_operand(ptr).is_some() => {
-                    let s = slot_operand(ptr).unwrap();
-                    match &types[s] {
-                        None => types[s] = Some(ty.clone()),
-                        Some(t) if t == ty => {}
-                        Some(_) => ok[s] = false,
-                    }
-                }
+                Op::Load { ty, ptr, volatile: false, .. } if slot_operand(ptr).is_some() => field(&mut fields, slot_operand(ptr).unwrap(), ty),
                 Op::Store { ty, value, ptr, volatile: false, .. } if slot_operand(ptr).is_some() => {
-                    let s = slot_operand(ptr).unwrap();
-                    if let Some(v) = slot_operand(value) {
+                    if let Some((v, _)) = slot_operand(value) {
                         ok[v] = false;
                     }
-                    match &types[s] {
-                        None => types[s] = Some(ty.clone()),
-                        Some(t) if t == ty => {}
-                        Some(_) => ok[s] = false,
-                    }
+                    field(&mut fields, slot_operand(ptr).unwrap(), ty);
                 }
                 Op::Cast { op: CastOp::AddrSpaceCast, arg, to: Type::Ptr(AddrSpace::Flat), .. } if slot_operand(arg).is_some() && inst.result.is_some_and(|r| slot_of[r.0 as usize].is_some()) => {}
+                Op::PtrAdd { ptr, offset: Operand::Const(_) } if slot_operand(ptr).is_some() && inst.result.is_some_and(|r| slot_of[r.0 as usize].is_some()) => {}
                 op => {
                     for o in op_operands(op) {
-                        if let Some(s) = slot_operand(o) {
+                        if let Some((s, _)) = slot_operand(o) {
                             ok[s] = false;
                         }
                     }
@@ -173,33 +183,39 @@ pub fn run(func: &mut Function) -> bool {
             }
         }
         for o in terminator_operands(&block.term) {
-            if let Some(s) = slot_operand(o) {
+            if let Some((s, _)) = slot_operand(o) {
                 ok[s] = false;
             }
         }
     }
     for s in 0..sizes.len() {
-        match &types[s] {
-            // Slots of at most 16 bytes: a larger one read only as one
-            // scalar is no local of clang's, and removing it would hide its
-            // size from the frame limit's check at -O2 only.
-            Some(t) if ok[s] && promotable_type(t) && t.size() <= sizes[s] && sizes[s] <= 16 => {}
-            _ => ok[s] = false,
+        // Slots of at most 64 bytes (a larger one is no local of clang's,
+        // and removing it would hide its size from the frame limit's check
+        // at -O2 only), whose fields are accessed as one scalar type each
+        // and do not overlap.
+        let mut f = fields[s].clone();
+        f.sort_by_key(|(o, _)| *o);
+        let apart = f.windows(2).all(|w| w[0].0 + i64::from(w[0].1.size()) <= w[1].0);
+        let inside = f.iter().all(|(o, t)| *o >= 0 && o + i64::from(t.size()) <= i64::from(sizes[s]) && promotable_type(t));
+        if !(ok[s] && !f.is_empty() && apart && inside && sizes[s] <= 64) {
+            ok[s] = false;
         }
     }
     if !ok.iter().any(|&k| k) {
         return false;
     }
-    // Renumber the promoted slots densely.
-    let mut index = vec![usize::MAX; sizes.len()];
+    // Renumber the promoted fields densely.
+    let mut index: HashMap<(usize, i64), usize> = HashMap::new();
     let mut slots = Vec::new();
     for s in 0..sizes.len() {
         if ok[s] {
-            index[s] = slots.len();
-            slots.push(Slot { ty: types[s].clone().unwrap() });
+            for (at, ty) in &fields[s] {
+                index.insert((s, *at), slots.len());
+                slots.push(Slot { ty: ty.clone() });
+            }
         }
     }
-    let promoted = |o: &Operand| slot_operand(o).map(|s| index[s]).filter(|&i| i != usize::MAX);
+    let promoted = |o: &Operand| slot_operand(o).and_then(|key| index.get(&key).copied());
     let cfg = Cfg::new(func);
     if !cfg.preds[0].is_empty() {
         return false;

@@ -359,11 +359,7 @@ impl<'a> Isel<'a> {
                         }
                         src
                     }
-                    Some(_) => {
-                        let v = s.vreg(Class::Vgpr);
-                        s.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[src], |_| {});
-                        Src::R(v)
-                    }
+                    Some(_) => Src::R(s.vector_copy(src)),
                     None => src,
                 }
             })

@@ -481,6 +481,9 @@ impl<'a> Isel<'a> {
             };
             self.set(value, l);
         }
+        if self.cur == 0 {
+            self.entry_prologue_end = Some(self.blocks[0].insts.len());
+        }
         Ok(())
     }
 
@@ -755,3 +758,68 @@ impl<'a> Isel<'a> {
         }
     }
 }
+
+/// Moves the loads of a device function's entry (stack arguments from the
+/// incoming area, by-reference arguments through their pointers: the
+/// `Private` loads among the first `prologue_end` instructions) down the
+/// entry block to right before their first use there. Loaded at the entry,
+/// every one is live from the start, on top of the register arguments: a
+/// function of 40 arguments then needs VGPRs above v31, which its prologue
+/// must save and its epilogue restore. Nothing in the function writes that
+/// memory (the incoming area is the caller's outgoing area, below the
+/// function's own frame; a by-reference copy is the caller's temporary for
+/// this call), and a block runs under one EXEC, so the loads read the same
+/// values later. A load without a use in the entry block stays where it is.
+pub(super) fn sink_entry_loads(insts: &mut Vec<MInst>, prologue_end: usize) {
+    let is_load = |m: &MInst| matches!(m.kind, MKind::Private { store: false, .. });
+    let candidates: Vec<usize> = (0..prologue_end.min(insts.len())).filter(|&i| is_load(&insts[i])).collect();
+    if candidates.is_empty() {
+        return;
+    }
+    // The users of every vreg a candidate defines (one pass).
+    let defined: hashbrown::HashMap<ra::VReg, usize> = candidates.iter().map(|&i| (insts[i].ops[0].vreg(), i)).collect();
+    let mut users: hashbrown::HashMap<usize, Vec<usize>> = hashbrown::HashMap::new();
+    for (j, m) in insts.iter().enumerate() {
+        for op in &m.ops {
+            if op.kind() == ra::OperandKind::Use {
+                if let Some(&i) = defined.get(&op.vreg()) {
+                    users.entry(i).or_default().push(j);
+                }
+            }
+        }
+    }
+    // Where each goes: before its first user, counting a user that is a
+    // moved load too where that one goes (a pointer before every load
+    // through it); later candidates are placed first.
+    let mut target: hashbrown::HashMap<usize, usize> = hashbrown::HashMap::new();
+    for &i in candidates.iter().rev() {
+        let Some(t) = users.get(&i).and_then(|us| us.iter().map(|u| target.get(u).copied().unwrap_or(*u)).min()) else { continue };
+        if t > i + 1 {
+            target.insert(i, t);
+        }
+    }
+    if target.is_empty() {
+        return;
+    }
+    let mut moved: Vec<(usize, usize, MInst)> = Vec::new();
+    let mut order: Vec<MInst> = Vec::with_capacity(insts.len());
+    let old = std::mem::take(insts);
+    let mut kept: Vec<(usize, MInst)> = Vec::with_capacity(old.len());
+    for (i, m) in old.into_iter().enumerate() {
+        match target.get(&i) {
+            Some(&t) => moved.push((t, i, m)),
+            None => kept.push((i, m)),
+        }
+    }
+    moved.sort_by_key(|(t, i, _)| (*t, *i));
+    let mut next = moved.into_iter().peekable();
+    for (i, m) in kept {
+        while let Some((_, _, mv)) = next.next_if(|(t, _, _)| *t <= i) {
+            order.push(mv);
+        }
+        order.push(m);
+    }
+    order.extend(next.map(|(_, _, m)| m));
+    *insts = order;
+}
+

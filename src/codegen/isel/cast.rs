@@ -101,7 +101,7 @@ impl<'a> Isel<'a> {
             return self.f32_to_f16(wide);
         }
         let a = match a {
-            Lowered::Addr { .. } => {
+            Lowered::Addr { .. } | Lowered::VSum { .. } => {
                 let (lo, hi) = self.to_v64(&a)?;
                 Lowered::V64(lo, hi)
             }

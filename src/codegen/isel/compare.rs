@@ -45,6 +45,27 @@ impl<'a> Isel<'a> {
             self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[Src::Imm(1), Src::Imm(0)], |_| {});
             return Ok(Lowered::Bool(d));
         }
+        if wide && divergent {
+            // Both high halves known zero (zero extensions; constants below
+            // 2^32): the low halves decide, as unsigned numbers (both values
+            // are non-negative, so the signed order is the unsigned one).
+            let low = |s: &Self, l: &Lowered| match *l {
+                Lowered::V64(lo, hi) if s.zero_vgprs.contains(&hi) => Some(Lowered::V(lo)),
+                Lowered::Imm(bits) if bits >> 32 == 0 => Some(Lowered::Imm(bits)),
+                _ => None,
+            };
+            if let (Some(la), Some(lb)) = (low(self, &a), low(self, &b)) {
+                let unsigned = match pred {
+                    IntPred::Slt => IntPred::Ult,
+                    IntPred::Sle => IntPred::Ule,
+                    IntPred::Sgt => IntPred::Ugt,
+                    IntPred::Sge => IntPred::Uge,
+                    other => other,
+                };
+                let m = self.vcmp(vcmp32_opcode(unsigned), la, lb)?;
+                return Ok(Lowered::Mask(m));
+            }
+        }
         if wide {
             // Constants and uniform operands where they are (an inline
             // constant, or an SGPR pair the constant bus carries): no VGPRs

@@ -113,6 +113,20 @@ impl<'a> Isel<'a> {
         if let Lowered::Imm(0) = o64 {
             return Ok(p);
         }
+        if let (true, true, Lowered::V64(lo, hi)) = (fold, matches!(space, AddrSpace::Global | AddrSpace::Constant), &p) {
+            // One VOP3 carry add reads one SGPR before gfx11 (the carry-in
+            // is one), so there the addend's high half comes from a VGPR.
+            let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
+            let add = match o64 {
+                Lowered::S64(pair) if gfx11 => Some([Addend::Half(pair, 0), Addend::Half(pair, 1)]),
+                Lowered::S64(pair) => Some([Addend::Half(pair, 0), Addend::R(self.vector_copy(Src::Half(pair, 1)))]),
+                Lowered::V64(a, b) => Some([Addend::R(a), Addend::R(b)]),
+                _ => None,
+            };
+            if let Some(add) = add {
+                return Ok(Lowered::VSum { lo: *lo, hi: *hi, add });
+            }
+        }
         self.binary64(BinOp::Add, p, o64, divergent)
     }
 
@@ -161,7 +175,7 @@ impl<'a> Isel<'a> {
     /// A divergent global address plus a constant the offset field holds.
     fn fold_vmem_offset(p: &Lowered, add: i64) -> Option<Lowered> {
         let (base, imm) = match p {
-            Lowered::V64(..) => (p.clone(), add),
+            Lowered::V64(..) | Lowered::VSum { .. } => (p.clone(), add),
             Lowered::VmemAddr { base, imm } => ((**base).clone(), i64::from(*imm) + add),
             _ => return None,
         };
@@ -326,9 +340,14 @@ impl<'a> Isel<'a> {
             return Ok((vec![Src::Address(*base, *offset), Src::Off], *imm));
         }
         if let (Lowered::VmemAddr { base, imm }, true) = (p, space != AddrSpace::Flat) {
-            if let Lowered::V64(lo, hi) = **base {
-                return Ok((vec![Src::VPair(lo, hi), Src::Off], *imm));
+            match **base {
+                Lowered::V64(lo, hi) => return Ok((vec![Src::VPair(lo, hi), Src::Off], *imm)),
+                Lowered::VSum { lo, hi, add } => return Ok((vec![Src::Sum(lo, hi, add), Src::Off], *imm)),
+                _ => {}
             }
+        }
+        if let (Lowered::VSum { lo, hi, add }, true) = (p, space != AddrSpace::Flat) {
+            return Ok((vec![Src::Sum(*lo, *hi, *add), Src::Off], 0));
         }
         Ok((self.vmem_address_plain(p, space)?, 0))
     }
@@ -583,13 +602,14 @@ pub(super) fn lds_folded_pointers(func: &Function, structure: &Structure) -> has
     )
 }
 
-/// The global and constant pointers that may stay [`Lowered::VmemAddr`]:
-/// results of `ptradd` by a constant whose every use is the address of a
-/// load or store in the same block (or the base of another such `ptradd`).
+/// The global and constant pointers that may stay [`Lowered::VmemAddr`]
+/// (by a constant) or [`Lowered::VSum`] (by a value): results of `ptradd`
+/// whose every use is the address of a load or store in the same block (or
+/// the base of another such `ptradd` by a constant).
 pub(super) fn global_folded_pointers(func: &Function) -> hashbrown::HashSet<Value> {
     folded_pointers(
         func,
-        |ptr, offset| matches!(offset, Operand::Const(_)) && matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Global | AddrSpace::Constant)),
+        |ptr, _| matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Global | AddrSpace::Constant)),
         |def, user| def == user,
     )
 }

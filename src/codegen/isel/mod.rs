@@ -94,10 +94,34 @@ pub(super) enum Lowered {
     /// own block (`memory::global_folded_pointers`); anything else
     /// materialises it.
     VmemAddr { base: Box<Lowered>, imm: i32 },
+    /// A global or constant address not yet computed: the divergent 64-bit
+    /// pointer (`lo`, `hi`) plus a 64-bit addend (an SGPR pair's halves, or
+    /// two VGPRs) that is not a constant. Loads and stores compute the sum
+    /// straight into their address window (`Fill::Sum`), so it is never two
+    /// VGPR values to copy in. Made for the pointers of
+    /// `memory::global_folded_pointers` (every use a load or store of their
+    /// own block); anything else materialises it.
+    VSum { lo: ra::VReg, hi: ra::VReg, add: [Addend; 2] },
+}
+
+/// One 32-bit half of a [`Lowered::VSum`] addend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Addend {
+    R(ra::VReg),
+    Half(ra::VReg, u8),
+}
+
+impl Addend {
+    fn src(self) -> Src {
+        match self {
+            Addend::R(v) => Src::R(v),
+            Addend::Half(p, h) => Src::Half(p, h),
+        }
+    }
 }
 
 /// A source operand of a machine instruction being built.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Src {
     /// A folded address (see [`Lowered::Addr`]); its immediate goes to `offset`.
     Address(ra::VReg, ra::VReg),
@@ -107,6 +131,9 @@ enum Src {
     VPair(ra::VReg, ra::VReg),
     /// Four VGPRs as one 128-bit tuple.
     VQuad([ra::VReg; 4]),
+    /// A 64-bit address computed into the instruction's window: the pointer
+    /// (low, high VGPRs) plus the addend's halves (see [`Lowered::VSum`]).
+    Sum(ra::VReg, ra::VReg, [Addend; 2]),
     Fixed(isa::Reg),
     Off,
 }
@@ -154,6 +181,9 @@ struct Isel<'a> {
     callee_uses: &'a HashMap<String, Vec<ImplicitInput>>,
     /// Device functions: where the result pieces go.
     ret_locations: Vec<Location>,
+    /// A device function's entry block: the length of its instructions
+    /// after the argument lowering (`call::sink_entry_loads`).
+    entry_prologue_end: Option<usize>,
     /// Device functions returning through memory: the caller's result buffer.
     sret_ptr: Option<ra::VReg>,
     /// Bytes per lane of locals allocated so far (by-reference copies, result
@@ -205,6 +235,10 @@ struct Isel<'a> {
     /// (what changes it inside an expansion restores it), so every lane that
     /// reads the VGPR had it written.
     vector_constants: hashbrown::HashMap<(usize, u32), ra::VReg>,
+    /// Uniform values (an SGPR, or one half of an SGPR pair: `Src::R` or
+    /// `Src::Half`) already copied into a VGPR, by machine block, on the
+    /// same grounds as `vector_constants`: SGPR values are written once.
+    vector_copies: hashbrown::HashMap<(usize, Src), ra::VReg>,
     /// The VGPRs of `vector_constants` that hold 0 (the high halves of zero
     /// extensions, ...): an instruction that takes an inline constant reads
     /// 0 instead. Each is written once, and nothing else writes it.
@@ -291,6 +325,16 @@ impl<'a> Isel<'a> {
                 Src::Address(base, offset) => {
                     let (b, o) = (add_use(&mut ops, base), add_use(&mut ops, offset));
                     fills.push((slot, Fill::Address { base: b, offset: o, window }));
+                    window += 1;
+                    isa::Operand::Off
+                }
+                Src::Sum(lo, hi, add) => {
+                    let (l, h) = (add_use(&mut ops, lo), add_use(&mut ops, hi));
+                    let add = add.map(|a| match a {
+                        Addend::R(v) => (add_use(&mut ops, v), None),
+                        Addend::Half(p, k) => (add_use(&mut ops, p), Some(k)),
+                    });
+                    fills.push((slot, Fill::Sum { lo: l, hi: h, add, window }));
                     window += 1;
                     isa::Operand::Off
                 }
@@ -397,11 +441,7 @@ impl<'a> Isel<'a> {
     fn to_v(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
         Ok(match *l {
             Lowered::V(v) => v,
-            Lowered::S(s) | Lowered::Bool(s) => {
-                let v = self.vreg(Class::Vgpr);
-                self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[Src::R(s)], |_| {});
-                v
-            }
+            Lowered::S(s) | Lowered::Bool(s) => self.vector_copy(Src::R(s)),
             Lowered::Imm(bits) => self.vector_constant(bits as u32),
             Lowered::Mask(m) => {
                 let v = self.vreg(Class::Vgpr);
@@ -456,6 +496,16 @@ impl<'a> Isel<'a> {
                     (a, b)
                 }
             }
+            Lowered::VSum { lo, hi, add } => {
+                let addend = match add {
+                    [Addend::Half(p, 0), _] => Lowered::S64(p),
+                    [a, b] => Lowered::V64(self.addend_vgpr(a), self.addend_vgpr(b)),
+                };
+                let Lowered::V64(a, b) = self.binary64(BinOp::Add, Lowered::V64(lo, hi), addend, true)? else {
+                    unreachable!("a divergent 64-bit add")
+                };
+                (a, b)
+            }
             Lowered::VmemAddr { ref base, imm } => {
                 let (lo, hi) = self.to_v64(base)?;
                 let Lowered::V64(a, b) = self.binary64(BinOp::Add, Lowered::V64(lo, hi), Lowered::Imm(imm as i64 as u64), true)? else {
@@ -463,12 +513,7 @@ impl<'a> Isel<'a> {
                 };
                 (a, b)
             }
-            Lowered::S64(p) => {
-                let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-                self.emit(Opcode::v_mov_b32, &[Dst::R(lo)], &[Src::Half(p, 0)], |_| {});
-                self.emit(Opcode::v_mov_b32, &[Dst::R(hi)], &[Src::Half(p, 1)], |_| {});
-                (lo, hi)
-            }
+            Lowered::S64(p) => (self.vector_copy(Src::Half(p, 0)), self.vector_copy(Src::Half(p, 1))),
             Lowered::Imm(bits) => {
                 let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
                 self.emit(Opcode::v_mov_b32, &[Dst::R(lo)], &[Src::Imm(bits as u32)], |_| {});
@@ -530,6 +575,29 @@ impl<'a> Isel<'a> {
         v
     }
 
+    /// A VGPR holding a uniform source (an SGPR or a half of an SGPR pair),
+    /// copied once per block (see `vector_copies`); constants go through
+    /// [`Isel::vector_constant`].
+    pub(super) fn vector_copy(&mut self, src: Src) -> ra::VReg {
+        if let Src::Imm(c) = src {
+            return self.vector_constant(c);
+        }
+        if let Some(&v) = self.vector_copies.get(&(self.cur, src)) {
+            return v;
+        }
+        let v = self.vreg(Class::Vgpr);
+        self.emit(Opcode::v_mov_b32, &[Dst::R(v)], &[src], |_| {});
+        self.vector_copies.insert((self.cur, src), v);
+        v
+    }
+
+    fn addend_vgpr(&mut self, a: Addend) -> ra::VReg {
+        match a {
+            Addend::R(v) => v,
+            Addend::Half(..) => self.vector_copy(a.src()),
+        }
+    }
+
     /// A VGPR source, or the inline constant 0 for one [`Isel::zero_vgpr`] wrote.
     pub(super) fn known_zero(&self, r: ra::VReg) -> Src {
         if self.zero_vgprs.contains(&r) {
@@ -578,7 +646,7 @@ impl<'a> Isel<'a> {
             }
             // A value uniform by analysis that lives in VGPRs (a 64-bit multiply,
             // a folded address): every lane holds it, the first one is read.
-            Lowered::V64(..) | Lowered::Addr { .. } => {
+            Lowered::V64(..) | Lowered::Addr { .. } | Lowered::VSum { .. } => {
                 let (vl, vh) = self.to_v64(l)?;
                 let (lo, hi) = (self.vreg(Class::Sgpr), self.vreg(Class::Sgpr));
                 self.emit(Opcode::v_readfirstlane_b32, &[Dst::R(lo)], &[Src::R(vl)], |_| {});
@@ -971,7 +1039,7 @@ impl<'a> Isel<'a> {
 /// a vector-only instruction, such as a float conversion, stays in a VGPR).
 fn in_vector_registers(l: &Lowered) -> bool {
     match l {
-        Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::VmemAddr { .. } => true,
+        Lowered::V(_) | Lowered::V64(..) | Lowered::Mask(_) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::VmemAddr { .. } | Lowered::VSum { .. } => true,
         Lowered::ScalarCmp { .. } => false,
         Lowered::Agg(parts) => parts.iter().any(in_vector_registers),
         _ => false,
@@ -1095,6 +1163,7 @@ pub fn select(
         module,
         callee_uses,
         ret_locations: Vec::new(),
+        entry_prologue_end: None,
         sret_ptr: None,
         locals: 0,
         func,
@@ -1123,6 +1192,7 @@ pub fn select(
         scalar_pairs: hashbrown::HashMap::new(),
         zero_vgprs: hashbrown::HashSet::new(),
         vector_constants: hashbrown::HashMap::new(),
+        vector_copies: hashbrown::HashMap::new(),
         packet_words: hashbrown::HashMap::new(),
         lds_folded: memory::lds_folded_pointers(func, structure),
         global_folded: memory::global_folded_pointers(func),
@@ -1172,6 +1242,9 @@ pub fn select(
     let lds_size = if uses_dynamic_lds { isel.lds_size.div_ceil(16) * 16 } else { isel.lds_size };
     let mask_class = isel.mask_class();
     let wave64 = isel.wave64();
+    if let Some(end) = isel.entry_prologue_end {
+        call::sink_entry_loads(&mut isel.blocks[0].insts, end);
+    }
     super::ssa_repair::remove_unreachable(&mut isel.blocks);
     super::ssa_repair::repair(&mut isel.blocks, &mut isel.vc, &variables, mask_class, wave64);
     let mut vcode = finish(isel.blocks, isel.vc);
@@ -1331,7 +1404,7 @@ impl<'a> IselHandle<'_, 'a> {
                 Lowered::V64(a, b) => out.extend([(*a, MergeKind::Vector), (*b, MergeKind::Vector)]),
                 Lowered::Agg(parts) => parts.iter().for_each(|p| flatten(p, out)),
                 // Never a block's parameter or live out of its block.
-                Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::VmemAddr { .. } | Lowered::ScalarCmp { .. } => {}
+                Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::VmemAddr { .. } | Lowered::VSum { .. } | Lowered::ScalarCmp { .. } => {}
             }
         }
         let mut out = Vec::new();
@@ -1447,7 +1520,7 @@ impl<'a> IselHandle<'_, 'a> {
                 let (lo, hi) = isel.to_v64(src)?;
                 vec![lo, hi]
             }
-            Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::VmemAddr { .. } | Lowered::ScalarCmp { .. } => return Err(isel.error("internal: parameters are registers")),
+            Lowered::Imm(..) | Lowered::Addr { .. } | Lowered::LdsAddr { .. } | Lowered::VmemAddr { .. } | Lowered::VSum { .. } | Lowered::ScalarCmp { .. } => return Err(isel.error("internal: parameters are registers")),
         })
     }
 
