@@ -1477,12 +1477,15 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     // A callee's windows sit right above its allocation, which leaves room for
     // them below v32: arguments arriving there are copied out at the entry,
     // before any instruction uses a window.
+    // With `callee_windows_high` they sit above everything it allocated,
+    // v32 or higher, and its prologue saves them.
+    let windows_high = vcode.layout == Layout::Callee && vcode.callee_windows_high;
     let vgpr_end = if vcode.layout == Layout::Callee { place.vgpr_end.min(vcode.callee_vgprs()) } else { place.vgpr_end };
-    let window_base = vgpr_end.div_ceil(2) * 2;
+    let window_base = if windows_high { place.vgpr_end.max(32).div_ceil(2) * 2 } else { vgpr_end.div_ceil(2) * 2 };
     let temps = place.temps;
     let windows_used = vcode.windows_needed();
     let vgpr_top = if uses_windows { window_base + 2 * windows_used } else { vgpr_end };
-    if vcode.layout == Layout::Callee && vgpr_top > 32 {
+    if vcode.layout == Layout::Callee && vgpr_top > 32 && !windows_high {
         return Err(Diagnostic::new(format!("internal error: a device function's VGPR windows reach v{}", vgpr_top - 1), crate::mir::Span::NONE));
     }
     let spilled = super::regalloc::spilled_classes(out);
@@ -1510,7 +1513,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     let llvm_preserved = |from: u16| (0..).map(|k| 40 + 16 * k).find(|&b| b >= from).expect("a block");
     // A device function may also allocate v32 and up (callee-saved: its
     // prologue saves them); they are packed from v32.
-    let high_end = if vcode.layout == Layout::Callee { place.vgpr_end.max(32) } else { 32 };
+    let high_end = if windows_high { vgpr_top.max(place.vgpr_end.max(32)) } else if vcode.layout == Layout::Callee { place.vgpr_end.max(32) } else { 32 };
     let (spill_vgpr, mut saved_vgprs) = match vcode.layout {
         Layout::Caller if llvm_calls => (llvm_preserved(vgpr_top), Vec::new()),
         Layout::Caller => (vgpr_top.max(32), Vec::new()),

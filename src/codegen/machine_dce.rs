@@ -11,7 +11,8 @@
 //! Only instructions without effects are candidates: register copies, VALU
 //! instructions (not `v_cmpx`, which writes EXEC, nor `v_writelane`, which
 //! merges into its destination) and a few SALU ones that do not write SCC,
-//! all of whose outputs are virtual registers with no fixed placement.
+//! all of whose outputs are virtual registers with no fixed placement, and
+//! loads from private memory (a by-reference argument's field never read).
 
 use super::vcode::{MInst, MKind, Slot, VCode};
 use crate::isa::{Gpu, Opcode};
@@ -20,6 +21,8 @@ use regalloc2 as ra;
 fn removable(m: &MInst, gpu: Gpu) -> bool {
     match &m.kind {
         MKind::Copy => true,
+        // A load from private memory has no effect but its result.
+        MKind::Private { store: false, .. } => true,
         MKind::Real { inst, fills } => {
             // Every hardware output must be one of the instruction's virtual
             // registers (no fixed register written behind the allocator).

@@ -168,6 +168,21 @@ pub struct Report {
     pub timings: Vec<(String, Duration)>,
 }
 
+/// Whether a device function's pair windows go above v31: when more VGPR
+/// values are live at once than v0-v31 less the windows hold, the function
+/// uses VGPRs above v31 anyway, which its prologue saves and its epilogue
+/// restores (four at a time, the allocation's step there); the windows'
+/// two VGPRs each cost less, and its arguments can stay in v0-v31 where
+/// they arrive. Not with calls to LLVM functions, which keep nothing in
+/// registers across them (regalloc.rs) and clobber v32-v39.
+fn callee_windows_high(vcode: &vcode::VCode, live_vgprs: u32) -> bool {
+    let windows = vcode.windows_needed();
+    vcode.layout == vcode::Layout::Callee
+        && windows > 0
+        && live_vgprs + 2 * u32::from(windows) > 32
+        && !vcode.insts.iter().any(|m| matches!(m.kind, vcode::MKind::Call { llvm: true, .. }))
+}
+
 fn wants(options: &Options, pass: &str) -> bool {
     options.print_after.iter().any(|p| p == pass || p == "all")
 }
@@ -258,6 +273,8 @@ pub fn compile_kernel(
             vcode::verify(&selected.vcode).map_err(|why| Diagnostic::new(format!("internal error in @{}: invalid VCode after isel: {why}", func.name), func.span))?;
         }
         let live_vgprs = vcode::max_live_vgprs(&selected.vcode);
+        selected.vcode.callee_windows_high = callee_windows_high(&selected.vcode, live_vgprs);
+        selected.vcode.elide_arrival_copies();
         let allocation = regalloc::allocate(&selected.vcode, t, &func.name, live_vgprs)?;
         lap(report, "regalloc");
         if selected.vcode.slot_home.in_registers() && expand::spills_vgprs(&selected.vcode, &allocation) && !expand::vgpr_slots_fit(&selected.vcode, &allocation) {

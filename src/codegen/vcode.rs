@@ -293,6 +293,13 @@ pub struct VCode {
     /// VGPR limit asks for less (`codegen::vgpr_budget`); (0, 0) means the
     /// full file.
     pub vgpr_budget: (u16, u16),
+    /// A device function's pair windows sit above v31 (saved by its
+    /// prologue like any VGPR there) instead of right below v32: set when
+    /// more values are live at once than v0-v31 less the windows hold, so
+    /// that the function allocates all of v0-v31 (its arguments stay where
+    /// they arrive) and saves two VGPRs per window instead of four or more
+    /// for values above v31 (`codegen::callee_windows_high`).
+    pub callee_windows_high: bool,
     /// regalloc2 debug labels: (vreg, from, to, label), sorted by vreg. Set
     /// for the allocation that keeps VGPR operands in slots, so that its
     /// output says where each value lives (`regalloc::slot_colors`).
@@ -411,10 +418,66 @@ impl VCode {
             .unwrap_or(0)
     }
 
-    /// The VGPRs a device function may allocate: v0-v31 less room for its
-    /// windows right below v32.
+    /// The VGPRs a device function may allocate below v32: v0-v31 less room
+    /// for its windows right below v32, unless they sit above v31
+    /// ([`VCode::callee_windows_high`]).
     pub fn callee_vgprs(&self) -> u16 {
+        if self.callee_windows_high {
+            return 32;
+        }
         32 - 2 * self.windows_needed()
+    }
+
+    /// Lets a device function's VGPR arguments stay in the registers they
+    /// arrive in: selection copies every argument out of its arrival
+    /// register first (one it may not allocate, under a window, would
+    /// otherwise be overwritten), and regalloc2 does not coalesce copies, so
+    /// each costs a move and, with v0-v31 full of arguments, VGPRs above v31
+    /// that the prologue saves. An arrival VGPR the function may allocate
+    /// needs no copy: its copy's result is renamed to the arrival value and
+    /// the copy deleted. Returns how many.
+    pub fn elide_arrival_copies(&mut self) -> usize {
+        if self.layout != Layout::Callee || self.blocks.is_empty() {
+            return 0;
+        }
+        let allocatable = self.callee_vgprs() as usize;
+        let entry = self.blocks[0].insts.clone();
+        let mut arrivals: hashbrown::HashSet<ra::VReg> = hashbrown::HashSet::new();
+        let mut rename: hashbrown::HashMap<ra::VReg, ra::VReg> = hashbrown::HashMap::new();
+        for i in entry {
+            match self.insts[i].kind {
+                MKind::Entry => {
+                    for op in &self.insts[i].ops {
+                        if let ra::OperandConstraint::FixedReg(p) = op.constraint() {
+                            if p.class() == ra::RegClass::Float && p.hw_enc() < allocatable {
+                                arrivals.insert(op.vreg());
+                            }
+                        }
+                    }
+                }
+                MKind::Copy if arrivals.contains(&self.insts[i].ops[1].vreg()) => {
+                    rename.insert(self.insts[i].ops[0].vreg(), self.insts[i].ops[1].vreg());
+                    self.insts[i] = MInst { kind: MKind::Seq(Vec::new()), ops: Vec::new() };
+                }
+                _ => {}
+            }
+        }
+        if rename.is_empty() {
+            return 0;
+        }
+        let renamed = |v: ra::VReg| rename.get(&v).copied().unwrap_or(v);
+        for m in &mut self.insts {
+            for op in &mut m.ops {
+                if rename.contains_key(&op.vreg()) {
+                    *op = ra::Operand::new(renamed(op.vreg()), op.constraint(), op.kind(), op.pos());
+                }
+            }
+        }
+        for b in &mut self.blocks {
+            b.params.iter_mut().for_each(|v| *v = renamed(*v));
+            b.succ_args.iter_mut().flatten().for_each(|v| *v = renamed(*v));
+        }
+        rename.len()
     }
 
     /// Block order for emission: greedy fall-through chains (each block is

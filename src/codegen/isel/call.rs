@@ -769,7 +769,8 @@ impl<'a> Isel<'a> {
 /// memory (the incoming area is the caller's outgoing area, below the
 /// function's own frame; a by-reference copy is the caller's temporary for
 /// this call), and a block runs under one EXEC, so the loads read the same
-/// values later. A load without a use in the entry block stays where it is.
+/// values later. A load without a use in the entry block stays where it is;
+/// one without any use is dropped.
 pub(super) fn sink_entry_loads(insts: &mut Vec<MInst>, prologue_end: usize) {
     let is_load = |m: &MInst| matches!(m.kind, MKind::Private { store: false, .. });
     let candidates: Vec<usize> = (0..prologue_end.min(insts.len())).filter(|&i| is_load(&insts[i])).collect();
@@ -791,14 +792,22 @@ pub(super) fn sink_entry_loads(insts: &mut Vec<MInst>, prologue_end: usize) {
     // Where each goes: before its first user, counting a user that is a
     // moved load too where that one goes (a pointer before every load
     // through it); later candidates are placed first.
+    // Loads nothing reads are dropped (machine_dce would, but only after
+    // they kept their pointer's load at the top).
     let mut target: hashbrown::HashMap<usize, usize> = hashbrown::HashMap::new();
+    let mut dead: hashbrown::HashSet<usize> = hashbrown::HashSet::new();
     for &i in candidates.iter().rev() {
-        let Some(t) = users.get(&i).and_then(|us| us.iter().map(|u| target.get(u).copied().unwrap_or(*u)).min()) else { continue };
+        let live_users: Vec<usize> = users.get(&i).map(|us| us.iter().copied().filter(|u| !dead.contains(u)).collect()).unwrap_or_default();
+        if live_users.is_empty() {
+            dead.insert(i);
+            continue;
+        }
+        let Some(t) = live_users.iter().map(|u| target.get(u).copied().unwrap_or(*u)).min() else { continue };
         if t > i + 1 {
             target.insert(i, t);
         }
     }
-    if target.is_empty() {
+    if target.is_empty() && dead.is_empty() {
         return;
     }
     let mut moved: Vec<(usize, usize, MInst)> = Vec::new();
@@ -806,6 +815,9 @@ pub(super) fn sink_entry_loads(insts: &mut Vec<MInst>, prologue_end: usize) {
     let old = std::mem::take(insts);
     let mut kept: Vec<(usize, MInst)> = Vec::with_capacity(old.len());
     for (i, m) in old.into_iter().enumerate() {
+        if dead.contains(&i) {
+            continue;
+        }
         match target.get(&i) {
             Some(&t) => moved.push((t, i, m)),
             None => kept.push((i, m)),
