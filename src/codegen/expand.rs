@@ -70,14 +70,18 @@ pub enum CfiEvent {
 /// The dense VGPR renumbering of a kernel without calls, chosen so that the
 /// two registers an instruction reads or writes as a 64-bit pair land on an
 /// aligned pair (v2k, v2k+1) as often as possible: then the instruction uses
-/// them in place instead of copying them through a window. Any renaming of
+/// them in place instead of copying them through a window. The registers of
+/// a multi-dword access (`Fill::Tuple`) are placed the same way, in a run
+/// from an even register: then it is one instruction, not one per dword. Any renaming of
 /// regalloc2's VGPRs is valid (they are interchangeable); the pairs the
 /// operands ask for most are placed first, greedily, on the lowest free
 /// aligned pair, and the other registers fill the remaining numbers from 0,
 /// so the count stays that of the registers used (plus at most one hole
 /// where a pair skipped an odd number). Pinned registers keep their numbers.
 fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bool; 64]) -> (Vec<u16>, u16) {
-    let mut weight: hashbrown::HashMap<(usize, usize), u32> = hashbrown::HashMap::new();
+    // Wanted runs of registers: a pair's (low, high), a multi-dword access's
+    // tuple (Fill::Tuple), by how often they are asked for.
+    let mut weight: hashbrown::HashMap<Vec<usize>, u32> = hashbrown::HashMap::new();
     for (index, m) in vcode.insts.iter().enumerate() {
         let fills: Vec<&(Slot, Fill)> = match &m.kind {
             MKind::Real { fills, .. } => fills.iter().collect(),
@@ -87,20 +91,25 @@ fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bo
         let allocs = out.inst_allocs(ra::Inst::new(index));
         let vgpr = |i: u8| allocs[usize::from(i)].as_reg().filter(|p| p.class() == ra::RegClass::Float).map(|p| p.hw_enc());
         for (_, fill) in fills {
-            if let Fill::VPair { lo, hi, .. } = *fill {
-                if let (Some(l), Some(h)) = (vgpr(lo), vgpr(hi)) {
-                    // A pinned register keeps its number: it can only be the
-                    // low half, of a pair on an even one.
-                    if l != h && !pinned[h] && (!pinned[l] || l % 2 == 0) {
-                        *weight.entry((l, h)).or_insert(0) += 1;
-                    }
-                }
+            let run: Option<Vec<usize>> = match *fill {
+                Fill::VPair { lo, hi, .. } => vgpr(lo).zip(vgpr(hi)).map(|(l, h)| vec![l, h]),
+                Fill::Tuple { regs, n } => regs[..usize::from(n)].iter().map(|&r| vgpr(r)).collect(),
+                _ => None,
+            };
+            let Some(run) = run else { continue };
+            let distinct = run.iter().enumerate().all(|(k, r)| !run[..k].contains(r));
+            // A pinned register keeps its number: it can only be the low
+            // half, of a pair on an even one.
+            let pinnable = run.iter().skip(1).all(|&r| !pinned[r]) && (!pinned[run[0]] || (run[0] % 2 == 0 && run.len() == 2));
+            if distinct && pinnable {
+                *weight.entry(run).or_insert(0) += 1;
             }
         }
     }
-    let mut wanted: Vec<((usize, usize), u32)> = weight.into_iter().collect();
-    // Heaviest first; ties in register order, so the result is deterministic.
-    wanted.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut wanted: Vec<(Vec<usize>, u32)> = weight.into_iter().collect();
+    // Heaviest first (a tuple counts once per register it keeps in place);
+    // ties in register order, so the result is deterministic.
+    wanted.sort_unstable_by(|a, b| (b.1 * b.0.len() as u32).cmp(&(a.1 * a.0.len() as u32)).then(a.0.cmp(&b.0)));
     let mut map = vec![u16::MAX; 64];
     let mut taken = [false; 64];
     for i in 0..64 {
@@ -109,20 +118,22 @@ fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bo
             taken[i] = true;
         }
     }
-    for ((l, h), _) in wanted {
-        if pinned[l] && map[h] == u16::MAX && !taken[l + 1] {
+    for (run, _) in wanted {
+        let (l, h) = (run[0], run[1]);
+        if run.len() == 2 && pinned[l] && map[h] == u16::MAX && !taken[l + 1] {
             map[h] = l as u16 + 1;
             taken[l + 1] = true;
             continue;
         }
-        if map[l] != u16::MAX || map[h] != u16::MAX {
+        if run.iter().any(|&r| map[r] != u16::MAX) {
             continue;
         }
-        if let Some(k) = (0..32).map(|k| 2 * k).find(|&k| !taken[k] && !taken[k + 1]) {
-            map[l] = k as u16;
-            map[h] = k as u16 + 1;
-            taken[k] = true;
-            taken[k + 1] = true;
+        let n = run.len();
+        if let Some(k) = (0..=64 - n).step_by(2).find(|&k| (k..k + n).all(|j| !taken[j])) {
+            for (j, &r) in run.iter().enumerate() {
+                map[r] = (k + j) as u16;
+                taken[k + j] = true;
+            }
         }
     }
     let end = fill_lowest_free(used, &mut map, &mut taken);
@@ -1007,9 +1018,53 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// A multi-dword global access whose tuple ([`Fill::Tuple`]) the
+    /// allocation did not put in consecutive registers (from an even one
+    /// where the target requires it): the dword accesses it stands for, at
+    /// consecutive offsets, each with one register of the tuple. None when
+    /// the tuple is in place (or there is none).
+    fn split_tuple(&self, inst: &isa::Inst, fills: &[(Slot, Fill)], reg: &dyn Fn(u8) -> isa::Reg) -> Option<Vec<(isa::Inst, Vec<(Slot, Fill)>)>> {
+        let (at, regs, n) = fills.iter().enumerate().find_map(|(i, (_, f))| match *f {
+            Fill::Tuple { regs, n } => Some((i, regs, n)),
+            _ => None,
+        })?;
+        let first = reg(regs[0]);
+        let consecutive = (0..n).all(|k| {
+            let r = reg(regs[usize::from(k)]);
+            r.base.is_vgpr() && r.base.index() == first.base.index() + u16::from(k)
+        });
+        let aligned = !self.target.gpu.requires_even_vgpr_tuples() || first.base.index() % 2 == 0;
+        if consecutive && aligned {
+            return None;
+        }
+        let single = match inst.op {
+            Opcode::global_load_dwordx2 | Opcode::global_load_dwordx3 | Opcode::global_load_dwordx4 => Opcode::global_load_dword,
+            Opcode::global_store_dwordx2 | Opcode::global_store_dwordx3 | Opcode::global_store_dwordx4 => Opcode::global_store_dword,
+            other => unreachable!("a register tuple of {other:?}"),
+        };
+        Some(
+            (0..n)
+                .map(|k| {
+                    let mut part = inst.clone();
+                    part.op = single;
+                    part.offset += 4 * i32::from(k);
+                    let mut part_fills = fills.to_vec();
+                    part_fills[at].1 = Fill::Whole(regs[usize::from(k)]);
+                    (part, part_fills)
+                })
+                .collect(),
+        )
+    }
+
     /// One hardware instruction with its registers filled in (and the window
     /// copies or address computation its fills need).
     fn real(&mut self, inst: &isa::Inst, fills: &[(Slot, Fill)], reg: &dyn Fn(u8) -> isa::Reg) {
+        if let Some(parts) = self.split_tuple(inst, fills, reg) {
+            for (part, part_fills) in parts {
+                self.real(&part, &part_fills, reg);
+            }
+            return;
+        }
         let mut inst = inst.clone();
         let mut after = Vec::new();
         let mut defined_windows = Vec::new();
@@ -1026,7 +1081,7 @@ impl Ctx<'_> {
                 Fill::VPair { .. } if matches!(slot, Slot::Def(_)) && !no_overlap => vec![],
                 Fill::VPair { window, .. } | Fill::Address { window, .. } | Fill::Sum { window, .. } => vec![window],
                 Fill::VQuad { window, .. } => vec![window, window + 1],
-                Fill::Whole(_) | Fill::Half(..) => vec![],
+                Fill::Whole(_) | Fill::Half(..) | Fill::Tuple { .. } => vec![],
             })
             .collect();
         for (slot, fill) in fills {
@@ -1034,6 +1089,8 @@ impl Ctx<'_> {
                 Fill::Whole(i) => reg(i),
                 Fill::Half(i, h) => Self::half_of(reg(i), h),
                 Fill::Address { .. } | Fill::Sum { .. } => isa::Reg::v(0, 1),
+                // In place (split_tuple saw to that).
+                Fill::Tuple { regs, n } => isa::Reg::v(reg(regs[0]).base.index(), n),
                 Fill::VQuad { regs, window } => {
                     let w = self.window(window);
                     let first = w.base.index();

@@ -15,6 +15,8 @@
 //!   spilled SGPR, a compare's lane mask) that a VALU instruction reads: 2;
 //! - gfx942: a VALU instruction writes a VGPR that `v_readfirstlane` or
 //!   `v_readlane` reads: 1.
+//! - a VMEM store of more than 8 bytes (`_dwordx3`, `_dwordx4`), then a VALU
+//!   instruction that overwrites one of its data VGPRs: 1 (2 on gfx942).
 //!
 //! - gfx1100: a VALU instruction reads a VGPR that a transcendental instruction
 //!   wrote within the last 5 VALU (or 1 transcendental) instructions: wait for
@@ -88,6 +90,23 @@ fn required(writer: &isa::Inst, reader: &isa::Inst, target: Target) -> u32 {
         let vcc = (isa::PhysReg::VCC.0, 2);
         if sgpr_writes.iter().any(|w| overlaps(*w, vcc)) {
             need = need.max(4);
+        }
+    }
+    // A VMEM store of more than 8 bytes, then a VALU instruction that
+    // writes one of its data VGPRs (the store may still be reading them).
+    let writer_format = writer.op.info().format(gpu);
+    let wide_store = (writer_format.is_flat() || writer_format == isa::opcodes::Format::Mubuf) && writer.op.info().flags.contains(isa::opcodes::OpFlags::STORE);
+    if wide_store && reader_format.is_valu() && gpu.generation() == Generation::Gfx9 {
+        let data: Vec<(u16, u16)> = writer
+            .uses
+            .iter()
+            .filter_map(|o| match o {
+                isa::Operand::Reg(r) if r.base.is_vgpr() && r.size > 2 => Some((r.base.0, u16::from(r.size))),
+                _ => None,
+            })
+            .collect();
+        if vgpr_defs(reader).iter().any(|d| data.iter().any(|w| overlaps(*d, *w))) {
+            need = need.max(if gpu == Gpu::Gfx942 { 2 } else { 1 });
         }
     }
     if gpu == Gpu::Gfx942 && reader_format.is_valu() && hits(&sgpr_writes) {

@@ -96,6 +96,14 @@ pub enum Fill {
     /// an SGPR pair) computed into window `w` by a carry add right before
     /// the instruction.
     Sum { lo: u8, hi: u8, add: [(u8, Option<u8>); 2], window: u8 },
+    /// The first `n` of four VGPR allocations, which a multi-dword global
+    /// load or store (`_dwordx2` to `_dwordx4`) reads or writes as
+    /// consecutive registers. Where the allocation put them consecutively
+    /// (from an even register on gfx90a and gfx942) the instruction uses
+    /// them in place; otherwise expansion splits it into `n` dword accesses
+    /// at consecutive offsets (never copies). Defs are early, so a split
+    /// load cannot overwrite the address the next part reads.
+    Tuple { regs: [u8; 4], n: u8 },
 }
 
 /// A machine instruction over virtual registers.
@@ -678,6 +686,7 @@ pub fn verify(vcode: &VCode) -> Result<(), String> {
                         Fill::Half(k, h) => class_of(k) == Some(Class::SgprPair) && h < 2,
                         Fill::VPair { lo, hi, .. } => class_of(lo) == Some(Class::Vgpr) && class_of(hi) == Some(Class::Vgpr),
                         Fill::VQuad { regs, .. } => regs.iter().all(|&k| class_of(k) == Some(Class::Vgpr)),
+                        Fill::Tuple { regs, n } => (2..=4).contains(&n) && regs[..usize::from(n)].iter().all(|&k| class_of(k) == Some(Class::Vgpr)),
                         Fill::Address { base, offset, .. } => class_of(base) == Some(Class::SgprPair) && class_of(offset) == Some(Class::Vgpr),
                         Fill::Sum { lo, hi, add, .. } => {
                             class_of(lo) == Some(Class::Vgpr)

@@ -111,10 +111,10 @@ impl<'a> Isel<'a> {
             });
             return Ok(Lowered::V64(lo, hi));
         }
-        let ((mut al, mut ah), (mut bl, mut bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
         if op == BinOp::FDiv {
-            return self.fdiv64((al, ah), (bl, bh));
+            return self.fdiv64(a, b);
         }
+        let ((mut al, mut ah), (mut bl, mut bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
         if matches!(op, BinOp::FMin | BinOp::FMax) {
             // Quiet signalling NaNs first (see quiet32).
             for (lo, hi) in [(&mut al, &mut ah), (&mut bl, &mut bh)] {
@@ -143,15 +143,21 @@ impl<'a> Isel<'a> {
     /// Correctly rounded f64 division: scale, reciprocal, two Newton steps, then
     /// the quotient with one correction, `v_div_fmas` (VCC from the numerator's
     /// scale) and `v_div_fixup` for the special cases.
-    pub(super) fn fdiv64(&mut self, n: (ra::VReg, ra::VReg), d: (ra::VReg, ra::VReg)) -> Result<Lowered, Diagnostic> {
+    /// The numerator and denominator are read where they are when they
+    /// are inline constants or uniform (an SGPR pair), as far as one
+    /// instruction's constant bus allows (they meet in three of them).
+    pub(super) fn fdiv64(&mut self, n: Lowered, d: Lowered) -> Result<Lowered, Diagnostic> {
         let vcc = isa::Reg::vcc(if self.wave64() { 2 } else { 1 });
         let pair = |s: &mut Self| (s.vreg(Class::Vgpr), s.vreg(Class::Vgpr));
         let p = |x: (ra::VReg, ra::VReg)| Src::VPair(x.0, x.1);
         let dp = |x: (ra::VReg, ra::VReg)| Dst::VPair(x.0, x.1);
         let neg0 = |i: &mut isa::Inst| i.mods.neg = 1;
         let one = Src::Imm(1.0f32.to_bits());
+        let mut scalars = self.constant_bus();
+        let d = self.f64_src(&d, &mut scalars)?;
+        let n = self.f64_src(&n, &mut scalars)?;
         let den = pair(self);
-        self.emit(Opcode::v_div_scale_f64, &[dp(den), Dst::Fixed(vcc)], &[p(d), p(d), p(n)], |_| {});
+        self.emit(Opcode::v_div_scale_f64, &[dp(den), Dst::Fixed(vcc)], &[d, d, n], |_| {});
         let r0 = pair(self);
         self.emit(Opcode::v_rcp_f64, &[dp(r0)], &[p(den)], |_| {});
         let (e0, r1, e1, r2) = (pair(self), pair(self), pair(self), pair(self));
@@ -160,12 +166,12 @@ impl<'a> Isel<'a> {
         self.emit(Opcode::v_fma_f64, &[dp(e1)], &[p(den), p(r1), one], neg0);
         self.emit(Opcode::v_fma_f64, &[dp(r2)], &[p(r1), p(e1), p(r1)], |_| {});
         let num = pair(self);
-        self.emit(Opcode::v_div_scale_f64, &[dp(num), Dst::Fixed(vcc)], &[p(n), p(d), p(n)], |_| {});
+        self.emit(Opcode::v_div_scale_f64, &[dp(num), Dst::Fixed(vcc)], &[n, d, n], |_| {});
         let (q, e2, q2, res) = (pair(self), pair(self), pair(self), pair(self));
         self.emit(Opcode::v_mul_f64, &[dp(q)], &[p(num), p(r2)], |_| {});
         self.emit(Opcode::v_fma_f64, &[dp(e2)], &[p(den), p(q), p(num)], neg0);
         self.emit(Opcode::v_div_fmas_f64, &[dp(q2)], &[p(e2), p(r2), p(q)], |_| {});
-        self.emit(Opcode::v_div_fixup_f64, &[dp(res)], &[p(q2), p(d), p(n)], |_| {});
+        self.emit(Opcode::v_div_fixup_f64, &[dp(res)], &[p(q2), d, n], |_| {});
         Ok(Lowered::V64(res.0, res.1))
     }
 
@@ -375,12 +381,12 @@ impl<'a> Isel<'a> {
     /// hardware estimate.
     pub(super) fn transcendental64(&mut self, op: UnOp, a: Lowered) -> Result<Lowered, Diagnostic> {
         let x = self.to_v64(&a)?;
-        let one = self.to_v64(&Lowered::Imm(1.0f64.to_bits()))?;
+        let one = Lowered::Imm(1.0f64.to_bits());
         match op {
-            UnOp::Rcp => self.fdiv64(one, x),
+            UnOp::Rcp => self.fdiv64(one, Lowered::V64(x.0, x.1)),
             UnOp::Rsqrt => {
-                let Lowered::V64(lo, hi) = self.sqrt64(x)? else { unreachable!("sqrt64 gives a VGPR pair") };
-                self.fdiv64(one, (lo, hi))
+                let root = self.sqrt64(x)?;
+                self.fdiv64(one, root)
             }
             UnOp::RcpApprox | UnOp::RsqrtApprox => {
                 let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));

@@ -162,6 +162,9 @@ impl<'a> Isel<'a> {
             return self.load_private_value(ty, at, addr);
         }
         if let Type::Vector(elem, n) = ty {
+            if let Some(parts) = self.load_dwords(elem, *n, &p, space)? {
+                return Ok(Lowered::Agg(parts));
+            }
             let mut parts = Vec::new();
             for i in 0..u32::from(*n) {
                 let part_ptr = self.offset_pointer(&p, space, i * elem.size())?;
@@ -312,6 +315,87 @@ impl<'a> Isel<'a> {
         }
     }
 
+    /// Whether a vector of `elem` in `space` goes through multi-dword
+    /// global accesses (`Fill::Tuple`): 32- and 64-bit elements in global
+    /// memory, not volatile. Global accesses need 4-byte alignment only
+    /// (LLVM selects `global_load_dwordx4` for OpenCL's `vload4`, align 4).
+    fn multi_dword(&self, elem: &Type, space: AddrSpace) -> bool {
+        space == AddrSpace::Global && !self.volatile_access && matches!(elem.bits(), 32 | 64) && !matches!(elem, Type::I1)
+    }
+
+    /// The address operands of the chunk `offset` bytes into an access at
+    /// `p`, if the chunk's last dword still fits the offset field.
+    fn chunk_address(&mut self, p: &Lowered, offset: u32, dwords: u32) -> Result<(Vec<Src>, i32), Diagnostic> {
+        let part = self.offset_pointer(p, AddrSpace::Global, offset)?;
+        let (uses, imm) = self.vmem_address(&part, AddrSpace::Global)?;
+        if GLOBAL_OFFSETS.contains(&(i64::from(imm) + 4 * i64::from(dwords - 1))) {
+            return Ok((uses, imm));
+        }
+        let plain = self.vmem_address_plain(&part, AddrSpace::Global)?;
+        Ok((plain, 0))
+    }
+
+    /// A vector load in chunks of up to four dwords (`_dwordx2`..`_dwordx4`,
+    /// or dword loads where the allocation does not place a chunk
+    /// consecutively); None where [`Isel::multi_dword`] says no.
+    fn load_dwords(&mut self, elem: &Type, n: u8, p: &Lowered, space: AddrSpace) -> Result<Option<Vec<Lowered>>, Diagnostic> {
+        if !self.multi_dword(elem, space) {
+            return Ok(None);
+        }
+        let per = elem.bits() / 32;
+        let total = u32::from(n) * per;
+        let mut regs: Vec<ra::VReg> = Vec::new();
+        let mut at = 0;
+        while at < total {
+            let m = (total - at).min(4);
+            let (uses, imm) = self.chunk_address(p, 4 * at, m)?;
+            let chunk: Vec<ra::VReg> = (0..m).map(|_| self.vreg(Class::Vgpr)).collect();
+            if m == 1 {
+                self.emit(Opcode::global_load_dword, &[Dst::R(chunk[0])], &uses, |i| i.offset = imm);
+            } else {
+                let mut tuple = [chunk[0]; 4];
+                tuple[..chunk.len()].copy_from_slice(&chunk);
+                let op = [Opcode::global_load_dwordx2, Opcode::global_load_dwordx3, Opcode::global_load_dwordx4][m as usize - 2];
+                self.emit(op, &[Dst::Tuple(tuple, m as u8)], &uses, |i| i.offset = imm);
+            }
+            regs.extend(chunk);
+            at += m;
+        }
+        Ok(Some(if per == 1 { regs.into_iter().map(Lowered::V).collect() } else { regs.chunks(2).map(|h| Lowered::V64(h[0], h[1])).collect() }))
+    }
+
+    /// A vector store in chunks of up to four dwords, as [`Isel::load_dwords`].
+    fn store_dwords(&mut self, elem: &Type, parts: &[Lowered], p: &Lowered, space: AddrSpace) -> Result<bool, Diagnostic> {
+        if !self.multi_dword(elem, space) {
+            return Ok(false);
+        }
+        let mut data: Vec<ra::VReg> = Vec::new();
+        for part in parts {
+            if elem.bits() == 64 {
+                let (lo, hi) = self.to_v64(part)?;
+                data.extend([lo, hi]);
+            } else {
+                data.push(self.to_v(part)?);
+            }
+        }
+        let mut at = 0;
+        for chunk in data.chunks(4) {
+            let m = chunk.len() as u32;
+            let (uses, imm) = self.chunk_address(p, 4 * at, m)?;
+            let (addr, saddr) = (uses[0], uses[1]);
+            if m == 1 {
+                self.emit(Opcode::global_store_dword, &[], &[addr, Src::R(chunk[0]), saddr], |i| i.offset = imm);
+            } else {
+                let mut tuple = [chunk[0]; 4];
+                tuple[..chunk.len()].copy_from_slice(chunk);
+                let op = [Opcode::global_store_dwordx2, Opcode::global_store_dwordx3, Opcode::global_store_dwordx4][m as usize - 2];
+                self.emit(op, &[], &[addr, Src::Tuple(tuple, m as u8), saddr], |i| i.offset = imm);
+            }
+            at += m;
+        }
+        Ok(true)
+    }
+
     /// A DS instruction's address VGPR and offset field.
     pub(super) fn lds_address(&mut self, p: &Lowered) -> Result<(ra::VReg, i32), Diagnostic> {
         match *p {
@@ -387,6 +471,9 @@ impl<'a> Isel<'a> {
         }
         if let Type::Vector(elem, _) = ty {
             let Lowered::Agg(parts) = v else { return Err(self.error("internal: vector store")) };
+            if self.store_dwords(elem, &parts, &p, space)? {
+                return Ok(());
+            }
             for (i, part) in parts.into_iter().enumerate() {
                 let part_ptr = self.offset_pointer(&p, space, i as u32 * elem.size())?;
                 self.store_scalar(elem, part, part_ptr, space, align.min(elem.align()))?;

@@ -131,6 +131,9 @@ enum Src {
     VPair(ra::VReg, ra::VReg),
     /// Four VGPRs as one 128-bit tuple.
     VQuad([ra::VReg; 4]),
+    /// The first `n` of four VGPRs as one multi-dword operand
+    /// ([`Fill::Tuple`]).
+    Tuple([ra::VReg; 4], u8),
     /// A 64-bit address computed into the instruction's window: the pointer
     /// (low, high VGPRs) plus the addend's halves (see [`Lowered::VSum`]).
     Sum(ra::VReg, ra::VReg, [Addend; 2]),
@@ -145,6 +148,8 @@ enum Dst {
     Half(ra::VReg, u8),
     R(ra::VReg),
     VPair(ra::VReg, ra::VReg),
+    /// The first `n` of four VGPRs ([`Fill::Tuple`]).
+    Tuple([ra::VReg; 4], u8),
     Fixed(isa::Reg),
 }
 
@@ -338,6 +343,14 @@ impl<'a> Isel<'a> {
                     window += 1;
                     isa::Operand::Off
                 }
+                Src::Tuple(regs, n) => {
+                    let mut filled = [0u8; 4];
+                    for k in 0..usize::from(n) {
+                        filled[k] = add_use(&mut ops, regs[k]);
+                    }
+                    fills.push((slot, Fill::Tuple { regs: filled, n }));
+                    isa::Operand::Off
+                }
                 Src::VQuad(regs) => {
                     let regs = regs.map(|r| add_use(&mut ops, r));
                     fills.push((slot, Fill::VQuad { regs, window }));
@@ -366,6 +379,17 @@ impl<'a> Isel<'a> {
                     let n = ops.len() as u8;
                     fills.push((slot, Fill::VPair { lo: n - 2, hi: n - 1, window }));
                     window += 1;
+                    isa::Operand::Off
+                }
+                Dst::Tuple(regs, n) => {
+                    // Early: split into dword loads, a part must not write a
+                    // register a later part still reads.
+                    let mut filled = [0u8; 4];
+                    for k in 0..usize::from(n) {
+                        ops.push(ra::Operand::new(regs[k], ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early));
+                        filled[k] = (ops.len() - 1) as u8;
+                    }
+                    fills.push((slot, Fill::Tuple { regs: filled, n }));
                     isa::Operand::Off
                 }
                 Dst::Fixed(r) => isa::Operand::Reg(r),
@@ -888,9 +912,12 @@ impl<'a> Isel<'a> {
             }
             Op::Fcmp { pred, ty, lhs, rhs } if *ty == Type::F64 => {
                 let (a, b) = (self.lowered(lhs), self.lowered(rhs));
-                let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+                // Constants and uniform operands as inline constants or SGPR
+                // pairs, as far as the constant bus allows.
+                let mut scalars = self.constant_bus();
+                let (sa, sb) = (self.f64_src(&a, &mut scalars)?, self.f64_src(&b, &mut scalars)?);
                 let m = self.vreg(self.mask_class());
-                self.emit(fcmp64_opcode(*pred), &[Dst::R(m)], &[Src::VPair(al, ah), Src::VPair(bl, bh)], |i| i.e64 = true);
+                self.emit(fcmp64_opcode(*pred), &[Dst::R(m)], &[sa, sb], |i| i.e64 = true);
                 self.set(result.unwrap(), Lowered::Mask(m));
             }
             Op::Fcmp { pred, ty: Type::F32, lhs: Operand::Const(x), rhs: Operand::Const(y) } => {
