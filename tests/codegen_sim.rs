@@ -275,7 +275,17 @@ fn calls_to_device_functions() {
         &[],
     )
     .unwrap();
-    check("call_frames.mir", &spec, true, true);
+    // The kernel itself no longer spills at -O0 (one VGPR did until 64-bit
+    // multiplies by constants stopped multiplying by their zero and one
+    // halves); the callee whose SGPR spills need v32 still spills.
+    check("call_frames.mir", &spec, false, true);
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/call_frames.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let options = Options { opt_level: OptLevel::O0, ..Options::default() };
+    for target in targets() {
+        let (_, compiled) = codegen::compile_module(&mir::parse(&text).unwrap(), &target, CodeObjectVersion::V5, &options, &mut Report::default()).unwrap();
+        let f1 = compiled.iter().find(|k| k.name == "frames_f1").unwrap();
+        assert!(f1.stats.sgpr_spills > 0, "frames_f1 on {}: no SGPR spills", target.isa_name());
+    }
     let text = std::fs::read_to_string(format!("{}/examples/call.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let module = mir::parse(&text).unwrap();
     let spec = LaunchSpec::from_flags("128", "64", &["in=f32:iota:128".into(), "out=f32:zero:128".into()], &["in=@in".into(), "out=@out".into(), "k=3".into()], &[]).unwrap();

@@ -490,16 +490,67 @@ impl<'a> Isel<'a> {
     }
 
     pub(super) fn mul64(&mut self, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
-        // (ah:al) * (bh:bl) mod 2^64 = al*bl + ((al*bh + ah*bl) << 32).
-        let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
-        let (lo, hi0, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(lo)], &[Src::R(al), Src::R(bl)], |_| {});
-        self.emit(Opcode::v_mul_hi_u32, &[Dst::R(hi0)], &[Src::R(al), Src::R(bl)], |_| {});
-        let (c1, c2, s1) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(c1)], &[Src::R(al), Src::R(bh)], |_| {});
-        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(c2)], &[Src::R(ah), Src::R(bl)], |_| {});
-        self.emit(Opcode::v_add_u32, &[Dst::R(s1)], &[Src::R(c1), Src::R(c2)], |_| {});
-        self.emit(Opcode::v_add_u32, &[Dst::R(hi)], &[Src::R(hi0), Src::R(s1)], |_| {});
+        // (ah:al) * (bh:bl) mod 2^64 = al*bl + ((al*bh + ah*bl) << 32). A
+        // constant operand (second, by commuting) has its halves read as
+        // inline constants where they are, and cross terms by a zero half
+        // (a constant's, or a known-zero high half) or by one are not
+        // multiplied; the high half is one `v_add3_u32` of what is left.
+        let (a, b) = if matches!(a, Lowered::Imm(_)) { (b, a) } else { (a, b) };
+        let (al, ah) = self.to_v64(&a)?;
+        let src32 = |s: &mut Self, bits: u32| if matches!(isa::Operand::imm32(bits), isa::Operand::Const(_)) { Src::Imm(bits) } else { Src::R(s.vector_constant(bits)) };
+        // A half of b: a constant, or a register (or a known zero).
+        enum Half {
+            Const(u32),
+            Reg(ra::VReg),
+        }
+        let (bl, bh) = match b {
+            Lowered::Imm(bits) => (Half::Const(bits as u32), Half::Const((bits >> 32) as u32)),
+            ref other => {
+                let (l, h) = self.to_v64(other)?;
+                (Half::Reg(l), if self.zero_vgprs.contains(&h) { Half::Const(0) } else { Half::Reg(h) })
+            }
+        };
+        let bl_src = match bl {
+            Half::Const(c) => src32(self, c),
+            Half::Reg(r) => Src::R(r),
+        };
+        let (lo, hi0) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        self.emit(Opcode::v_mul_lo_u32, &[Dst::R(lo)], &[Src::R(al), bl_src], |_| {});
+        self.emit(Opcode::v_mul_hi_u32, &[Dst::R(hi0)], &[Src::R(al), bl_src], |_| {});
+        let mut terms: Vec<ra::VReg> = Vec::new();
+        let mut cross = |s: &mut Self, x: ra::VReg, y: &Half| match *y {
+            Half::Const(0) => {}
+            Half::Const(1) => terms.push(x),
+            Half::Const(c) => {
+                let t = s.vreg(Class::Vgpr);
+                let src = src32(s, c);
+                s.emit(Opcode::v_mul_lo_u32, &[Dst::R(t)], &[Src::R(x), src], |_| {});
+                terms.push(t);
+            }
+            Half::Reg(r) => {
+                let t = s.vreg(Class::Vgpr);
+                s.emit(Opcode::v_mul_lo_u32, &[Dst::R(t)], &[Src::R(x), Src::R(r)], |_| {});
+                terms.push(t);
+            }
+        };
+        cross(self, al, &bh);
+        if !self.zero_vgprs.contains(&ah) {
+            cross(self, ah, &bl);
+        }
+        let hi = match terms[..] {
+            [] => hi0,
+            [t] => {
+                let hi = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_add_u32, &[Dst::R(hi)], &[Src::R(hi0), Src::R(t)], |_| {});
+                hi
+            }
+            [t1, t2] => {
+                let hi = self.vreg(Class::Vgpr);
+                self.emit(Opcode::v_add3_u32, &[Dst::R(hi)], &[Src::R(hi0), Src::R(t1), Src::R(t2)], |_| {});
+                hi
+            }
+            _ => unreachable!("two cross terms"),
+        };
         Ok(Lowered::V64(lo, hi))
     }
 

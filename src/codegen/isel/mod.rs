@@ -1712,8 +1712,18 @@ fn finish(mut blocks: Vec<BlockBuild>, mut vc: VCode) -> VCode {
             let args = std::mem::take(&mut blocks[b].succ_args[k]);
             let name = format!("{}.to.{}", blocks[b].name, blocks[s].name);
             // The edge may leave a block that narrowed EXEC (or found it empty):
-            // moves placed on it must run with all lanes enabled.
-            let partial = true;
+            // moves placed on it must run with all lanes enabled. Not where
+            // the block runs with every lane on, changes no EXEC and branches
+            // on a uniform condition (a uniform loop's back edge): its edges
+            // run as it does.
+            let uniform_branch = matches!(blocks[b].insts.last().map(|m| &m.kind), Some(MKind::Branch(Branch::IfUniform | Branch::IfCompare { .. })));
+            let keeps_exec = blocks[b].insts.iter().all(|m| match &m.kind {
+                MKind::Exec(_) | MKind::Call { .. } | MKind::WaveScan(..) => false,
+                MKind::Real { inst, .. } => !inst.defs.iter().any(|d| matches!(d, isa::Operand::Reg(r) if r.base == isa::PhysReg::EXEC)) && !inst.op.info().name.starts_with("v_cmpx"),
+                MKind::Seq(parts) => parts.iter().all(|(inst, _)| !inst.defs.iter().any(|d| matches!(d, isa::Operand::Reg(r) if r.base == isa::PhysReg::EXEC))),
+                _ => true,
+            });
+            let partial = blocks[b].partial_exec || !uniform_branch || !keeps_exec;
             let split = BlockBuild {
                 name,
                 insts: vec![MInst { kind: MKind::Branch(Branch::Jump), ops: Vec::new() }],
