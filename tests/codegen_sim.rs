@@ -410,6 +410,14 @@ fn divergent_loop_entered_twice_from_one_block() {
 /// Issue 8: device functions that call (nested calls and recursion). A
 /// recursive call graph has no static stack bound: the kernel reports a dynamic
 /// stack, which the simulator (like ROCm) backs with extra private memory.
+/// A work-item id that arrives on the stack (the arguments fill v0-v31) and
+/// is only passed on from a non-entry block still reaches the callee.
+#[test]
+fn stack_work_item_id_passed_on_from_a_branch() {
+    let spec = LaunchSpec::from_flags("128", "64", &["out=i32:zero:128".into()], &["out=@out".into()], &[]).unwrap();
+    check("stack_workitem_id.mir", &spec, false, true);
+}
+
 #[test]
 fn nested_and_recursive_calls() {
     let spec = LaunchSpec::from_flags("128", "64", &["out=i32:zero:128".into()], &["out=@out".into()], &[]).unwrap();

@@ -769,16 +769,24 @@ impl<'a> Isel<'a> {
 /// memory (the incoming area is the caller's outgoing area, below the
 /// function's own frame; a by-reference copy is the caller's temporary for
 /// this call), and a block runs under one EXEC, so the loads read the same
-/// values later. A load without a use in the entry block stays where it is;
-/// one without any use is dropped.
-pub(super) fn sink_entry_loads(insts: &mut Vec<MInst>, prologue_end: usize) {
+/// values later. A load with a use in another block (or passed on to a
+/// successor) stays where it is; one without any use is dropped.
+pub(super) fn sink_entry_loads(blocks: &mut [BlockBuild], prologue_end: usize) {
+    let Some((entry, rest)) = blocks.split_first_mut() else { return };
     let is_load = |m: &MInst| matches!(m.kind, MKind::Private { store: false, .. });
-    let candidates: Vec<usize> = (0..prologue_end.min(insts.len())).filter(|&i| is_load(&insts[i])).collect();
+    let candidates: Vec<usize> = (0..prologue_end.min(entry.insts.len())).filter(|&i| is_load(&entry.insts[i])).collect();
     if candidates.is_empty() {
         return;
     }
-    // The users of every vreg a candidate defines (one pass).
-    let defined: hashbrown::HashMap<ra::VReg, usize> = candidates.iter().map(|&i| (insts[i].ops[0].vreg(), i)).collect();
+    let defined: hashbrown::HashMap<ra::VReg, usize> = candidates.iter().map(|&i| (entry.insts[i].ops[0].vreg(), i)).collect();
+    // A use outside the entry block's instructions pins a load in place.
+    let uses_elsewhere = rest
+        .iter()
+        .flat_map(|b| b.insts.iter().flat_map(|m| &m.ops).filter(|op| op.kind() == ra::OperandKind::Use).map(|op| op.vreg()))
+        .chain(rest.iter().chain(std::iter::once(&*entry)).flat_map(|b| b.succ_args.iter().flatten().copied()));
+    let pinned: hashbrown::HashSet<usize> = uses_elsewhere.filter_map(|v| defined.get(&v).copied()).collect();
+    let insts = &mut entry.insts;
+    // The users of every vreg a candidate defines in the entry block (one pass).
     let mut users: hashbrown::HashMap<usize, Vec<usize>> = hashbrown::HashMap::new();
     for (j, m) in insts.iter().enumerate() {
         for op in &m.ops {
@@ -798,6 +806,9 @@ pub(super) fn sink_entry_loads(insts: &mut Vec<MInst>, prologue_end: usize) {
     let mut dead: hashbrown::HashSet<usize> = hashbrown::HashSet::new();
     for &i in candidates.iter().rev() {
         let live_users: Vec<usize> = users.get(&i).map(|us| us.iter().copied().filter(|u| !dead.contains(u)).collect()).unwrap_or_default();
+        if pinned.contains(&i) {
+            continue;
+        }
         if live_users.is_empty() {
             dead.insert(i);
             continue;

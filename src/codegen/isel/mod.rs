@@ -1270,7 +1270,7 @@ pub fn select(
     let mask_class = isel.mask_class();
     let wave64 = isel.wave64();
     if let Some(end) = isel.entry_prologue_end {
-        call::sink_entry_loads(&mut isel.blocks[0].insts, end);
+        call::sink_entry_loads(&mut isel.blocks, end);
     }
     super::ssa_repair::remove_unreachable(&mut isel.blocks);
     super::ssa_repair::repair(&mut isel.blocks, &mut isel.vc, &variables, mask_class, wave64);
