@@ -596,3 +596,94 @@ done:
     assert!(!opt::promote::run(&mut f));
     assert_eq!(f.values.len(), module.functions[0].values.len(), "no values left behind");
 }
+
+fn vector_accesses(module: &Module, store: bool) -> usize {
+    count(module, |op| match op {
+        Op::Load { ty, .. } if !store => matches!(ty, mir::Type::Vector(..)),
+        Op::Store { ty, .. } if store => matches!(ty, mir::Type::Vector(..)),
+        _ => false,
+    })
+}
+
+#[test]
+fn neighbouring_global_accesses_merge_into_vector_ones() {
+    // Five loads at consecutive offsets (one of four and a single one left),
+    // four stores at consecutive offsets through another base (one of four),
+    // then two stores with a store through a second pointer between them,
+    // which may alias (they stay apart: the launch makes %y alias %out).
+    let module = parse(
+        "kernel @k(%x: ptr<global>, %out: ptr<global>, %y: ptr<global>) {
+entry:
+  %t = workitem_id x
+  %i = zext i32 %t to i64
+  %a = shl i64 %i, 5
+  %p0 = ptradd %x, %a
+  %v0 = load f32 %p0
+  %p1 = ptradd %p0, 4
+  %v1 = load f32 %p1
+  %p2 = ptradd %p0, 8
+  %v2 = load f32 %p2
+  %p3 = ptradd %p0, 12
+  %v3 = load f32 %p3
+  %p4 = ptradd %p0, 16
+  %v4 = load f32 %p4
+  %s0 = fadd f32 %v0, %v4
+  %q0 = ptradd %out, %a
+  store f32 %s0, %q0
+  %q1 = ptradd %q0, 4
+  store f32 %v3, %q1
+  %q2 = ptradd %q0, 8
+  store f32 %v2, %q2
+  %q3 = ptradd %q0, 12
+  store f32 %v1, %q3
+  %q4 = ptradd %q0, 16
+  store f32 %v1, %q4
+  %r = ptradd %y, %a
+  %r5 = ptradd %r, 20
+  store f32 %v0, %r5
+  %q5 = ptradd %q0, 20
+  store f32 %v4, %q5
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    assert_eq!(vector_accesses(&opt, false), 1, "one vector load: {opt}");
+    assert_eq!(vector_accesses(&opt, true), 1, "one vector store, the stores around the aliasing one apart: {opt}");
+    assert_eq!(count(&opt, |op| matches!(op, Op::Store { ty: mir::Type::F32, .. })), 3, "{opt}");
+    assert_eq!(count(&opt, |op| matches!(op, Op::Load { ty: mir::Type::F32, .. })), 1, "{opt}");
+    for alias in ["@out", "@other"] {
+        runs_the_same(
+            &module,
+            &opt,
+            &format!(
+                r#"{{"grid": [64,1,1], "block": [64,1,1], "buffers": {{"x": {{"type": "f32", "iota": true, "len": 2048}}, "out": {{"type": "f32", "len": 2048}}, "other": {{"type": "f32", "len": 2048}}}},
+            "args": {{"x": "@x", "out": "@out", "y": "{alias}"}}}}"#
+            ),
+        );
+    }
+}
+
+#[test]
+fn loads_do_not_merge_across_a_store() {
+    let module = parse(
+        "kernel @k(%x: ptr<global>) {
+entry:
+  %t = workitem_id x
+  %i = zext i32 %t to i64
+  %a = shl i64 %i, 3
+  %p0 = ptradd %x, %a
+  %v0 = load i32 %p0
+  %p1 = ptradd %p0, 4
+  store i32 7, %p1
+  %v1 = load i32 %p1
+  %s = add i32 %v0, %v1
+  store i32 %s, %p0
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    assert_eq!(vector_accesses(&opt, false) + vector_accesses(&opt, true), 0, "{opt}");
+    runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 1024}}, "args": {"x": "@x"}}"#);
+}

@@ -14,6 +14,7 @@ pub mod dce;
 pub mod divide;
 pub mod fold;
 pub mod gvn;
+pub mod merge;
 pub mod narrow;
 pub mod promote;
 pub mod reassociate;
@@ -58,7 +59,7 @@ pub struct MirPass {
 }
 
 /// The MIR passes of one round, in order.
-pub const MIR_PASSES: [MirPass; 10] = [
+pub const MIR_PASSES: [MirPass; 11] = [
     MirPass { name: "promote", level: OptLevel::O1, run: promote::run },
     MirPass { name: "spaces", level: OptLevel::O1, run: spaces::run },
     MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run },
@@ -67,6 +68,7 @@ pub const MIR_PASSES: [MirPass; 10] = [
     MirPass { name: "reassociate", level: OptLevel::O1, run: reassociate::run },
     MirPass { name: "gvn", level: OptLevel::O1, run: gvn::run },
     MirPass { name: "dce", level: OptLevel::O1, run: dce::run },
+    MirPass { name: "merge", level: OptLevel::O1, run: merge::run },
     MirPass { name: "branches", level: OptLevel::O1, run: branches::run },
     MirPass { name: "schedule", level: OptLevel::O1, run: schedule::run },
 ];

@@ -759,6 +759,33 @@ impl<'a> Isel<'a> {
     }
 }
 
+/// Moves a kernel's scalar loads of its kernarg segment and dispatch packet
+/// (hidden arguments, work-group sizes: read where the MIR asks for them) up
+/// the entry block to the kernel-argument loads at its start. That memory does
+/// not change while the kernel runs and its pointers are defined before the
+/// first of those loads, so the values are the same; issued together, one
+/// `s_waitcnt lgkmcnt(0)` covers them all instead of one per late load.
+pub(super) fn hoist_entry_scalar_loads(blocks: &mut [BlockBuild], bases: &[ra::VReg]) {
+    let Some(entry) = blocks.first_mut() else { return };
+    let candidate = |m: &MInst| match &m.kind {
+        MKind::Real { inst, .. } => {
+            matches!(inst.op, Opcode::s_load_dword | Opcode::s_load_dwordx2 | Opcode::s_load_dwordx4)
+                && m.ops.iter().any(|op| op.kind() == ra::OperandKind::Use && bases.contains(&op.vreg()))
+        }
+        _ => false,
+    };
+    let Some(first) = entry.insts.iter().position(candidate) else { return };
+    // The loads already in one run from `first` stay; later ones join it.
+    let run_end = first + entry.insts[first..].iter().take_while(|m| candidate(m)).count();
+    if !entry.insts[run_end..].iter().any(candidate) {
+        return;
+    }
+    let rest = entry.insts.split_off(run_end);
+    let (late, others): (Vec<MInst>, Vec<MInst>) = rest.into_iter().partition(candidate);
+    entry.insts.extend(late);
+    entry.insts.extend(others);
+}
+
 /// Moves the loads of a device function's entry (stack arguments from the
 /// incoming area, by-reference arguments through their pointers: the
 /// `Private` loads among the first `prologue_end` instructions) down the

@@ -1272,6 +1272,10 @@ pub fn select(
     if let Some(end) = isel.entry_prologue_end {
         call::sink_entry_loads(&mut isel.blocks, end);
     }
+    if !device {
+        let bases: Vec<ra::VReg> = isel.kernarg_ptr.into_iter().chain(isel.dispatch_ptr).collect();
+        call::hoist_entry_scalar_loads(&mut isel.blocks, &bases);
+    }
     super::ssa_repair::remove_unreachable(&mut isel.blocks);
     super::ssa_repair::repair(&mut isel.blocks, &mut isel.vc, &variables, mask_class, wave64);
     let mut vcode = finish(isel.blocks, isel.vc);
