@@ -658,3 +658,22 @@ fn vector_memory_is_multi_dword_where_registers_allow() {
         }
     }
 }
+
+/// Reads of one LDS address at offsets up to 1020 bytes pair into
+/// `ds_read2_b32` (gfx11: `ds_load_2addr_b32`) with the interpreter's results;
+/// the read at 1024 stays a single one.
+#[test]
+fn lds_reads_of_one_address_pair_up() {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/lds_read_pairs.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let spec = LaunchSpec::from_flags("64", "64", &["out=i32:zero:64".into()], &["out=@out".into()], &[]).unwrap();
+    check_text("lds_read_pairs.mir", &text, &spec, false, false);
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        let pairs = asm.lines().filter(|l| l.contains("ds_read2_b32") || l.contains("ds_load_2addr_b32")).count();
+        let singles = asm.lines().filter(|l| l.contains("ds_read_b32") || l.contains("ds_load_b32")).count();
+        assert!(pairs >= 2, "{}: {pairs} pairs:\n{asm}", target.isa_name());
+        assert_eq!(2 * pairs + singles, 6, "{}:\n{asm}", target.isa_name());
+    }
+}

@@ -753,3 +753,99 @@ fn folded_pointers(func: &Function, candidate: impl Fn(&Operand, &Operand) -> bo
         }
     }
 }
+
+/// A `ds_read_b32` this pairing may take: (address vreg, result vreg, byte
+/// offset), when its offset fits `ds_read2_b32`'s 8-bit dword fields.
+fn lds_dword_read(m: &MInst) -> Option<(ra::VReg, ra::VReg, i32)> {
+    let MKind::Real { inst, .. } = &m.kind else { return None };
+    if inst.op != Opcode::ds_read_b32 || inst.cache != isa::Cache::default() || m.ops.len() != 2 {
+        return None;
+    }
+    let (addr, dst) = (m.ops[0], m.ops[1]);
+    let fits = inst.offset % 4 == 0 && (0..=4 * 255).contains(&inst.offset);
+    (fits && addr.kind() == ra::OperandKind::Use && dst.kind() == ra::OperandKind::Def).then(|| (addr.vreg(), dst.vreg(), inst.offset))
+}
+
+/// Whether a read may move up across `m`: computation and other reads, not a
+/// store, atomic, barrier, wait, cache control, EXEC write or branch.
+fn lds_read_may_cross(m: &MInst) -> bool {
+    match &m.kind {
+        MKind::Real { inst, .. } => {
+            use isa::opcodes::OpFlags;
+            let stop = OpFlags::STORE | OpFlags::ATOMIC | OpFlags::EXEC_DEF | OpFlags::BRANCH | OpFlags::WAITCNT | OpFlags::CACHE_CTL;
+            !inst.op.info().flags.intersects(stop) && inst.op != Opcode::s_barrier && inst.defs.iter().all(|d| !matches!(d, isa::Operand::Reg(_)))
+        }
+        MKind::Copy | MKind::Seq(_) => true,
+        _ => false,
+    }
+}
+
+/// How many instructions ahead a second read is looked for.
+const LDS_PAIR_WINDOW: usize = 24;
+
+/// Two `ds_read_b32` of one address register in one block, both offsets
+/// within 1020 bytes of it, become one `ds_read2_b32` (two results in
+/// consecutive registers, each at its own offset) at the first one's place,
+/// when nothing between them writes memory, waits, or changes EXEC (the
+/// second read moves up to the first, past reads and arithmetic only).
+/// The results are a `Fill::Tuple`: where the allocation does not put them
+/// in an (even, on gfx90a and gfx942) run of two, expansion splits the
+/// instruction back into the two reads. matmul's inner loop reads its `__local` row
+/// this way, as llc-22 does.
+pub(super) fn pair_lds_reads(blocks: &mut [BlockBuild]) {
+    for block in blocks.iter_mut() {
+        let insts = &mut block.insts;
+        let mut removed = vec![false; insts.len()];
+        let mut i = 0;
+        while i < insts.len() {
+            if removed[i] {
+                i += 1;
+                continue;
+            }
+            let Some((addr, first, off0)) = lds_dword_read(&insts[i]) else {
+                i += 1;
+                continue;
+            };
+            let mut partner = None;
+            for j in i + 1..insts.len().min(i + 1 + LDS_PAIR_WINDOW) {
+                if removed[j] {
+                    continue;
+                }
+                if let Some((a, d, off1)) = lds_dword_read(&insts[j]) {
+                    if a == addr && d != first {
+                        partner = Some((j, d, off1));
+                        break;
+                    }
+                }
+                // The address register redefined (a variable before SSA
+                // repair) or an instruction the read may not cross: stop.
+                let redefines = insts[j].ops.iter().any(|o| o.kind() == ra::OperandKind::Def && o.vreg() == addr);
+                if redefines || !lds_read_may_cross(&insts[j]) {
+                    break;
+                }
+            }
+            let Some((j, second, off1)) = partner else {
+                i += 1;
+                continue;
+            };
+            let MKind::Real { inst, .. } = &insts[i].kind else { unreachable!("checked by lds_dword_read") };
+            let mut read2 = inst.clone();
+            read2.op = Opcode::ds_read2_b32;
+            read2.offset = off0 / 4;
+            read2.offset1 = (off1 / 4) as u8;
+            let early = |v| ra::Operand::new(v, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early);
+            let ops = vec![ra::Operand::reg_use(addr), early(first), early(second)];
+            let fills = vec![(Slot::Use(0), Fill::Whole(0)), (Slot::Def(0), Fill::Tuple { regs: [1, 2, 1, 1], n: 2 })];
+            insts[i] = MInst { kind: MKind::Real { inst: read2, fills }, ops };
+            removed[j] = true;
+            i += 1;
+        }
+        if removed.contains(&true) {
+            let mut k = 0;
+            insts.retain(|_| {
+                k += 1;
+                !removed[k - 1]
+            });
+        }
+    }
+}

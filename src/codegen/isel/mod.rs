@@ -1276,6 +1276,7 @@ pub fn select(
         let bases: Vec<ra::VReg> = isel.kernarg_ptr.into_iter().chain(isel.dispatch_ptr).collect();
         call::hoist_entry_scalar_loads(&mut isel.blocks, &bases);
     }
+    memory::pair_lds_reads(&mut isel.blocks);
     super::ssa_repair::remove_unreachable(&mut isel.blocks);
     super::ssa_repair::repair(&mut isel.blocks, &mut isel.vc, &variables, mask_class, wave64);
     let mut vcode = finish(isel.blocks, isel.vc);
