@@ -687,3 +687,33 @@ entry:
     assert_eq!(vector_accesses(&opt, false) + vector_accesses(&opt, true), 0, "{opt}");
     runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"x": {"type": "i32", "iota": true, "len": 1024}}, "args": {"x": "@x"}}"#);
 }
+
+#[test]
+fn disjoint_ors_become_adds_that_gvn_shares() {
+    // `or (8 * i), 3` and `add (8 * i), 3` are one value; `or` of a value
+    // whose low bits are not known to be clear stays an `or`.
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %n: i32) {
+entry:
+  %t = workitem_id x
+  %i = shl i32 %t, 3
+  %a = or i32 %i, 3
+  %b = add i32 %i, 3
+  %pa = mul i32 %a, %n
+  %pb = mul i32 %n, %b
+  %c = or i32 %t, 3
+  %s1 = add i32 %pa, %pb
+  %s = add i32 %s1, %c
+  %o = zext i32 %t to i64
+  %o4 = shl i64 %o, 2
+  %dst = ptradd %out, %o4
+  store i32 %s, %dst
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Mul, .. })), 1, "{opt}");
+    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Or, .. })), 1, "{opt}");
+    runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 37}}"#);
+}

@@ -264,6 +264,10 @@ fn int_binary(op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, func: &Functio
         BinOp::And | BinOp::UMin if c == m => return same(),
         BinOp::Or | BinOp::UMax if c == m => return Outcome::Forward(int_const(ty, m)),
         BinOp::UMax if c == 0 => return same(),
+        // `or x, c` with c below x's known low zero bits (clang's `or
+        // disjoint` for `8 * i + 1`) is `add x, c`: one form for gvn to
+        // share with the sums written as such, and one reassociate moves.
+        BinOp::Or if c >> known_trailing_zeros(func, defs, lhs, 4).min(63) == 0 => return binary(BinOp::Add, c),
         _ => {}
     }
     // and (zext x), c = zext x when c keeps every bit x can have (clang's
@@ -340,6 +344,30 @@ fn cast(op: CastOp, from: &Type, arg: &Operand, to: &Type, func: &Function, defs
             }
         }
         _ => Outcome::Keep,
+    }
+}
+
+/// How many low bits of `operand` are known to be 0: constants, left shifts
+/// and multiplies by constants, and what sums, masks and extensions keep of
+/// their operands' zeros. (A lower bound; 64 and more mean all.)
+fn known_trailing_zeros(func: &Function, defs: &[Option<Def>], operand: &Operand, depth: u32) -> u32 {
+    match operand {
+        Operand::Const(c) => c.bits.trailing_zeros(),
+        Operand::Value(_) if depth == 0 => 0,
+        Operand::Value(_) => match defining_op(func, defs, operand) {
+            Some(Op::Binary { op: BinOp::Shl, lhs, rhs: Operand::Const(c), ty }) if c.bits < u64::from(width(ty)) => {
+                known_trailing_zeros(func, defs, lhs, depth - 1).saturating_add(c.bits as u32).min(width(ty))
+            }
+            Some(Op::Binary { op: BinOp::Mul, lhs, rhs, ty }) => {
+                known_trailing_zeros(func, defs, lhs, depth - 1).saturating_add(known_trailing_zeros(func, defs, rhs, depth - 1)).min(width(ty))
+            }
+            Some(Op::Binary { op: BinOp::And, lhs, rhs, .. }) => known_trailing_zeros(func, defs, lhs, depth - 1).max(known_trailing_zeros(func, defs, rhs, depth - 1)),
+            Some(Op::Binary { op: BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor, lhs, rhs, .. }) => {
+                known_trailing_zeros(func, defs, lhs, depth - 1).min(known_trailing_zeros(func, defs, rhs, depth - 1))
+            }
+            Some(Op::Cast { op: CastOp::ZExt | CastOp::SExt, arg, from, .. }) => known_trailing_zeros(func, defs, arg, depth - 1).min(width(from)),
+            _ => 0,
+        },
     }
 }
 
