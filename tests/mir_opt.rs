@@ -717,3 +717,40 @@ entry:
     assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Or, .. })), 1, "{opt}");
     runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 37}}"#);
 }
+
+#[test]
+fn computations_both_arms_make_move_above_the_branch() {
+    // Both arms compute `(i + 2) * n` (and the sum feeding it); one copy is
+    // left, above the branch; `x * 5` (only in one arm) stays in its arm.
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %n: i32) {
+entry:
+  %t = workitem_id x
+  %c = icmp ult i32 %t, 17
+  brif %c, left, right
+left:
+  %a = add i32 %t, 2
+  %p = mul i32 %a, %n
+  %x = mul i32 %p, 5
+  br join(%x)
+right:
+  %b = add i32 %t, 2
+  %q = mul i32 %n, %b
+  %y = xor i32 %q, 9
+  br join(%y)
+join(%v: i32):
+  %o = zext i32 %t to i64
+  %o4 = shl i64 %o, 2
+  %dst = ptradd %out, %o4
+  store i32 %v, %dst
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    let entry = &opt.functions[0].blocks[0];
+    assert!(entry.insts.iter().any(|i| matches!(i.op, Op::Binary { op: mir::BinOp::Mul, rhs: Operand::Value(_), .. })), "{opt}");
+    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Mul, .. })), 2, "{opt}");
+    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Add, ty: mir::Type::I32, .. })), 1, "{opt}");
+    runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 37}}"#);
+}

@@ -51,7 +51,7 @@ fn rank(operand: &Operand) -> (u8, u64) {
 }
 
 /// The operation with commutative operands in a canonical order.
-fn canonical(op: &Op) -> Op {
+pub(super) fn canonical(op: &Op) -> Op {
     use BinOp::*;
     let mut op = op.clone();
     if let Op::Binary { op: bop, lhs, rhs, .. } = &mut op {
