@@ -754,3 +754,44 @@ join(%v: i32):
     assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Add, ty: mir::Type::I32, .. })), 1, "{opt}");
     runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 37}}"#);
 }
+
+#[test]
+fn hoisting_works_through_nested_branches() {
+    // The outer arms share `t + 2`; the inner arms of the left one share
+    // `(t + 2) * n` (an arm that lost an instruction to the branch above
+    // receives one from the branch below it).
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %n: i32) {
+entry:
+  %t = workitem_id x
+  %c = icmp ult i32 %t, 17
+  brif %c, left, right
+left:
+  %a = add i32 %t, 2
+  %d = icmp ult i32 %t, 5
+  brif %d, ll, lr
+ll:
+  %p = mul i32 %a, %n
+  br join(%p)
+lr:
+  %q = mul i32 %n, %a
+  %q1 = xor i32 %q, 3
+  br join(%q1)
+right:
+  %b = add i32 %t, 2
+  %y = xor i32 %b, 9
+  br join(%y)
+join(%v: i32):
+  %o = zext i32 %t to i64
+  %o4 = shl i64 %o, 2
+  %dst = ptradd %out, %o4
+  store i32 %v, %dst
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Mul, .. })), 1, "{opt}");
+    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Add, ty: mir::Type::I32, .. })), 1, "{opt}");
+    runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 37}}"#);
+}

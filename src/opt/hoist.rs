@@ -64,10 +64,19 @@ pub fn run(func: &mut Function) -> bool {
             for i in 0..func.blocks[t].insts.len() {
                 let inst = &func.blocks[t].insts[i];
                 let Some(result) = inst.result else { continue };
-                if removed[t][i] || !is_pure(&inst.op) || op_operands(&inst.op).iter().any(|o| matches!(o, Operand::Value(v) if in_t.contains(v))) {
+                if removed[t][i] || !is_pure(&inst.op) {
                     continue;
                 }
-                let Some(j) = second.remove(&canonical(&inst.op)) else { continue };
+                // Operands an earlier hoist (of this branch or one above)
+                // replaced read their replacements here too.
+                let mut op = inst.op.clone();
+                for operand in crate::mir::ir::op_operands_mut(&mut op) {
+                    subst.rewrite(operand);
+                }
+                if op_operands(&op).iter().any(|o| matches!(o, Operand::Value(v) if in_t.contains(v))) {
+                    continue;
+                }
+                let Some(j) = second.remove(&canonical(&op)) else { continue };
                 let other = func.blocks[e].insts[j].result.expect("candidates have results");
                 hoisted.push(inst.clone());
                 removed[t][i] = true;
@@ -82,13 +91,12 @@ pub fn run(func: &mut Function) -> bool {
         }
         if !hoisted.is_empty() {
             changed = true;
-            // Appended: the block's instructions stay (removal below works
-            // on the indices of the arms only).
+            // Appended, so the indices of the block's own instructions (some
+            // may be marked, when the block is an arm of a branch above it)
+            // stay valid for the removal below.
             let block = &mut func.blocks[b];
-            let keep = block.insts.len();
             block.insts.extend(hoisted);
             removed[b].resize(block.insts.len(), false);
-            debug_assert!(removed[b][..keep].iter().all(|r| !r));
         }
     }
     subst.apply(func);
