@@ -1037,36 +1037,25 @@ impl Ctx<'_> {
         if consecutive && aligned {
             return None;
         }
-        if inst.op == Opcode::ds_read2_b32 {
-            // Two reads at the two offsets (dword units in the pair form).
-            let offsets = [inst.offset * 4, i32::from(inst.offset1) * 4];
-            return Some(
-                (0..2)
-                    .map(|k| {
-                        let mut part = inst.clone();
-                        part.op = Opcode::ds_read_b32;
-                        part.offset = offsets[k];
-                        part.offset1 = 0;
-                        let mut part_fills = fills.to_vec();
-                        part_fills[at].1 = Fill::Whole(regs[k]);
-                        (part, part_fills)
-                    })
-                    .collect(),
-            );
-        }
-        let single = match inst.op {
-            Opcode::global_load_dwordx2 | Opcode::global_load_dwordx3 | Opcode::global_load_dwordx4 => Opcode::global_load_dword,
-            Opcode::global_store_dwordx2 | Opcode::global_store_dwordx3 | Opcode::global_store_dwordx4 => Opcode::global_store_dword,
+        // The dword access each register goes with, and its byte offset
+        // (`ds_read2_b32` holds its two offsets in dword units).
+        let (single, offsets): (Opcode, Vec<i32>) = match inst.op {
+            Opcode::ds_read2_b32 => (Opcode::ds_read_b32, vec![inst.offset * 4, i32::from(inst.offset1) * 4]),
+            Opcode::global_load_dwordx2 | Opcode::global_load_dwordx3 | Opcode::global_load_dwordx4 => (Opcode::global_load_dword, (0..n).map(|k| inst.offset + 4 * i32::from(k)).collect()),
+            Opcode::global_store_dwordx2 | Opcode::global_store_dwordx3 | Opcode::global_store_dwordx4 => (Opcode::global_store_dword, (0..n).map(|k| inst.offset + 4 * i32::from(k)).collect()),
             other => unreachable!("a register tuple of {other:?}"),
         };
         Some(
-            (0..n)
-                .map(|k| {
+            offsets
+                .into_iter()
+                .enumerate()
+                .map(|(k, offset)| {
                     let mut part = inst.clone();
                     part.op = single;
-                    part.offset += 4 * i32::from(k);
+                    part.offset = offset;
+                    part.offset1 = 0;
                     let mut part_fills = fills.to_vec();
-                    part_fills[at].1 = Fill::Whole(regs[usize::from(k)]);
+                    part_fills[at].1 = Fill::Whole(regs[k]);
                     (part, part_fills)
                 })
                 .collect(),

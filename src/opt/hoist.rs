@@ -18,7 +18,7 @@
 
 use super::gvn::{canonical, is_pure};
 use super::rewrite::{remove_marked, Subst};
-use crate::mir::ir::{op_operands, Function, Op, Operand, Terminator, Value};
+use crate::mir::ir::{op_operands, op_operands_mut, Function, Op, Operand, Terminator, Value};
 use hashbrown::{HashMap, HashSet};
 
 /// Sweeps over one branch's arms (a chain of k dependent computations
@@ -53,7 +53,7 @@ pub fn run(func: &mut Function) -> bool {
                     continue;
                 }
                 let mut op = inst.op.clone();
-                for operand in crate::mir::ir::op_operands_mut(&mut op) {
+                for operand in op_operands_mut(&mut op) {
                     subst.rewrite(operand);
                 }
                 if op_operands(&op).iter().all(|o| !matches!(o, Operand::Value(v) if in_e.contains(v))) {
@@ -70,7 +70,7 @@ pub fn run(func: &mut Function) -> bool {
                 // Operands an earlier hoist (of this branch or one above)
                 // replaced read their replacements here too.
                 let mut op = inst.op.clone();
-                for operand in crate::mir::ir::op_operands_mut(&mut op) {
+                for operand in op_operands_mut(&mut op) {
                     subst.rewrite(operand);
                 }
                 if op_operands(&op).iter().any(|o| matches!(o, Operand::Value(v) if in_t.contains(v))) {

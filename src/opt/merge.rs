@@ -60,7 +60,7 @@ fn classify(func: &Function, offsets: &[Option<(Operand, i64)>], op: &Op) -> Acc
             return None;
         }
         match ptr {
-            Operand::Value(v) => Some(offsets[v.0 as usize].clone().unwrap_or((ptr.clone(), 0))),
+            Operand::Value(_) => Some(offsets_of(offsets, ptr).unwrap_or((ptr.clone(), 0))),
             Operand::Const(_) => None,
         }
     };
@@ -187,7 +187,7 @@ pub fn run(func: &mut Function) -> bool {
         let mut out = Vec::with_capacity(insts.len());
         for (i, inst) in insts.iter().enumerate() {
             if let Some(c) = anchor[i] {
-                emit_chunk(func, &mut names, &insts, &chunks[c], &mut out);
+                emit_chunk(func, &mut names, &offsets, &insts, &chunks[c], &mut out);
             }
             if !dropped[i] {
                 out.push(inst.clone());
@@ -198,8 +198,16 @@ pub fn run(func: &mut Function) -> bool {
     changed
 }
 
+/// `ptradd base, constant` when `ptr` is one (the table of [`run`]).
+fn offsets_of(offsets: &[Option<(Operand, i64)>], ptr: &Operand) -> Option<(Operand, i64)> {
+    match ptr {
+        Operand::Value(v) => offsets[v.0 as usize].clone(),
+        Operand::Const(_) => None,
+    }
+}
+
 /// The vector access standing for `chunk`'s members.
-fn emit_chunk(func: &mut Function, names: &mut Names, insts: &[Inst], chunk: &Chunk, out: &mut Vec<Inst>) {
+fn emit_chunk(func: &mut Function, names: &mut Names, offsets: &[Option<(Operand, i64)>], insts: &[Inst], chunk: &Chunk, out: &mut Vec<Inst>) {
     let first = &insts[chunk.members[0]];
     let span = first.span;
     let (ty, ptr, align) = match &first.op {
@@ -223,16 +231,13 @@ fn emit_chunk(func: &mut Function, names: &mut Names, insts: &[Inst], chunk: &Ch
     // A load goes where the first of them was, which may come before the
     // definition of the lowest one's address: that is recomputed here from
     // its base (which every member's address uses, so it is defined).
-    let address = match &ptr {
-        Operand::Value(p) => match insts.iter().find(|i| i.result == Some(*p)).map(|i| &i.op) {
-            Some(Op::PtrAdd { ptr: base, offset: offset @ Operand::Const(_) }) => {
-                let fresh = names.fresh(func, func.value_type(*p).clone(), "addr");
-                out.push(Inst { result: Some(fresh), op: Op::PtrAdd { ptr: base.clone(), offset: offset.clone() }, span });
-                Operand::Value(fresh)
-            }
-            _ => ptr.clone(),
-        },
-        Operand::Const(_) => ptr.clone(),
+    let address = match offsets_of(offsets, &ptr) {
+        Some((base, offset)) => {
+            let fresh = names.fresh(func, func.operand_type(&ptr).clone(), "addr");
+            out.push(Inst { result: Some(fresh), op: Op::PtrAdd { ptr: base, offset: Operand::Const(Const::int(Type::I64, offset)) }, span });
+            Operand::Value(fresh)
+        }
+        None => ptr.clone(),
     };
     let v: Value = names.fresh(func, vector.clone(), "merged");
     out.push(Inst { result: Some(v), op: Op::Load { ty: vector, ptr: address, align, volatile: false }, span });
