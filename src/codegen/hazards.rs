@@ -94,9 +94,7 @@ fn required(writer: &isa::Inst, reader: &isa::Inst, target: Target) -> u32 {
     }
     // A VMEM store of more than 8 bytes, then a VALU instruction that
     // writes one of its data VGPRs (the store may still be reading them).
-    let writer_format = writer.op.info().format(gpu);
-    let wide_store = (writer_format.is_flat() || writer_format == isa::opcodes::Format::Mubuf) && writer.op.info().flags.contains(isa::opcodes::OpFlags::STORE);
-    if wide_store && reader_format.is_valu() && gpu.generation() == Generation::Gfx9 {
+    if is_wide_vmem_store(writer, gpu) && reader_format.is_valu() {
         let data: Vec<(u16, u16)> = writer
             .uses
             .iter()
@@ -129,6 +127,16 @@ fn required(writer: &isa::Inst, reader: &isa::Inst, target: Target) -> u32 {
         }
     }
     need
+}
+
+/// A gfx9 VMEM store (FLAT/GLOBAL/SCRATCH or MUBUF): its data VGPRs of more
+/// than 8 bytes may still be read after it issues.
+fn is_wide_vmem_store(inst: &isa::Inst, gpu: Gpu) -> bool {
+    let format = inst.op.info().format(gpu);
+    gpu.generation() == Generation::Gfx9
+        && (format.is_flat() || format == isa::opcodes::Format::Mubuf)
+        && inst.op.info().flags.contains(isa::opcodes::OpFlags::STORE)
+        && inst.uses.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base.is_vgpr() && r.size > 2))
 }
 
 fn wait_states(e: &Emitted) -> u32 {
@@ -207,8 +215,9 @@ fn pad_block_ends(code: &mut Expanded, target: Target) {
         let mut distance = branch_states;
         for e in insts[..tail].iter().rev() {
             // Any VALU result (SGPRs, and on gfx942 VGPRs a successor's
-            // v_readlane or VALU reads: spill code lands on edges).
-            if e.inst.op.info().format(target.gpu).is_valu() {
+            // v_readlane or VALU reads: spill code lands on edges), and a
+            // wide VMEM store whose data a successor's VALU may overwrite.
+            if e.inst.op.info().format(target.gpu).is_valu() || is_wide_vmem_store(&e.inst, target.gpu) {
                 writers.push((&e.inst, distance));
             }
             distance += wait_states(e);
@@ -313,5 +322,31 @@ mod tests {
         };
         assert_eq!(code(Gpu::Gfx942), [Opcode::v_writelane_b32, Opcode::s_nop]);
         assert_eq!(code(Gpu::Gfx90a), [Opcode::v_writelane_b32]);
+    }
+
+    /// A wide store ends one block (the then-side of an if) and the join's
+    /// first instruction overwrites one of its data VGPRs: gfx942 needs two
+    /// wait states there, gfx90a one (found by cfg_fuzz, seed
+    /// 0x8d5559e1bfcae908, once a join's value was defined in place).
+    #[test]
+    fn wide_store_then_valu_overwrite_across_a_block_boundary() {
+        let code = |gpu| {
+            let store = isa::Inst::new(Opcode::global_store_dwordx4, vec![], vec![Operand::Reg(Reg::v(26, 2)), Operand::Reg(Reg::v(6, 4))]);
+            let add = isa::Inst::new(Opcode::v_add_u32, vec![Operand::Reg(Reg::v(6, 1))], vec![Operand::imm32(0x8f), Operand::Reg(Reg::v(3, 1))]);
+            let mut expanded = Expanded {
+                blocks: vec![(0, "then".into(), vec![emitted(store)]), (1, "join".into(), vec![emitted(add), emitted(isa::Inst::sopp(Opcode::s_endpgm, 0))])],
+                vgprs: 30,
+                agprs: 0,
+                spills: Default::default(),
+                sgprs: 8,
+                uses_vcc: false,
+                scratch_bytes: 0,
+                frame_bytes: 0,
+            };
+            avoid_hazards(&mut expanded, Target { gpu, wave: WaveSize::W64 });
+            expanded.blocks[0].2.iter().map(|e| (e.inst.op, e.inst.imm)).collect::<Vec<_>>()
+        };
+        assert_eq!(code(Gpu::Gfx942), [(Opcode::global_store_dwordx4, 0), (Opcode::s_nop, 1)]);
+        assert_eq!(code(Gpu::Gfx90a), [(Opcode::global_store_dwordx4, 0), (Opcode::s_nop, 0)]);
     }
 }
