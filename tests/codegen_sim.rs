@@ -677,3 +677,22 @@ fn lds_reads_of_one_address_pair_up() {
         assert_eq!(2 * pairs + singles, 6, "{}:\n{asm}", target.isa_name());
     }
 }
+
+/// Values passed through divergent joins stay in their registers: a
+/// then-side's instructions write the join's registers under EXEC, and the
+/// first contribution to a join is the value itself (fold_merges), so the
+/// only copy is for the value the last then-side both reads and replaces.
+/// (Before fold_merges: two `v_mov_b32` per value a then-side replaces.)
+#[test]
+fn values_through_divergent_joins_are_not_copied() {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/join_copies.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:64".into(), "out=i32:zero:64".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
+    check_text("join_copies.mir", &text, &spec, false, false);
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        let copies = asm.lines().filter(|l| l.trim_start().starts_with("v_mov_b32")).count();
+        assert!(copies <= 1, "{}: {copies} copies:\n{asm}", target.isa_name());
+    }
+}

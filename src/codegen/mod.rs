@@ -18,6 +18,7 @@ pub mod emit;
 pub mod expand;
 pub mod hazards;
 pub mod machine_dce;
+pub mod fold_merges;
 pub mod isel;
 pub mod lower_cf;
 pub mod regalloc;
@@ -41,7 +42,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
-pub const PASSES: [&str; 22] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "regalloc", "expand", "dead_moves", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 23] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fold_merges", "regalloc", "expand", "dead_moves", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -264,6 +265,11 @@ pub fn compile_kernel(
             lap(report, "machine_dce");
             if wants(options, "machine_dce") {
                 report.printed.push_str(&format!("; after machine_dce: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
+            }
+            fold_merges::run(&mut selected.vcode, t.gpu);
+            lap(report, "fold_merges");
+            if wants(options, "fold_merges") {
+                report.printed.push_str(&format!("; after fold_merges: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
             }
         }
         if wants(options, "isel") {
