@@ -661,7 +661,11 @@ fn vector_memory_is_multi_dword_where_registers_allow() {
 
 /// Reads of one LDS address at offsets up to 1020 bytes pair into
 /// `ds_read2_b32` (gfx11: `ds_load_2addr_b32`) with the interpreter's results;
-/// the read at 1024 stays a single one.
+/// the read at 1024 stays a single one. Selection pairs (0, 4) and (8, 12);
+/// a pair stays one instruction where the allocation puts its results side
+/// by side, which placement cannot always give both (a register can be the
+/// partner of only one other, docs/regalloc.md), so the output has one or
+/// two.
 #[test]
 fn lds_reads_of_one_address_pair_up() {
     let text = std::fs::read_to_string(format!("{}/tests/data/codegen/lds_read_pairs.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
@@ -669,11 +673,15 @@ fn lds_reads_of_one_address_pair_up() {
     check_text("lds_read_pairs.mir", &text, &spec, false, false);
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let options = Options { print_after: vec!["fold_merges".into()], ..Options::default() };
+        let mut report = Report::default();
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &options, &mut report).unwrap();
+        let selected = report.printed.lines().filter(|l| l.contains("ds_read2_b32") || l.contains("ds_load_2addr_b32")).count();
+        assert_eq!(selected, 2, "{}:\n{}", target.isa_name(), report.printed);
         let asm = &kernels[0].asm;
         let pairs = asm.lines().filter(|l| l.contains("ds_read2_b32") || l.contains("ds_load_2addr_b32")).count();
         let singles = asm.lines().filter(|l| l.contains("ds_read_b32") || l.contains("ds_load_b32")).count();
-        assert!(pairs >= 2, "{}: {pairs} pairs:\n{asm}", target.isa_name());
+        assert!(pairs >= 1, "{}: {pairs} pairs:\n{asm}", target.isa_name());
         assert_eq!(2 * pairs + singles, 6, "{}:\n{asm}", target.isa_name());
     }
 }
@@ -694,5 +702,28 @@ fn values_through_divergent_joins_are_not_copied() {
         let asm = &kernels[0].asm;
         let copies = asm.lines().filter(|l| l.trim_start().starts_with("v_mov_b32")).count();
         assert!(copies <= 1, "{}: {copies} copies:\n{asm}", target.isa_name());
+    }
+}
+
+/// fuse_valu: each pair of dependent VALU instructions in fused_valu.mir is
+/// one three-operand instruction (results equal to the interpreter's); a
+/// literal operand is fused only on gfx11, whose VOP3 encodes one.
+#[test]
+fn dependent_valu_pairs_fuse_into_three_operand_forms() {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/fused_valu.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:64".into(), "out=i32:zero:64".into()], &["in=@in".into(), "out=@out".into(), "u=i32:1234567".into()], &[]).unwrap();
+    check_text("fused_valu.mir", &text, &spec, false, false);
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        let count = |op: &str| asm.lines().filter(|l| l.split_whitespace().next() == Some(op)).count();
+        let gfx11 = target.isa_name().contains("gfx11");
+        for op in ["v_add3_u32", "v_lshl_or_b32", "v_and_or_b32", "v_or3_b32", "v_add_lshl_u32", "v_bfe_u32", "v_xad_u32"] {
+            assert!(count(op) >= 1, "{}: no {op}:\n{asm}", target.isa_name());
+        }
+        // (a << 3) + b, (c << 2) + u (one SGPR), and on gfx11 (b << 1) + 100000.
+        assert_eq!(count("v_lshl_add_u32"), if gfx11 { 3 } else { 2 }, "{}:\n{asm}", target.isa_name());
+        assert_eq!(count("v_xor3_b32") > 0, gfx11, "{}:\n{asm}", target.isa_name());
     }
 }

@@ -19,6 +19,7 @@ pub mod expand;
 pub mod hazards;
 pub mod machine_dce;
 pub mod fold_merges;
+pub mod fuse_valu;
 pub mod isel;
 pub mod lower_cf;
 pub mod regalloc;
@@ -42,7 +43,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
-pub const PASSES: [&str; 23] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fold_merges", "regalloc", "expand", "dead_moves", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 24] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "regalloc", "expand", "dead_moves", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -265,6 +266,11 @@ pub fn compile_kernel(
             lap(report, "machine_dce");
             if wants(options, "machine_dce") {
                 report.printed.push_str(&format!("; after machine_dce: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
+            }
+            fuse_valu::run(&mut selected.vcode, t.gpu);
+            lap(report, "fuse_valu");
+            if wants(options, "fuse_valu") {
+                report.printed.push_str(&format!("; after fuse_valu: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
             }
             fold_merges::run(&mut selected.vcode, t.gpu);
             lap(report, "fold_merges");
