@@ -691,6 +691,7 @@ fn lds_reads_of_one_address_pair_up() {
 /// first contribution to a join is the value itself (fold_merges), so the
 /// only copy is for the value the last then-side both reads and replaces.
 /// (Before fold_merges: two `v_mov_b32` per value a then-side replaces.)
+/// Each if's EXEC save and narrowing is one `s_and_saveexec`.
 #[test]
 fn values_through_divergent_joins_are_not_copied() {
     let text = std::fs::read_to_string(format!("{}/tests/data/codegen/join_copies.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
@@ -702,6 +703,11 @@ fn values_through_divergent_joins_are_not_copied() {
         let asm = &kernels[0].asm;
         let copies = asm.lines().filter(|l| l.trim_start().starts_with("v_mov_b32")).count();
         assert!(copies <= 1, "{}: {copies} copies:\n{asm}", target.isa_name());
+        // Each if saves and narrows EXEC in one s_and_saveexec (saveexec),
+        // skips the side when no lane is left, and restores EXEC at the join.
+        let exec = asm.lines().filter(|l| l.contains("exec")).count();
+        let saveexec = asm.lines().filter(|l| l.trim_start().starts_with("s_and_saveexec")).count();
+        assert_eq!((saveexec, exec), (3, 9), "{}:\n{asm}", target.isa_name());
     }
 }
 

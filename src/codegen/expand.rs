@@ -955,6 +955,7 @@ impl Ctx<'_> {
                     ExecOp::AndNot => isa::Inst::new(andn2, vec![exec], vec![r(0), r(1)]),
                     ExecOp::AndSelf => isa::Inst::new(and, vec![exec], vec![exec, r(0)]),
                     ExecOp::AndNotSelf => isa::Inst::new(andn2, vec![exec], vec![exec, r(0)]),
+                    ExecOp::SaveAndSelf => isa::Inst::new(self.op_b(Opcode::s_and_saveexec_b64, Opcode::s_and_saveexec_b32), vec![r(0)], vec![r(1)]),
                 };
                 self.push(inst);
             }

@@ -31,7 +31,7 @@
 use regalloc2 as ra;
 
 use super::vcode::{Class, Fill, MInst, MKind, Slot, VCode};
-use crate::isa::{self, Gpu, Opcode};
+use crate::isa::{Gpu, Opcode};
 
 /// Counts of what the pass removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -149,15 +149,6 @@ fn exec_masked_vgpr_def(m: &MInst, gpu: Gpu, classes: &[Class]) -> Option<usize>
     Some(k)
 }
 
-fn changes_exec(m: &MInst) -> bool {
-    let writes_exec = |inst: &isa::Inst| inst.defs.iter().any(|d| matches!(d, isa::Operand::Reg(r) if r.base == isa::PhysReg::EXEC));
-    match &m.kind {
-        MKind::Exec(_) | MKind::Call { .. } | MKind::WaveScan(..) | MKind::Branch(_) => true,
-        MKind::Real { inst, .. } => writes_exec(inst) || inst.op.info().name.starts_with("v_cmpx"),
-        MKind::Seq(parts) => parts.iter().any(|(inst, _)| writes_exec(inst)),
-        _ => false,
-    }
-}
 
 fn fold_lane_merges(vcode: &mut VCode, gpu: Gpu) -> usize {
     const NONE: u32 = u32::MAX;
@@ -188,7 +179,7 @@ fn fold_lane_merges(vcode: &mut VCode, gpu: Gpu) -> usize {
         let mut exec_from = range.start;
         for i in range.clone() {
             let m = &vcode.insts[i];
-            if changes_exec(m) {
+            if m.changes_exec() {
                 exec_from = i + 1;
                 continue;
             }

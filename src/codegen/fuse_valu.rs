@@ -159,15 +159,6 @@ fn build(op: Opcode, d: ra::VReg, srcs: &[Src; 3]) -> MInst {
     MInst { kind: MKind::Real { inst: isa::Inst::new(op, vec![isa::Operand::Off], uses), fills }, ops }
 }
 
-fn changes_exec(m: &MInst) -> bool {
-    let writes_exec = |inst: &isa::Inst| inst.defs.iter().any(|d| matches!(d, isa::Operand::Reg(r) if r.base == isa::PhysReg::EXEC));
-    match &m.kind {
-        MKind::Exec(_) | MKind::Call { .. } | MKind::WaveScan(..) | MKind::Branch(_) => true,
-        MKind::Real { inst, .. } => writes_exec(inst) || inst.op.info().name.starts_with("v_cmpx"),
-        MKind::Seq(parts) => parts.iter().any(|(inst, _)| writes_exec(inst)),
-        _ => false,
-    }
-}
 
 /// Fuses instruction pairs; returns how many.
 pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
@@ -193,7 +184,7 @@ pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
         let range = vcode.blocks[b].insts.clone();
         let mut exec_from = range.start;
         for i in range {
-            if changes_exec(&vcode.insts[i]) {
+            if vcode.insts[i].changes_exec() {
                 exec_from = i + 1;
                 continue;
             }

@@ -20,6 +20,7 @@ pub mod hazards;
 pub mod machine_dce;
 pub mod fold_merges;
 pub mod fuse_valu;
+pub mod saveexec;
 pub mod isel;
 pub mod lower_cf;
 pub mod regalloc;
@@ -43,7 +44,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
-pub const PASSES: [&str; 24] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "regalloc", "expand", "dead_moves", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 25] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -276,6 +277,11 @@ pub fn compile_kernel(
             lap(report, "fold_merges");
             if wants(options, "fold_merges") {
                 report.printed.push_str(&format!("; after fold_merges: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
+            }
+            saveexec::run(&mut selected.vcode);
+            lap(report, "saveexec");
+            if wants(options, "saveexec") {
+                report.printed.push_str(&format!("; after saveexec: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
             }
         }
         if wants(options, "isel") {

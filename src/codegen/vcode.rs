@@ -114,6 +114,20 @@ pub struct MInst {
     pub ops: Vec<ra::Operand>,
 }
 
+impl MInst {
+    /// Whether the instruction changes EXEC (or may: calls, wave scans,
+    /// branches), so lanes computed before and after it may differ.
+    pub fn changes_exec(&self) -> bool {
+        let writes_exec = |inst: &isa::Inst| inst.defs.iter().any(|d| matches!(d, isa::Operand::Reg(r) if r.base == isa::PhysReg::EXEC));
+        match &self.kind {
+            MKind::Exec(_) | MKind::Call { .. } | MKind::WaveScan(..) | MKind::Branch(_) => true,
+            MKind::Real { inst, .. } => writes_exec(inst) || inst.op.info().name.starts_with("v_cmpx"),
+            MKind::Seq(parts) => parts.iter().any(|(inst, _)| writes_exec(inst)),
+            _ => false,
+        }
+    }
+}
+
 /// The kinds of VCode instructions.
 #[derive(Clone, Debug)]
 pub enum MKind {
@@ -236,6 +250,9 @@ pub enum ExecOp {
     AndSelf,
     /// `exec &= ~ops[0]`.
     AndNotSelf,
+    /// `ops[0] = exec; exec &= ops[1]` (`s_and_saveexec`; `ops[0]` is an
+    /// early definition: the instruction writes it before it reads `ops[1]`).
+    SaveAndSelf,
 }
 
 /// Terminators. Uniform conditions are SGPR booleans (0 or 1).
