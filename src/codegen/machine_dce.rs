@@ -10,15 +10,28 @@
 //!
 //! Only instructions without effects are candidates: register copies, VALU
 //! instructions (not `v_cmpx`, which writes EXEC, nor `v_writelane`, which
-//! merges into its destination) and a few SALU ones that do not write SCC,
-//! all of whose outputs are virtual registers with no fixed placement, and
+//! merges into its destination) and SALU ones (those that set SCC only when
+//! the next instruction does not read it: a carry or a select consumes the
+//! SCC of the instruction right before it), all of whose outputs are virtual registers with no fixed placement, and
 //! loads from private memory (a by-reference argument's field never read).
 
 use super::vcode::{MInst, MKind, Slot, VCode};
 use crate::isa::{Gpu, Opcode};
+use crate::isa::opcodes::{Format, OpFlags};
 use regalloc2 as ra;
 
-fn removable(m: &MInst, gpu: Gpu) -> bool {
+fn reads_scc(m: &MInst) -> bool {
+    let scc = |inst: &crate::isa::Inst| inst.op.info().flags.contains(OpFlags::SCC_USE);
+    match &m.kind {
+        MKind::Real { inst, .. } => scc(inst),
+        MKind::Seq(parts) => parts.first().is_some_and(|(inst, _)| scc(inst)),
+        _ => false,
+    }
+}
+
+/// `scc_read_next`: the next instruction with code reads SCC (a carry or a
+/// select right after a scalar instruction that sets it).
+fn removable(m: &MInst, gpu: Gpu, scc_read_next: bool) -> bool {
     match &m.kind {
         MKind::Copy => true,
         // A load from private memory has no effect but its result.
@@ -32,7 +45,9 @@ fn removable(m: &MInst, gpu: Gpu) -> bool {
             }
             let op = inst.op;
             let name = op.info().name;
-            let salu_pure = matches!(op, Opcode::s_mov_b32 | Opcode::s_mov_b64 | Opcode::s_mul_i32 | Opcode::s_mul_hi_u32 | Opcode::s_mul_hi_i32 | Opcode::s_movk_i32);
+            let info = op.info();
+            let salu = matches!(info.format(gpu), Format::Sop1 | Format::Sop2 | Format::Sopk);
+            let salu_pure = salu && (!info.flags.contains(OpFlags::SCC_DEF) || !scc_read_next);
             salu_pure || (op.info().format(gpu).is_valu() && !name.starts_with("v_cmpx") && op != Opcode::v_writelane_b32)
         }
         _ => false,
@@ -57,10 +72,17 @@ pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
     let mut removed = 0;
     loop {
         let mut changed = false;
+        // SCC passes only between neighbours (regalloc2's moves do not write
+        // it): whether the next instruction with code after `i` reads it.
+        let mut scc_read_next = false;
         for i in (0..vcode.insts.len()).rev() {
             let m = &vcode.insts[i];
+            let next = scc_read_next;
+            if !matches!(&m.kind, MKind::Seq(p) if p.is_empty()) {
+                scc_read_next = reads_scc(m);
+            }
             let mut defs = m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def).peekable();
-            if defs.peek().is_none() || !removable(m, gpu) {
+            if defs.peek().is_none() || !removable(m, gpu, next) {
                 continue;
             }
             let dead = m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def).all(|o| uses[o.vreg().vreg()] == 0 && !matches!(o.constraint(), ra::OperandConstraint::FixedReg(_)));
@@ -74,6 +96,7 @@ pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
             }
             // An empty sequence: no operands, no code.
             vcode.insts[i] = MInst { kind: MKind::Seq(Vec::new()), ops: Vec::new() };
+            scc_read_next = next;
             removed += 1;
             changed = true;
         }
