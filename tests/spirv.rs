@@ -419,3 +419,33 @@ __kernel void args(__global float *restrict a, __global volatile int *b, __const
         assert_eq!(o, t, "argument {:?}", t.name);
     }
 }
+
+/// `int h[8] = {0}` reaches SPIR-V as a copy from a null constant table:
+/// the table is written in words (not 32 byte stores), and the scalar
+/// address arithmetic of the constant offsets, folded into the scratch
+/// instructions' offsets, is deleted (machine_dce removes SCC-setting SALU
+/// instructions whose SCC nothing reads). llc-22 -O2 clears it in 8 dword
+/// stores (or wider) too.
+#[test]
+fn a_zeroed_private_array_is_cleared_in_words() {
+    let source = "__kernel void z(__global const int *in, __global int *out) {
+    size_t g = get_global_id(0);
+    int h[8] = {0};
+    int x = in[g];
+    for (int k = 0; k < 16; k++)
+        h[(x >> (k * 2)) & 7] += k;
+    for (int k = 0; k < 8; k++)
+        out[8 * g + k] = h[k];
+}
+";
+    let Some(spv) = spirv_of(source, "zeroed") else { return };
+    let module = amdgpu_cg::driver::load_spirv("zeroed", &spv).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels.iter().find(|k| k.is_kernel).unwrap().asm;
+        let bytes = asm.lines().filter(|l| l.contains("store_byte") || l.contains("store_b8")).count();
+        let salu_adds = asm.lines().filter(|l| l.trim_start().starts_with("s_add_u32") || l.trim_start().starts_with("s_add_i32")).count();
+        assert_eq!(bytes, 0, "{}:\n{asm}", target.isa_name());
+        assert!(salu_adds <= 6, "{}: {salu_adds} scalar adds:\n{asm}", target.isa_name());
+    }
+}

@@ -483,8 +483,10 @@ impl<'a> Fx<'a> {
                     let Some(init) = g.initializer else { unreachable!("matched with an initializer") };
                     let here = self.current;
                     self.b.switch_to(self.entry);
-                    let slot = Operand::Value(self.b.stack_slot(size.max(1) as u32, align.max(1) as u32));
-                    let r = self.store_constant(g.pointee, init, slot.clone(), 0);
+                    // Word-aligned, so that zeroes and bytes go in words.
+                    let align = if size >= 4 { align.max(4) } else { align.max(1) };
+                    let slot = Operand::Value(self.b.stack_slot(size.max(1) as u32, align as u32));
+                    let r = self.store_constant(g.pointee, init, slot.clone(), 0, align);
                     self.b.switch_to(here);
                     r?;
                     self.module_slots.insert(id, slot.clone());
@@ -760,7 +762,9 @@ impl<'a> Fx<'a> {
     }
 
     /// Stores constant `c` (of SPIR-V type `ty`) at `ptr + offset` in private memory.
-    fn store_constant(&mut self, ty: u32, c: u32, ptr: Operand, offset: u64) -> Result<(), String> {
+    /// Stores constant `c` of type `ty` at `ptr + offset`, where `ptr` is
+    /// aligned to `base_align` bytes.
+    fn store_constant(&mut self, ty: u32, c: u32, ptr: Operand, offset: u64, base_align: u64) -> Result<(), String> {
         self.facts.layout(ty)?; // bounded size and nesting
         if offset > 1 << 31 {
             return Err("a constant table of more than 2^31 bytes".into());
@@ -768,6 +772,9 @@ impl<'a> Fx<'a> {
         let (_, k) = self.facts.constants.get(&c).cloned().ok_or_else(|| format!("an initializer %{c} that is not a constant"))?;
         let t = self.facts.ty(ty)?.clone();
         match (&t, &k) {
+            // A null aggregate: its bytes, in the widest pieces the
+            // alignment at `offset` allows.
+            (SpvType::Array { .. } | SpvType::Struct { .. }, Constant::Zero) => self.store_zero(ty, ptr, offset, base_align),
             (SpvType::Array { .. } | SpvType::Struct { .. }, _) if !matches!(k, Constant::Scalar(_)) => {
                 let parts: Vec<(u32, u64, Option<u32>)> = match &t {
                     SpvType::Array { elem, len } => {
@@ -793,8 +800,8 @@ impl<'a> Fx<'a> {
                 };
                 for (pt, off, part) in parts {
                     match part {
-                        Some(p) => self.store_constant(pt, p, ptr.clone(), off)?,
-                        None => self.store_zero(pt, ptr.clone(), off)?,
+                        Some(p) => self.store_constant(pt, p, ptr.clone(), off, base_align)?,
+                        None => self.store_zero(pt, ptr.clone(), off, base_align)?,
                     }
                 }
                 Ok(())
@@ -810,12 +817,15 @@ impl<'a> Fx<'a> {
         }
     }
 
-    /// Zeroes the bytes of a value of type `ty` at `ptr + offset`.
-    fn store_zero(&mut self, ty: u32, ptr: Operand, offset: u64) -> Result<(), String> {
+    /// Zeroes the bytes of a value of type `ty` at `ptr + offset`, where
+    /// `ptr` is aligned to `base_align` bytes.
+    fn store_zero(&mut self, ty: u32, ptr: Operand, offset: u64, base_align: u64) -> Result<(), String> {
         let (size, align) = self.facts.layout(ty)?;
         let mut at = 0;
         while at < size {
-            let chunk = [4u64, 2, 1].into_iter().find(|&c| c <= align && at + c <= size).unwrap_or(1);
+            // Aligned to the type, and to the base where the offset allows.
+            let fits = |c: u64| c <= align || (c <= base_align && (offset + at).is_multiple_of(c));
+            let chunk = [4u64, 2, 1].into_iter().find(|&c| fits(c) && at + c <= size).unwrap_or(1);
             let t = match chunk {
                 4 => Type::I32,
                 2 => Type::I16,
@@ -973,7 +983,7 @@ impl<'a> Fx<'a> {
                 let slot = Operand::Value(self.b.stack_slot(size.max(1) as u32, align.max(1) as u32));
                 if let Some(init) = ops.get(1).map(|o| id_of(Some(o))).transpose()? {
                     if self.facts.constants.contains_key(&init) {
-                        self.store_constant(pointee, init, slot.clone(), 0)?;
+                        self.store_constant(pointee, init, slot.clone(), 0, align.max(1))?;
                     } else {
                         let value = self.operand(init)?;
                         self.store_value(pointee, value, slot.clone(), AddrSpace::Private, align as u32, false)?;
