@@ -703,11 +703,12 @@ fn values_through_divergent_joins_are_not_copied() {
         let asm = &kernels[0].asm;
         let copies = asm.lines().filter(|l| l.trim_start().starts_with("v_mov_b32")).count();
         assert!(copies <= 1, "{}: {copies} copies:\n{asm}", target.isa_name());
-        // Each if saves and narrows EXEC in one s_and_saveexec (saveexec),
-        // skips the side when no lane is left, and restores EXEC at the join.
+        // Each if saves and narrows EXEC in one s_and_saveexec (saveexec)
+        // and restores EXEC at the join; its side, two VALU instructions,
+        // runs even with no lane left (skip_branches drops the branch).
         let exec = asm.lines().filter(|l| l.contains("exec")).count();
         let saveexec = asm.lines().filter(|l| l.trim_start().starts_with("s_and_saveexec")).count();
-        assert_eq!((saveexec, exec), (3, 9), "{}:\n{asm}", target.isa_name());
+        assert_eq!((saveexec, exec), (3, 6), "{}:\n{asm}", target.isa_name());
     }
 }
 

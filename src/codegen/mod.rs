@@ -21,6 +21,7 @@ pub mod machine_dce;
 pub mod fold_merges;
 pub mod fuse_valu;
 pub mod saveexec;
+pub mod skip_branches;
 pub mod isel;
 pub mod lower_cf;
 pub mod regalloc;
@@ -44,7 +45,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
-pub const PASSES: [&str; 25] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 26] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "skip_branches", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -323,6 +324,9 @@ pub fn compile_kernel(
         dead_moves::run(&mut expanded, t);
         lap(report, "dead_moves");
         print_expanded(options, report, "dead_moves", func, &expanded, t);
+        skip_branches::run(&mut expanded, t);
+        lap(report, "skip_branches");
+        print_expanded(options, report, "skip_branches", func, &expanded, t);
     }
     waitcnt::insert_waitcnts(&mut expanded, t);
     lap(report, "waitcnt");
