@@ -106,29 +106,8 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
 /// every branch to it, and dropped when no block falls through into it.
 fn thread_jumps(code: &Expanded) -> Expanded {
     use crate::isa::Opcode;
-    let n = code.blocks.iter().map(|(b, _, _)| b + 1).max().unwrap_or(0);
-    // Where a branch to each block really goes.
-    let mut forward: Vec<usize> = (0..n).collect();
-    for (position, (b, _, insts)) in code.blocks.iter().enumerate() {
-        match insts.as_slice() {
-            [only] if only.inst.op == Opcode::s_branch => forward[*b] = only.target.expect("s_branch has a target"),
-            [] => {
-                if let Some((next, _, _)) = code.blocks.get(position + 1) {
-                    forward[*b] = *next;
-                }
-            }
-            _ => {}
-        }
-    }
-    let resolve = |mut b: usize| {
-        for _ in 0..n {
-            if forward[b] == b {
-                break;
-            }
-            b = forward[b];
-        }
-        b
-    };
+    let destination = code.branch_destinations();
+    let resolve = |b: usize| destination[b];
     let ends_without_fallthrough = |insts: &[super::expand::Emitted]| {
         insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm | Opcode::s_setpc_b64))
     };

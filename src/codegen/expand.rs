@@ -187,6 +187,40 @@ pub struct Expanded {
     pub frame_bytes: u32,
 }
 
+impl Expanded {
+    /// Where a branch to each block (by VCode block index) really goes: past
+    /// blocks that hold nothing but a jump (typically one splitting a
+    /// critical edge, left empty by register allocation) and empty blocks,
+    /// which fall through to the next in layout.
+    pub fn branch_destinations(&self) -> Vec<usize> {
+        let n = self.blocks.iter().map(|(b, _, _)| b + 1).max().unwrap_or(0);
+        let mut forward: Vec<usize> = (0..n).collect();
+        for (position, (b, _, insts)) in self.blocks.iter().enumerate() {
+            match insts.as_slice() {
+                [only] if only.inst.op == Opcode::s_branch => forward[*b] = only.target.expect("s_branch has a target"),
+                [] => {
+                    if let Some((next, _, _)) = self.blocks.get(position + 1) {
+                        forward[*b] = *next;
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Follow each chain (bounded: a cycle of jumps ends anywhere on it).
+        (0..n)
+            .map(|mut b| {
+                for _ in 0..n {
+                    if forward[b] == b {
+                        break;
+                    }
+                    b = forward[b];
+                }
+                b
+            })
+            .collect()
+    }
+}
+
 /// True if regalloc2 put a VGPR value in a spill slot (by a move, or by
 /// leaving an operand there).
 pub fn spills_vgprs(vcode: &VCode, out: &ra::Output) -> bool {

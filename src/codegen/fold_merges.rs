@@ -51,13 +51,9 @@ fn unpinned(op: &ra::Operand) -> bool {
     matches!(op.constraint(), ra::OperandConstraint::Any | ra::OperandConstraint::Reg)
 }
 
-fn empty() -> MInst {
-    MInst { kind: MKind::Seq(Vec::new()), ops: Vec::new() }
-}
-
 fn forward_copies(vcode: &mut VCode) -> usize {
     let n = vcode.vreg_classes.len();
-    let mut uses = vec![0u32; n];
+    let mut uses = vcode.use_counts();
     // Registers with a fixed placement somewhere (inputs, call arguments and
     // results) keep their copies: a call's arguments are copied into their
     // registers right before it, where no SGPR pair overlapping them is live
@@ -65,18 +61,8 @@ fn forward_copies(vcode: &mut VCode) -> usize {
     // regalloc2 does not know; docs/regalloc.md), and an input copied out
     // frees its register at once.
     let mut pinned = vec![false; n];
-    for m in &vcode.insts {
-        for op in &m.ops {
-            if op.kind() == ra::OperandKind::Use {
-                uses[op.vreg().vreg()] += 1;
-            }
-            pinned[op.vreg().vreg()] |= !unpinned(op) && !matches!(op.constraint(), ra::OperandConstraint::Reuse(_));
-        }
-    }
-    for block in &vcode.blocks {
-        for v in block.succ_args.iter().flatten() {
-            uses[v.vreg()] += 1;
-        }
+    for op in vcode.insts.iter().flat_map(|m| &m.ops) {
+        pinned[op.vreg().vreg()] |= !unpinned(op) && !matches!(op.constraint(), ra::OperandConstraint::Reuse(_));
     }
     // `alias[d]`: the register `d` is now (itself if not forwarded).
     let mut alias: Vec<u32> = (0..n as u32).collect();
@@ -92,7 +78,7 @@ fn forward_copies(vcode: &mut VCode) -> usize {
         }
         alias[d.vreg().vreg()] = root as u32;
         uses[root] = uses[d.vreg().vreg()];
-        *m = empty();
+        *m = MInst::nothing();
         forwarded += 1;
     }
     if forwarded == 0 {
@@ -211,7 +197,7 @@ fn fold_lane_merges(vcode: &mut VCode, gpu: Gpu) -> usize {
                     }
                 }
             }
-            vcode.insts[i] = empty();
+            vcode.insts[i] = MInst::nothing();
             folded += 1;
         }
     }

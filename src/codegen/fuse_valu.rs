@@ -164,19 +164,11 @@ fn build(op: Opcode, d: ra::VReg, srcs: &[Src; 3]) -> MInst {
 pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
     const NONE: u32 = u32::MAX;
     let n = vcode.vreg_classes.len();
-    let mut uses = vec![0u32; n];
+    let uses = vcode.use_counts();
     let mut def_at = vec![NONE; n];
     for (i, m) in vcode.insts.iter().enumerate() {
-        for op in &m.ops {
-            match op.kind() {
-                ra::OperandKind::Use => uses[op.vreg().vreg()] += 1,
-                ra::OperandKind::Def => def_at[op.vreg().vreg()] = i as u32,
-            }
-        }
-    }
-    for block in &vcode.blocks {
-        for v in block.succ_args.iter().flatten() {
-            uses[v.vreg()] += 1;
+        for op in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def) {
+            def_at[op.vreg().vreg()] = i as u32;
         }
     }
     let mut fused = 0;
@@ -207,7 +199,7 @@ pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
                     continue;
                 }
                 vcode.insts[i] = build(op, d, &fused_srcs);
-                vcode.insts[j as usize] = MInst { kind: MKind::Seq(Vec::new()), ops: Vec::new() };
+                vcode.insts[j as usize] = MInst::nothing();
                 fused += 1;
                 break;
             }

@@ -298,30 +298,33 @@ mod tests {
         Emitted { inst, target: None, call: None, cfi: Vec::new() }
     }
 
+    /// `first` ends block 0, `second` starts block 1 (which then ends the
+    /// program); the hazard pass runs on them and returns block 0.
+    fn across_blocks(first: isa::Inst, second: isa::Inst, gpu: Gpu) -> Vec<(Opcode, u16)> {
+        let mut expanded = Expanded {
+            blocks: vec![(0, "a".into(), vec![emitted(first)]), (1, "b".into(), vec![emitted(second), emitted(isa::Inst::sopp(Opcode::s_endpgm, 0))])],
+            vgprs: 32,
+            agprs: 0,
+            spills: Default::default(),
+            sgprs: 32,
+            uses_vcc: false,
+            scratch_bytes: 0,
+            frame_bytes: 0,
+        };
+        avoid_hazards(&mut expanded, Target { gpu, wave: WaveSize::W64 });
+        expanded.blocks[0].2.iter().map(|e| (e.inst.op, e.inst.imm)).collect()
+    }
+
     /// An SGPR spill's `v_writelane` ends one block and the reload's
     /// `v_readlane` of the same VGPR starts the next (regalloc2 edge moves):
     /// gfx942 needs a wait state between them, gfx90a none (rocRoller and
     /// LLVM list the hazard for gfx94x only).
     #[test]
     fn vgpr_write_then_readlane_across_a_block_boundary() {
-        let code = |gpu| {
-            let write = isa::Inst::new(Opcode::v_writelane_b32, vec![Operand::Reg(Reg::v(10, 1))], vec![Operand::Reg(Reg::s(25, 1)), Operand::imm32(1)]);
-            let read = isa::Inst::new(Opcode::v_readlane_b32, vec![Operand::Reg(Reg::s(24, 1))], vec![Operand::Reg(Reg::v(10, 1)), Operand::imm32(0)]);
-            let mut expanded = Expanded {
-                blocks: vec![(0, "a".into(), vec![emitted(write)]), (1, "b".into(), vec![emitted(read), emitted(isa::Inst::sopp(Opcode::s_endpgm, 0))])],
-                vgprs: 11,
-                agprs: 0,
-                spills: Default::default(),
-                sgprs: 26,
-                uses_vcc: false,
-                scratch_bytes: 0,
-                frame_bytes: 0,
-            };
-            avoid_hazards(&mut expanded, Target { gpu, wave: WaveSize::W64 });
-            expanded.blocks[0].2.iter().map(|e| e.inst.op).collect::<Vec<_>>()
-        };
-        assert_eq!(code(Gpu::Gfx942), [Opcode::v_writelane_b32, Opcode::s_nop]);
-        assert_eq!(code(Gpu::Gfx90a), [Opcode::v_writelane_b32]);
+        let write = isa::Inst::new(Opcode::v_writelane_b32, vec![Operand::Reg(Reg::v(10, 1))], vec![Operand::Reg(Reg::s(25, 1)), Operand::imm32(1)]);
+        let read = isa::Inst::new(Opcode::v_readlane_b32, vec![Operand::Reg(Reg::s(24, 1))], vec![Operand::Reg(Reg::v(10, 1)), Operand::imm32(0)]);
+        assert_eq!(across_blocks(write.clone(), read.clone(), Gpu::Gfx942), [(Opcode::v_writelane_b32, 0), (Opcode::s_nop, 0)]);
+        assert_eq!(across_blocks(write, read, Gpu::Gfx90a), [(Opcode::v_writelane_b32, 0)]);
     }
 
     /// A wide store ends one block (the then-side of an if) and the join's
@@ -330,23 +333,9 @@ mod tests {
     /// 0x8d5559e1bfcae908, once a join's value was defined in place).
     #[test]
     fn wide_store_then_valu_overwrite_across_a_block_boundary() {
-        let code = |gpu| {
-            let store = isa::Inst::new(Opcode::global_store_dwordx4, vec![], vec![Operand::Reg(Reg::v(26, 2)), Operand::Reg(Reg::v(6, 4))]);
-            let add = isa::Inst::new(Opcode::v_add_u32, vec![Operand::Reg(Reg::v(6, 1))], vec![Operand::imm32(0x8f), Operand::Reg(Reg::v(3, 1))]);
-            let mut expanded = Expanded {
-                blocks: vec![(0, "then".into(), vec![emitted(store)]), (1, "join".into(), vec![emitted(add), emitted(isa::Inst::sopp(Opcode::s_endpgm, 0))])],
-                vgprs: 30,
-                agprs: 0,
-                spills: Default::default(),
-                sgprs: 8,
-                uses_vcc: false,
-                scratch_bytes: 0,
-                frame_bytes: 0,
-            };
-            avoid_hazards(&mut expanded, Target { gpu, wave: WaveSize::W64 });
-            expanded.blocks[0].2.iter().map(|e| (e.inst.op, e.inst.imm)).collect::<Vec<_>>()
-        };
-        assert_eq!(code(Gpu::Gfx942), [(Opcode::global_store_dwordx4, 0), (Opcode::s_nop, 1)]);
-        assert_eq!(code(Gpu::Gfx90a), [(Opcode::global_store_dwordx4, 0), (Opcode::s_nop, 0)]);
+        let store = isa::Inst::new(Opcode::global_store_dwordx4, vec![], vec![Operand::Reg(Reg::v(26, 2)), Operand::Reg(Reg::v(6, 4))]);
+        let add = isa::Inst::new(Opcode::v_add_u32, vec![Operand::Reg(Reg::v(6, 1))], vec![Operand::imm32(0x8f), Operand::Reg(Reg::v(3, 1))]);
+        assert_eq!(across_blocks(store.clone(), add.clone(), Gpu::Gfx942), [(Opcode::global_store_dwordx4, 0), (Opcode::s_nop, 1)]);
+        assert_eq!(across_blocks(store, add, Gpu::Gfx90a), [(Opcode::global_store_dwordx4, 0), (Opcode::s_nop, 0)]);
     }
 }

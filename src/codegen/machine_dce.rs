@@ -56,19 +56,7 @@ fn removable(m: &MInst, gpu: Gpu, scc_read_next: bool) -> bool {
 
 /// Deletes unread pure instructions; returns how many.
 pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
-    let mut uses = vec![0u32; vcode.vreg_classes.len()];
-    for m in &vcode.insts {
-        for op in &m.ops {
-            if op.kind() == ra::OperandKind::Use {
-                uses[op.vreg().vreg()] += 1;
-            }
-        }
-    }
-    for block in &vcode.blocks {
-        for v in block.succ_args.iter().flatten() {
-            uses[v.vreg()] += 1;
-        }
-    }
+    let mut uses = vcode.use_counts();
     let mut removed = 0;
     loop {
         let mut changed = false;
@@ -78,7 +66,7 @@ pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
         for i in (0..vcode.insts.len()).rev() {
             let m = &vcode.insts[i];
             let next = scc_read_next;
-            if !matches!(&m.kind, MKind::Seq(p) if p.is_empty()) {
+            if !m.is_nothing() {
                 scc_read_next = reads_scc(m);
             }
             let mut defs = m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def).peekable();
@@ -94,8 +82,7 @@ pub fn run(vcode: &mut VCode, gpu: Gpu) -> usize {
                     uses[op.vreg().vreg()] -= 1;
                 }
             }
-            // An empty sequence: no operands, no code.
-            vcode.insts[i] = MInst { kind: MKind::Seq(Vec::new()), ops: Vec::new() };
+            vcode.insts[i] = MInst::nothing();
             scc_read_next = next;
             removed += 1;
             changed = true;

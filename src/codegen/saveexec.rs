@@ -20,15 +20,7 @@ use super::vcode::{ExecOp, MInst, MKind, MaskSel, VCode};
 
 /// Fuses save-and-narrow pairs; returns how many.
 pub fn run(vcode: &mut VCode) -> usize {
-    let mut uses = vec![0u32; vcode.vreg_classes.len()];
-    for m in &vcode.insts {
-        for op in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use) {
-            uses[op.vreg().vreg()] += 1;
-        }
-    }
-    for v in vcode.blocks.iter().flat_map(|b| b.succ_args.iter().flatten()) {
-        uses[v.vreg()] += 1;
-    }
+    let uses = vcode.use_counts();
     let mut fused = 0;
     for p in 0..vcode.blocks.len() {
         let block = &vcode.blocks[p];
@@ -46,7 +38,7 @@ pub fn run(vcode: &mut VCode) -> usize {
         let Some(save_at) = (block.insts.start..end).rev().find(|&i| matches!(vcode.insts[i].kind, MKind::MaskAdd { first: true, sel: MaskSel::Exec })) else { continue };
         let save = &vcode.insts[save_at];
         let m = save.ops[0].vreg();
-        let read_later = (save_at + 1..=end).any(|i| vcode.insts[i].changes_exec() && i != end || vcode.insts[i].ops.iter().any(|o| o.vreg() == m));
+        let read_later = (save_at + 1..=end).any(|i| (i != end && vcode.insts[i].changes_exec()) || vcode.insts[i].ops.iter().any(|o| o.vreg() == m));
         if read_later || block.succ_args.iter().flatten().any(|v| *v == m) {
             continue;
         }
@@ -73,7 +65,7 @@ pub fn run(vcode: &mut VCode) -> usize {
         let def = ra::Operand::new(m, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early);
         vcode.insts[head] = MInst { kind: MKind::Exec(ExecOp::SaveAndSelf), ops: vec![def, c] };
         for at in [Some(save_at), mask_at].into_iter().flatten() {
-            vcode.insts[at] = MInst { kind: MKind::Seq(Vec::new()), ops: Vec::new() };
+            vcode.insts[at] = MInst::nothing();
         }
         fused += 1;
     }

@@ -40,27 +40,13 @@ fn harmless_without_lanes(inst: &isa::Inst, target: Target) -> bool {
 
 /// Drops skip branches over short harmless sides; returns how many.
 pub fn run(code: &mut Expanded, target: Target) -> usize {
-    let position: hashbrown::HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(k, (b, _, _))| (*b, k)).collect();
-    // Where a branch to block `b` really goes: past empty blocks (which
-    // fall through) and blocks that only jump (critical edges split for
-    // moves that did not need them).
-    let resolve = |mut b: usize| -> usize {
-        for _ in 0..code.blocks.len() {
-            let Some(&k) = position.get(&b) else { break };
-            match &code.blocks[k].2[..] {
-                [] if k + 1 < code.blocks.len() => b = code.blocks[k + 1].0,
-                [only] if only.inst.op == Opcode::s_branch && only.target.is_some() => b = only.target.unwrap_or(b),
-                _ => break,
-            }
-        }
-        b
-    };
+    let destination = code.branch_destinations();
     let mut drop = Vec::new();
     for p in 0..code.blocks.len().saturating_sub(2) {
         let Some(last) = code.blocks[p].2.last() else { continue };
         let Some(skip) = last.target.filter(|_| last.inst.op == Opcode::s_cbranch_execz && last.cfi.is_empty()) else { continue };
         let side = &code.blocks[p + 1].2;
-        let falls_into_target = resolve(code.blocks[p + 2].0) == resolve(skip);
+        let falls_into_target = destination[code.blocks[p + 2].0] == destination[skip];
         let short = !side.is_empty() && side.len() <= SKIP_THRESHOLD;
         if falls_into_target && short && side.iter().all(|e| e.target.is_none() && e.call.is_none() && harmless_without_lanes(&e.inst, target)) {
             drop.push(p);

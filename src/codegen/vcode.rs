@@ -115,6 +115,16 @@ pub struct MInst {
 }
 
 impl MInst {
+    /// No instruction: no operands, no code (what a pass leaves where it
+    /// deleted one; the instruction indices of the blocks stay valid).
+    pub fn nothing() -> MInst {
+        MInst { kind: MKind::Seq(Vec::new()), ops: Vec::new() }
+    }
+
+    pub fn is_nothing(&self) -> bool {
+        matches!(&self.kind, MKind::Seq(parts) if parts.is_empty())
+    }
+
     /// Whether the instruction changes EXEC (or may: calls, wave scans,
     /// branches), so lanes computed before and after it may differ.
     pub fn changes_exec(&self) -> bool {
@@ -418,6 +428,19 @@ pub enum Scratch {
 }
 
 impl VCode {
+    /// How many times each virtual register is read: by instruction operands
+    /// and as a block argument.
+    pub fn use_counts(&self) -> Vec<u32> {
+        let mut uses = vec![0u32; self.vreg_classes.len()];
+        for op in self.insts.iter().flat_map(|m| &m.ops).filter(|o| o.kind() == ra::OperandKind::Use) {
+            uses[op.vreg().vreg()] += 1;
+        }
+        for v in self.blocks.iter().flat_map(|b| b.succ_args.iter().flatten()) {
+            uses[v.vreg()] += 1;
+        }
+        uses
+    }
+
     /// How many VGPR pair windows the most demanding instruction uses.
     pub fn windows_needed(&self) -> u16 {
         let windows = |fills: &[(Slot, Fill)]| {
@@ -482,7 +505,7 @@ impl VCode {
                 }
                 MKind::Copy if arrivals.contains(&self.insts[i].ops[1].vreg()) => {
                     rename.insert(self.insts[i].ops[0].vreg(), self.insts[i].ops[1].vreg());
-                    self.insts[i] = MInst { kind: MKind::Seq(Vec::new()), ops: Vec::new() };
+                    self.insts[i] = MInst::nothing();
                 }
                 _ => {}
             }
