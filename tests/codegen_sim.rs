@@ -716,6 +716,47 @@ fn values_through_divergent_joins_are_not_copied() {
 /// one three-operand instruction (results equal to the interpreter's); a
 /// literal operand is fused only on gfx11, whose VOP3 encodes one.
 #[test]
+fn uniform_compares_are_made_where_their_one_use_reads_scc() {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/uniform_compares.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    // Each compare both ways: u = -7 takes the branch, 4886718345 (not an
+    // inline constant) is c2; v = 3 and 4 decide the divergent select.
+    for (u, v) in [("-7", "3"), ("4886718345", "4"), ("0", "3")] {
+        let spec = LaunchSpec::from_flags("64", "64", &["out=i32:zero:256".into()], &["out=@out".into(), format!("u=i64:{u}"), format!("v=i32:{v}")], &[]).unwrap();
+        check_text("uniform_compares.mir", &text, &spec, false, false);
+    }
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        let count = |op: &str| asm.lines().filter(|l| l.split_whitespace().next() == Some(op)).count();
+        let name = target.isa_name();
+        assert_eq!(count("s_cmp_eq_u64"), 2, "{name}:\n{asm}");
+        assert_eq!(count("s_cmp_lg_u64"), 1, "{name}:\n{asm}");
+        assert!(!asm.contains("_u64_e64") && !asm.contains("_u64_e32"), "a uniform compare on the VALU, {name}:\n{asm}");
+        let booleans = asm.lines().filter(|l| l.trim_start().starts_with("s_cselect_b32") && l.trim_end().ends_with(", 1, 0")).count();
+        assert_eq!(booleans, 1, "{name}:\n{asm}");
+    }
+}
+
+#[test]
+fn gfx942_adds_64_bit_pairs_without_a_carry() {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/add64_pairs.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    // Values near 2^32 and 2^64, so the low halves carry.
+    let data: Vec<String> = (0..128u64).map(|k| (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 0xffff_fff0) as i64).map(|v| v.to_string()).collect();
+    let spec = LaunchSpec::from_flags("64", "64", &[format!("in=i64:{}", data.join(",")), "out=i64:zero:512".into()], &["in=@in".into(), "out=@out".into(), "u=4294967297".into()], &[]).unwrap();
+    check_text("add64_pairs.mir", &text, &spec, false, false);
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        let count = |op: &str| asm.lines().filter(|l| l.split_whitespace().next() == Some(op)).count();
+        // x + u, x + y, y - 7, x - 12 and m + x.
+        let expected = if target.isa_name().contains("gfx942") { 5 } else { 0 };
+        assert_eq!(count("v_lshl_add_u64"), expected, "{}:\n{asm}", target.isa_name());
+    }
+}
+
+#[test]
 fn dependent_valu_pairs_fuse_into_three_operand_forms() {
     let text = std::fs::read_to_string(format!("{}/tests/data/codegen/fused_valu.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:64".into(), "out=i32:zero:64".into()], &["in=@in".into(), "out=@out".into(), "u=i32:1234567".into()], &[]).unwrap();

@@ -329,6 +329,9 @@ impl<'a> Isel<'a> {
     /// instruction before gfx10, where VOP3 takes no literal; two on gfx11);
     /// the carry-in of the high half counts against it.
     fn add64_vector(&mut self, op: BinOp, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        if let Some(sum) = self.lshl_add64(op, &a, &b)? {
+            return Ok(sum);
+        }
         let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
         let halves = |s: &mut Self, l: &Lowered| -> Result<[Src; 2], Diagnostic> {
             Ok(match *l {
@@ -374,6 +377,43 @@ impl<'a> Isel<'a> {
         let carry_out = self.vreg(self.mask_class());
         self.emit(op_hi, &[Dst::R(hi), Dst::R(carry_out)], &[hi_srcs[0], hi_srcs[1], Src::R(carry)], |i| i.e64 = true);
         Ok(Lowered::V64(lo, hi))
+    }
+
+    /// gfx942's one-instruction 64-bit add, `v_lshl_add_u64 d, a, 0, b`: no
+    /// carry, so none of the carry pair's SGPR and none of the wait states
+    /// between its halves (gfx942 wants two between a VALU carry write and
+    /// its read). It reads and writes aligned pairs, so it is taken only when
+    /// every VGPR operand was written as a pair by one instruction
+    /// (`pair_defs`): placement keeps those in place, where halves computed
+    /// apart (a zero extension's shared zero VGPR, say) would cost window
+    /// copies that the carry form, reading halves, does not need. A
+    /// subtraction of an inline constant is the addition of its negation.
+    fn lshl_add64(&mut self, op: BinOp, a: &Lowered, b: &Lowered) -> Result<Option<Lowered>, Diagnostic> {
+        if self.target.gpu != isa::Gpu::Gfx942 {
+            return Ok(None);
+        }
+        let inline = |bits: u64| (-16..=64).contains(&(bits as i64));
+        let b = match (op, b) {
+            (BinOp::Add, _) => b.clone(),
+            (_, Lowered::Imm(bits)) if inline(bits.wrapping_neg()) => Lowered::Imm(bits.wrapping_neg()),
+            _ => return Ok(None),
+        };
+        let paired = |s: &Self, l: &Lowered| match *l {
+            Lowered::V64(lo, hi) => s.pair_defs.contains(&(lo, hi)),
+            Lowered::S64(_) | Lowered::Imm(_) => true,
+            _ => false,
+        };
+        if !paired(self, a) || !paired(self, &b) {
+            return Ok(None);
+        }
+        // A uniform operand or a constant first (src0 and src2 are alike).
+        let (a, b) = if matches!(a, Lowered::S64(_) | Lowered::Imm(_)) { (b, a.clone()) } else { (a.clone(), b) };
+        let mut scalars = self.constant_bus();
+        let sa = self.i64_src(&a, &mut scalars)?;
+        let sb = self.i64_src(&b, &mut scalars)?;
+        let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
+        self.emit(Opcode::v_lshl_add_u64, &[Dst::VPair(lo, hi)], &[sa, Src::Imm(0), sb], |_| {});
+        Ok(Some(Lowered::V64(lo, hi)))
     }
 
     pub(super) fn shift64(&mut self, op: BinOp, a: Lowered, b: Lowered, divergent: bool) -> Result<Lowered, Diagnostic> {

@@ -39,20 +39,18 @@ impl<'a> Isel<'a> {
             }
         }
         if !divergent && bits <= 32 {
-            let cb = self.to_bool(&c)?;
             // s_cselect takes one literal: a second goes to an SGPR first.
             let a = if is_literal(&a) && is_literal(&b) { Lowered::S(self.to_s(&a)?) } else { a };
             let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
+            self.set_scc(&c)?;
             let d = self.vreg(Class::Sgpr);
-            self.emit(Opcode::s_cmp_lg_u32, &[], &[Src::R(cb), Src::Imm(0)], |_| {});
             self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[sa, sb], |_| {});
             return Ok(if *ty == Type::I1 { Lowered::Bool(d) } else { Lowered::S(d) });
         }
         if !divergent && bits == 64 {
-            let cb = self.to_bool(&c)?;
             let (pa, pb) = (self.to_s64(&a)?, self.to_s64(&b)?);
+            self.set_scc(&c)?;
             let d = self.vreg(Class::SgprPair);
-            self.emit(Opcode::s_cmp_lg_u32, &[], &[Src::R(cb), Src::Imm(0)], |_| {});
             self.emit(Opcode::s_cselect_b64, &[Dst::R(d)], &[Src::R(pa), Src::R(pb)], |_| {});
             return Ok(Lowered::S64(d));
         }
@@ -68,6 +66,21 @@ impl<'a> Isel<'a> {
         let (sb, sa) = (self.cndmask_src(&b)?, self.cndmask_src(&a)?);
         self.emit(Opcode::v_cndmask_b32, &[Dst::R(d)], &[sb, sa, Src::R(m)], |i| i.e64 = true);
         Ok(Lowered::V(d))
+    }
+
+    /// SCC = the uniform condition, right before the `s_cselect` that reads
+    /// it (no SCC writer between): a deferred compare is made here, a 0/1
+    /// boolean tested. Its sources are lowered first, so nothing they need
+    /// comes between either.
+    fn set_scc(&mut self, c: &Lowered) -> Result<(), Diagnostic> {
+        if let Lowered::ScalarCmp { op, a, b } = c {
+            let (sa, sb) = (self.compare_src(a)?, self.compare_src(b)?);
+            self.emit(*op, &[], &[sa, sb], |_| {});
+            return Ok(());
+        }
+        let cb = self.to_bool(c)?;
+        self.emit(Opcode::s_cmp_lg_u32, &[], &[Src::R(cb), Src::Imm(0)], |_| {});
+        Ok(())
     }
 
     /// v_cndmask_b32_e64 sources: VGPRs or inline constants (the mask already uses

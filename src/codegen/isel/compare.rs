@@ -45,6 +45,31 @@ impl<'a> Isel<'a> {
             self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[Src::Imm(1), Src::Imm(0)], |_| {});
             return Ok(Lowered::Bool(d));
         }
+        if wide && !divergent && matches!(pred, IntPred::Eq | IntPred::Ne) {
+            // SOPC has 64-bit equality (not order): the pairs where they are,
+            // a 64-bit inline constant as itself, any other in a pair.
+            let src = |s: &mut Self, l: &Lowered| -> Result<Src, Diagnostic> {
+                Ok(match *l {
+                    Lowered::Imm(bits) if (-16..=64).contains(&(bits as i64)) => Src::Imm(bits as u32),
+                    _ => Src::R(s.to_s64(l)?),
+                })
+            };
+            let (sa, sb) = (src(self, &a)?, src(self, &b)?);
+            let (sa, sb) = if matches!((sa, sb), (Src::Imm(_), Src::Imm(_))) { (Src::R(self.to_s64(&a)?), sb) } else { (sa, sb) };
+            let opcode = if pred == IntPred::Eq { Opcode::s_cmp_eq_u64 } else { Opcode::s_cmp_lg_u64 };
+            if self.inst_ref.and_then(|i| i.result).is_some_and(|r| self.branch_only_compares.contains(&r)) {
+                let side = |s: Src| match s {
+                    Src::R(p) => Lowered::S64(p),
+                    Src::Imm(bits) => Lowered::Imm(u64::from(bits)),
+                    _ => unreachable!("a pair or an inline constant"),
+                };
+                return Ok(Lowered::ScalarCmp { op: opcode, a: Box::new(side(sa)), b: Box::new(side(sb)) });
+            }
+            let d = self.vreg(Class::Sgpr);
+            self.emit(opcode, &[], &[sa, sb], |_| {});
+            self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[Src::Imm(1), Src::Imm(0)], |_| {});
+            return Ok(Lowered::Bool(d));
+        }
         if wide && divergent {
             // Both high halves known zero (zero extensions; constants below
             // 2^32): the low halves decide, as unsigned numbers (both values

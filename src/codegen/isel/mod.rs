@@ -248,6 +248,10 @@ struct Isel<'a> {
     /// extensions, ...): an instruction that takes an inline constant reads
     /// 0 instead. Each is written once, and nothing else writes it.
     zero_vgprs: hashbrown::HashSet<ra::VReg>,
+    /// 64-bit VGPR values (low, high) written together by one instruction
+    /// as an aligned pair: placement keeps such a pair in place, so another
+    /// instruction reading them as a pair costs no window copies.
+    pair_defs: hashbrown::HashSet<(ra::VReg, ra::VReg)>,
     /// Local pointers selected as [`Lowered::LdsAddr`].
     lds_folded: hashbrown::HashSet<Value>,
     /// Global pointers that may be selected as [`Lowered::VmemAddr`].
@@ -372,6 +376,7 @@ impl<'a> Isel<'a> {
                     isa::Operand::Off
                 }
                 Dst::VPair(lo, hi) => {
+                    self.pair_defs.insert((lo, hi));
                     // Results leave the window after the instruction, so they must
                     // not share registers with the sources still being read.
                     ops.push(ra::Operand::new(lo, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early));
@@ -382,6 +387,9 @@ impl<'a> Isel<'a> {
                     isa::Operand::Off
                 }
                 Dst::Tuple(regs, n) => {
+                    if n == 2 {
+                        self.pair_defs.insert((regs[0], regs[1]));
+                    }
                     // Early: split into dword loads, a part must not write a
                     // register a later part still reads.
                     let mut filled = [0u8; 4];
@@ -706,7 +714,7 @@ impl<'a> Isel<'a> {
     fn to_mask(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
         if let Lowered::ScalarCmp { op, a, b } = l {
             // The compare sets SCC; the mask is all lanes or none.
-            let (sa, sb) = (self.scalar_src(a)?, self.scalar_src(b)?);
+            let (sa, sb) = (self.compare_src(a)?, self.compare_src(b)?);
             let m = self.vreg(self.mask_class());
             let sel = if self.wave64() { Opcode::s_cselect_b64 } else { Opcode::s_cselect_b32 };
             self.emit(*op, &[], &[sa, sb], |_| {});
@@ -731,6 +739,15 @@ impl<'a> Isel<'a> {
         })
     }
 
+    /// A source of a deferred compare ([`Lowered::ScalarCmp`]): an SGPR, an
+    /// SGPR pair (the 64-bit equalities) or a constant.
+    pub(super) fn compare_src(&mut self, l: &Lowered) -> Result<Src, Diagnostic> {
+        match *l {
+            Lowered::S64(p) => Ok(Src::R(p)),
+            _ => self.scalar_src(l),
+        }
+    }
+
     /// `dst = b != 0 ? -1 : 0` through SCC (two instructions that must stay together).
     fn bool_select(&mut self, dst: ra::VReg, b: ra::VReg, cmp: Opcode, sel: Opcode) {
         // s_cmp then s_cselect: SCC is not allocated, and nothing regalloc inserts
@@ -742,7 +759,7 @@ impl<'a> Isel<'a> {
     /// A uniform boolean (SGPR 0/1) for a branch condition.
     fn to_bool(&mut self, l: &Lowered) -> Result<ra::VReg, Diagnostic> {
         if let Lowered::ScalarCmp { op, a, b } = l {
-            let (sa, sb) = (self.scalar_src(a)?, self.scalar_src(b)?);
+            let (sa, sb) = (self.compare_src(a)?, self.compare_src(b)?);
             let d = self.vreg(Class::Sgpr);
             self.emit(*op, &[], &[sa, sb], |_| {});
             self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[Src::Imm(1), Src::Imm(0)], |_| {});
@@ -1218,6 +1235,7 @@ pub fn select(
         slot_locals: HashMap::new(),
         scalar_pairs: hashbrown::HashMap::new(),
         zero_vgprs: hashbrown::HashSet::new(),
+        pair_defs: hashbrown::HashSet::new(),
         vector_constants: hashbrown::HashMap::new(),
         vector_copies: hashbrown::HashMap::new(),
         packet_words: hashbrown::HashMap::new(),
@@ -1633,6 +1651,7 @@ impl<'a> IselHandle<'_, 'a> {
             for (k, side) in [a, b].into_iter().enumerate() {
                 match **side {
                     Lowered::Imm(bits) => imms[k] = Some(bits as u32),
+                    Lowered::S64(p) => ops.push(ra::Operand::reg_use(p)),
                     _ => {
                         let r = self.isel.to_s(side)?;
                         ops.push(ra::Operand::reg_use(r));
@@ -1764,7 +1783,9 @@ fn finish(mut blocks: Vec<BlockBuild>, mut vc: VCode) -> VCode {
 }
 
 
-/// Uniform `icmp`s whose only use is the branch at the end of their own block.
+/// Uniform `icmp`s whose only use is the branch at the end of their own
+/// block or the condition of a `select` in it: the compare is made where it
+/// is used, which then reads SCC instead of a 0/1 SGPR tested again.
 fn branch_only_compares(func: &Function) -> hashbrown::HashSet<Value> {
     let mut uses: HashMap<Value, usize> = HashMap::new();
     for block in &func.blocks {
@@ -1777,10 +1798,23 @@ fn branch_only_compares(func: &Function) -> hashbrown::HashSet<Value> {
     }
     let mut set = hashbrown::HashSet::new();
     for block in &func.blocks {
-        let crate::mir::Terminator::BrIf { cond: Operand::Value(c), .. } = &block.term else { continue };
-        let defined_here = block.insts.iter().any(|i| i.result == Some(*c) && matches!(i.op, Op::Icmp { ref ty, .. } if *ty == Type::I32));
-        if defined_here && uses.get(c) == Some(&1) {
-            set.insert(*c);
+        let select_conds = block.insts.iter().filter_map(|i| match &i.op {
+            Op::Select { cond: Operand::Value(c), .. } => Some(*c),
+            _ => None,
+        });
+        let branch_cond = match &block.term {
+            crate::mir::Terminator::BrIf { cond: Operand::Value(c), .. } => Some(*c),
+            _ => None,
+        };
+        for c in select_conds.chain(branch_cond) {
+            // 32-bit compares, and the 64-bit equalities SOPC has.
+            let defined_here = block.insts.iter().any(|i| {
+                i.result == Some(c)
+                    && matches!(i.op, Op::Icmp { ref ty, pred, .. } if *ty == Type::I32 || (ty.bits() == 64 && matches!(pred, IntPred::Eq | IntPred::Ne)))
+            });
+            if defined_here && uses.get(&c) == Some(&1) {
+                set.insert(c);
+            }
         }
     }
     set
