@@ -1736,6 +1736,15 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         blocks.push((b, block.name.clone(), code));
     }
     let mut vgprs = if spill_vgpr_count > 0 { u32::from(spill_vgpr + spill_vgpr_count).max(u32::from(vgpr_top)) } else { u32::from(vgpr_top) };
+    if vcode.layout == Layout::Dense && spill_vgpr_count == 0 && vgpr_top > vgpr_end {
+        // Windows reserved for pair operands that the placement kept in place
+        // everywhere are not used: the count is what the code references.
+        let highest = blocks.iter().flat_map(|(_, _, c)| c).flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(|o| match o {
+            isa::Operand::Reg(r) if r.base.is_vgpr() => Some(u32::from(r.base.index()) + u32::from(r.size)),
+            _ => None,
+        }).max().unwrap_or(0);
+        vgprs = highest.max(u32::from(vgpr_end));
+    }
     if vcode.layout == Layout::Callee && high_end > 32 {
         vgprs = vgprs.max(u32::from(high_end));
     }
