@@ -753,6 +753,29 @@ fn gfx942_adds_64_bit_pairs_without_a_carry() {
         // x + u, x + y, y - 7, x - 12 and m + x.
         let expected = if target.isa_name().contains("gfx942") { 5 } else { 0 };
         assert_eq!(count("v_lshl_add_u64"), expected, "{}:\n{asm}", target.isa_name());
+        // No calls, no spills: the count is the highest VGPR the code names
+        // plus one (pair windows that no instruction touched not counted).
+        // The simulator faults on a register beyond the descriptor's count,
+        // so check_text above shows it is not too low.
+        let highest = asm
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '[' || c == ':' || c == ']'))
+            .filter_map(|w| {
+                let n = w.strip_prefix("v[").and_then(|r| r.split(':').nth(1)).map(|h| h.trim_end_matches(']')).or_else(|| w.strip_prefix('v'))?;
+                n.parse::<u32>().ok()
+            })
+            .max()
+            .unwrap();
+        assert_eq!(kernels[0].stats.vgprs, highest + 1, "{}:\n{asm}", target.isa_name());
+    }
+    // Every pair in place (no window copy): 6 VGPRs (v0, v[2:3], v[4:5]),
+    // not the 10 that counting two reserved windows gave.
+    let text = "kernel @k(%in: ptr<global>, %out: ptr<global>, %u: i64) {\nentry:\n  %i = workitem_id x\n  %i64 = zext i32 %i to i64\n  %off = shl i64 %i64, 3\n  %p = ptradd %in, %off\n  %x = load i64 %p\n  %s = add i64 %x, %u\n  %q = ptradd %out, %off\n  store i64 %s, %q\n  ret\n}\n";
+    let spec = LaunchSpec::from_flags("64", "64", &["in=i64:iota:64".into(), "out=i64:zero:64".into()], &["in=@in".into(), "out=@out".into(), "u=4294967295".into()], &[]).unwrap();
+    check_text("pairs_in_place.mir", text, &spec, false, false);
+    let module = mir::parse(text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        assert_eq!(kernels[0].stats.vgprs, 6, "{}:\n{}", target.isa_name(), kernels[0].asm);
     }
 }
 
