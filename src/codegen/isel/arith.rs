@@ -392,10 +392,9 @@ impl<'a> Isel<'a> {
         if self.target.gpu != isa::Gpu::Gfx942 {
             return Ok(None);
         }
-        let inline = |bits: u64| (-16..=64).contains(&(bits as i64));
         let b = match (op, b) {
             (BinOp::Add, _) => b.clone(),
-            (_, Lowered::Imm(bits)) if inline(bits.wrapping_neg()) => Lowered::Imm(bits.wrapping_neg()),
+            (_, Lowered::Imm(bits)) if inline_i64(bits.wrapping_neg()) => Lowered::Imm(bits.wrapping_neg()),
             _ => return Ok(None),
         };
         let paired = |s: &Self, l: &Lowered| match *l {

@@ -36,7 +36,7 @@ impl<'a> Isel<'a> {
             let opcode = scmp_opcode(pred);
             // SOPC takes one literal: a second goes to an SGPR first.
             let a = if is_literal(&a) && is_literal(&b) { Lowered::S(self.to_s(&a)?) } else { a };
-            if self.inst_ref.and_then(|i| i.result).is_some_and(|r| self.branch_only_compares.contains(&r)) {
+            if self.inst_ref.and_then(|i| i.result).is_some_and(|r| self.deferred_compares.contains(&r)) {
                 return Ok(Lowered::ScalarCmp { op: opcode, a: Box::new(a), b: Box::new(b) });
             }
             let (sa, sb) = (self.scalar_src(&a)?, self.scalar_src(&b)?);
@@ -47,28 +47,22 @@ impl<'a> Isel<'a> {
         }
         if wide && !divergent && matches!(pred, IntPred::Eq | IntPred::Ne) {
             // SOPC has 64-bit equality (not order): the pairs where they are,
-            // a 64-bit inline constant as itself, any other in a pair.
-            let src = |s: &mut Self, l: &Lowered| -> Result<Src, Diagnostic> {
+            // a 64-bit inline constant as itself (one side at most), any
+            // other in a pair.
+            let side = |s: &mut Self, l: &Lowered, constant_taken: bool| -> Result<Lowered, Diagnostic> {
                 Ok(match *l {
-                    Lowered::Imm(bits) if (-16..=64).contains(&(bits as i64)) => Src::Imm(bits as u32),
-                    _ => Src::R(s.to_s64(l)?),
+                    Lowered::Imm(bits) if inline_i64(bits) && !constant_taken => l.clone(),
+                    _ => Lowered::S64(s.to_s64(l)?),
                 })
             };
-            let (sa, sb) = (src(self, &a)?, src(self, &b)?);
-            let (sa, sb) = if matches!((sa, sb), (Src::Imm(_), Src::Imm(_))) { (Src::R(self.to_s64(&a)?), sb) } else { (sa, sb) };
-            let opcode = if pred == IntPred::Eq { Opcode::s_cmp_eq_u64 } else { Opcode::s_cmp_lg_u64 };
-            if self.inst_ref.and_then(|i| i.result).is_some_and(|r| self.branch_only_compares.contains(&r)) {
-                let side = |s: Src| match s {
-                    Src::R(p) => Lowered::S64(p),
-                    Src::Imm(bits) => Lowered::Imm(u64::from(bits)),
-                    _ => unreachable!("a pair or an inline constant"),
-                };
-                return Ok(Lowered::ScalarCmp { op: opcode, a: Box::new(side(sa)), b: Box::new(side(sb)) });
+            let a = side(self, &a, matches!(b, Lowered::Imm(bits) if inline_i64(bits)))?;
+            let b = side(self, &b, false)?;
+            let op = if pred == IntPred::Eq { Opcode::s_cmp_eq_u64 } else { Opcode::s_cmp_lg_u64 };
+            let cmp = Lowered::ScalarCmp { op, a: Box::new(a), b: Box::new(b) };
+            if self.inst_ref.and_then(|i| i.result).is_some_and(|r| self.deferred_compares.contains(&r)) {
+                return Ok(cmp);
             }
-            let d = self.vreg(Class::Sgpr);
-            self.emit(opcode, &[], &[sa, sb], |_| {});
-            self.emit(Opcode::s_cselect_b32, &[Dst::R(d)], &[Src::Imm(1), Src::Imm(0)], |_| {});
-            return Ok(Lowered::Bool(d));
+            return Ok(Lowered::Bool(self.to_bool(&cmp)?));
         }
         if wide && divergent {
             // Both high halves known zero (zero extensions; constants below

@@ -218,7 +218,7 @@ struct Isel<'a> {
     lds_size: u32,
     /// Uniform compares used only by their own block's branch (see
     /// [`Lowered::ScalarCmp`]).
-    branch_only_compares: hashbrown::HashSet<Value>,
+    deferred_compares: hashbrown::HashSet<Value>,
     inst_ref: Option<&'a Inst>,
     /// Instructions the selector refused, in order: selection goes on past
     /// them (their results get placeholder registers) so that one run reports
@@ -644,7 +644,7 @@ impl<'a> Isel<'a> {
     /// [`Isel::wide_src`].
     pub(super) fn i64_src(&mut self, l: &Lowered, scalars: &mut u32) -> Result<Src, Diagnostic> {
         if let Lowered::Imm(bits) = *l {
-            if (-16..=64).contains(&(bits as i64)) {
+            if inline_i64(bits) {
                 return Ok(Src::Imm(bits as u32));
             }
         }
@@ -1226,7 +1226,7 @@ pub fn select(
         workgroup_id: [None; 3],
         tid: None,
         lds_size: 0,
-        branch_only_compares: branch_only_compares(func),
+        deferred_compares: deferred_compares(func),
         inst_ref: None,
         refusals: Vec::new(),
         volatile_access: false,
@@ -1783,10 +1783,15 @@ fn finish(mut blocks: Vec<BlockBuild>, mut vc: VCode) -> VCode {
 }
 
 
+/// A 64-bit constant the hardware has inline (-16..=64, sign-extended).
+pub(super) fn inline_i64(bits: u64) -> bool {
+    (-16..=64).contains(&(bits as i64))
+}
+
 /// Uniform `icmp`s whose only use is the branch at the end of their own
 /// block or the condition of a `select` in it: the compare is made where it
 /// is used, which then reads SCC instead of a 0/1 SGPR tested again.
-fn branch_only_compares(func: &Function) -> hashbrown::HashSet<Value> {
+fn deferred_compares(func: &Function) -> hashbrown::HashSet<Value> {
     let mut uses: HashMap<Value, usize> = HashMap::new();
     for block in &func.blocks {
         let operands = block.insts.iter().flat_map(|i| crate::mir::op_operands(&i.op)).chain(crate::mir::terminator_operands(&block.term));
