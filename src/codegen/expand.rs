@@ -544,6 +544,10 @@ struct Ctx<'a> {
     /// a copy in or out, forgotten when either side or EXEC is written, and
     /// at every block start), so a pair used twice in a row is copied once.
     window_holds: Vec<Option<WindowHolds>>,
+    /// Where the code ends right after the last whole-wave section's EXEC
+    /// restore in this block: a section that starts there reopens it instead
+    /// of restoring EXEC and parking it again (`usize::MAX`: none).
+    whole_wave_end: usize,
     /// Registers written by spill stores (SGPRs into lanes, VGPRs to memory).
     sgpr_spill_stores: u32,
     vgpr_spill_stores: u32,
@@ -1519,10 +1523,17 @@ impl Ctx<'_> {
         let park = if self.frame.return_address_lane.is_some() { 30 } else { self.place.temps + 6 };
         let save = isa::Reg::s(park, self.mask_size());
         let mov = self.op_b(Opcode::s_mov_b64, Opcode::s_mov_b32);
-        self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(save)], vec![isa::Operand::Reg(self.exec())]));
-        self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::imm32(u32::MAX)]));
+        if self.whole_wave_end == self.code.len() && self.code.last().is_some_and(|e| e.cfi.is_empty()) {
+            // Back to back with the previous section: EXEC is still parked
+            // in `save`; drop its restore and go on with every lane on.
+            self.code.pop();
+        } else {
+            self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(save)], vec![isa::Operand::Reg(self.exec())]));
+            self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::imm32(u32::MAX)]));
+        }
         body(self);
         self.push(isa::Inst::new(mov, vec![isa::Operand::Reg(self.exec())], vec![isa::Operand::Reg(save)]));
+        self.whole_wave_end = self.code.len();
     }
 
     fn branch(&mut self, block: usize, kind: &Branch, allocs: &[ra::Allocation], next_in_layout: Option<usize>) -> Result<(), Diagnostic> {
@@ -1683,7 +1694,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         prologue_exec,
         sp_end: (frame_end as u32).div_ceil(16) * 16,
     };
-    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new(), window_holds: Vec::new(), sgpr_spill_stores: 0, vgpr_spill_stores: 0 };
+    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new(), window_holds: Vec::new(), whole_wave_end: usize::MAX, sgpr_spill_stores: 0, vgpr_spill_stores: 0 };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
     let layout = vcode.layout();
@@ -1691,6 +1702,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         let block = &vcode.blocks[b];
         let start = ctx.code.len();
         ctx.window_holds.clear();
+        ctx.whole_wave_end = usize::MAX;
         if let (0, Some((rsrc, arrived, kept))) = (position, fold_wave_offset) {
             let s = |n: u16| isa::Operand::Reg(isa::Reg::s(n, 1));
             if let Some(init) = vcode.flat_scratch_init {

@@ -12,16 +12,26 @@
 //! as llc-22 lowers `SI_IF`. The save moves down to the head's start; regalloc2's moves
 //! at the edge neither read `m` (it is not a block argument) nor touch EXEC.
 //!
+//! The same holds without a save: a loop latch computes the lanes that go
+//! on, `t = exec & ~c` (or `exec & c`), and the continue block it alone
+//! enters sets `exec = t`. When `t` has no other reader and nothing after
+//! it in the latch changes EXEC, the continue block narrows EXEC itself,
+//! `exec &= ~c` (`s_andn2_b64 exec, exec, c`): one instruction and no mask
+//! register, where there were two.
+//!
 //! Cost: one sweep over the blocks.
 
 use regalloc2 as ra;
 
 use super::vcode::{ExecOp, MInst, MKind, MaskSel, VCode};
 
-/// Fuses save-and-narrow pairs; returns how many.
+/// Fuses save-and-narrow pairs and mask-then-set pairs; returns how many.
 pub fn run(vcode: &mut VCode) -> usize {
     let uses = vcode.use_counts();
     let mut fused = 0;
+    for h in 0..vcode.blocks.len() {
+        fused += usize::from(narrow_in_place(vcode, h, &uses));
+    }
     for p in 0..vcode.blocks.len() {
         let block = &vcode.blocks[p];
         let [h] = block.succs[..] else { continue };
@@ -70,4 +80,38 @@ pub fn run(vcode: &mut VCode) -> usize {
         fused += 1;
     }
     fused
+}
+
+/// `exec = t` at the head of block `h`, with `t = exec & c` or
+/// `exec & ~c` made in its one predecessor after the last EXEC change there
+/// and read nowhere else, becomes `exec &= c` or `exec &= ~c`.
+fn narrow_in_place(vcode: &mut VCode, h: usize, uses: &[u32]) -> bool {
+    let block = &vcode.blocks[h];
+    let [p] = block.preds[..] else { return false };
+    let head = block.insts.start;
+    if block.insts.is_empty() || !matches!(vcode.insts[head].kind, MKind::Exec(ExecOp::Set)) {
+        return false;
+    }
+    let t = vcode.insts[head].ops[0].vreg();
+    if uses[t.vreg()] != 1 {
+        return false;
+    }
+    let pred = &vcode.blocks[p.index()];
+    if pred.succs.len() != 1 || pred.succ_args.iter().flatten().any(|v| *v == t) {
+        return false;
+    }
+    let end = pred.insts.end - 1;
+    let Some(k) = (pred.insts.start..end).rev().find(|&i| vcode.insts[i].ops.first().is_some_and(|o| o.vreg() == t && o.kind() == ra::OperandKind::Def)) else { return false };
+    let op = match vcode.insts[k].kind {
+        MKind::MaskAdd { first: true, sel: MaskSel::And } => ExecOp::AndSelf,
+        MKind::MaskAdd { first: true, sel: MaskSel::AndNot } => ExecOp::AndNotSelf,
+        _ => return false,
+    };
+    if (k + 1..end).any(|i| vcode.insts[i].changes_exec()) {
+        return false;
+    }
+    let c = *vcode.insts[k].ops.last().unwrap();
+    vcode.insts[head] = MInst { kind: MKind::Exec(op), ops: vec![c] };
+    vcode.insts[k] = MInst::nothing();
+    true
 }
