@@ -18,7 +18,8 @@
 //! Uniform branches stay real branches (*direct* edges, EXEC untouched) where no
 //! lane can be elsewhere (a block outside every divergent region,
 //! `Uniformity::partial_exec` false) and wherever the jump passes only points
-//! that lanes reach through the branch's own block; masks appear only where
+//! that no lane can wait at (reached only through the branch's own block, or
+//! on the other arm of a uniform branch above it); masks appear only where
 //! divergence does.
 //!
 //! Values a loop with mask exits defines and code after the loop uses are
@@ -130,7 +131,7 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             continue;
         }
         for &s in &st.cfg.succs[b] {
-            if real[b] || jumps_over_only_dominated(st, &loops_ending, b, s) {
+            if real[b] || jumps_over_only_empty(st, &uni.divergent_branches, &loops_ending, b, s) {
                 direct.insert((b, s));
             }
         }
@@ -803,15 +804,40 @@ impl Lowering {
 }
 
 /// True if a jump `b -> s` passes only points (block heads, loop checks)
-/// that lanes reach through `b` alone, within `b`'s innermost loop: blocks `b`
-/// dominates and checks of loops whose latches it dominates. A back edge
-/// passes the rest of its loop up to the loop's check. Scans at most 64
-/// positions (farther jumps walk).
-fn jumps_over_only_dominated(st: &crate::codegen::structure::Structure, loops_ending: &[Vec<usize>], b: usize, s: usize) -> bool {
+/// no lane can be waiting at, within `b`'s innermost loop: blocks `b`
+/// dominates (lanes reach them through `b` alone, and `b` sends all of
+/// its lanes to `s`), and blocks on another arm of a uniform branch above
+/// `b`. For the second: `u`, in `b`'s loop, branches uniformly to `a` and
+/// `a2`, each entered from `u` alone, `a` dominates `b` and `a2` dominates
+/// `x`; in one pass of the loop `u` runs once and sends every lane one way,
+/// so with lanes at `b` there are none at `x` (a uniform if inside a
+/// divergent region keeps EXEC and needs no join mask). Checks of loops are
+/// passed when every latch is such a point. A back edge passes the rest of
+/// its loop up to the loop's check. Scans at most 64 positions (farther
+/// jumps walk).
+fn jumps_over_only_empty(st: &crate::codegen::structure::Structure, divergent_branches: &[bool], loops_ending: &[Vec<usize>], b: usize, s: usize) -> bool {
     let (pb, ps) = (st.position[b], st.position[s]);
     let inside = |x: usize| st.loop_of[b].is_none_or(|l| st.loop_contains(l, x));
-    let block_ok = |x: usize| inside(x) && st.dominates(b, x);
-    let check_ok = |l: usize| inside(st.loops[l].header) && st.loops[l].latches.iter().all(|&x| st.dominates(b, x));
+    // The uniform branches above `b` in its loop: (u, the arm holding b).
+    let mut arms = Vec::new();
+    let mut a = b;
+    for _ in 0..64 {
+        let Some(u) = st.idom[a].filter(|&u| u != a) else { break };
+        if st.loop_of[u] != st.loop_of[b] || arms.len() == 8 {
+            break;
+        }
+        if st.cfg.preds[a] == [u] && !divergent_branches[u] {
+            arms.push((u, a));
+        }
+        a = u;
+    }
+    let other_arm = |x: usize| {
+        arms.iter().any(|&(u, a)| {
+            st.dominates(u, x) && !st.dominates(a, x) && st.cfg.succs[u].iter().any(|&a2| a2 != a && st.cfg.preds[a2] == [u] && st.dominates(a2, x))
+        })
+    };
+    let empty = |x: usize| inside(x) && (st.dominates(b, x) || other_arm(x));
+    let check_ok = |l: usize| inside(st.loops[l].header) && st.loops[l].latches.iter().all(|&x| empty(x));
     let (end, own) = if ps > pb {
         (ps, None)
     } else {
@@ -829,7 +855,7 @@ fn jumps_over_only_dominated(st: &crate::codegen::structure::Structure, loops_en
         return false;
     }
     for pos in pb + 1..end {
-        if !block_ok(st.order[pos]) {
+        if !empty(st.order[pos]) {
             return false;
         }
     }
