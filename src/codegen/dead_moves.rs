@@ -16,6 +16,15 @@
 //! write under fewer lanes leaves the others in place; scalar registers
 //! ignore EXEC. Only ordinary SGPRs (below s102) are candidates: VCC, M0
 //! and the rest are read by instructions that do not list them.
+//!
+//! Across blocks the pass knows only which registers are never read again:
+//! in a function whose every exit is `s_endpgm` (no calls, no returns,
+//! whose readers no operand lists), a register that no instruction of any
+//! block reachable from a point reads (in any lane; a partial write counts
+//! as a read) is dead there. Writes in other blocks never count as kills,
+//! since they may run under other lanes. This removes the copies out of a
+//! pair window whose destination nothing reads (for example when the pair
+//! was last used through the window itself).
 
 use super::expand::{overlaps, reg_span, Expanded};
 use crate::isa::{self, Opcode, PhysReg, Target};
@@ -50,14 +59,116 @@ fn writes_exec(inst: &isa::Inst) -> bool {
     name.starts_with("v_cmpx") || name.contains("saveexec") || inst.defs.iter().filter_map(reg_span).any(|d| overlaps(d, exec))
 }
 
+/// Registers by PhysReg index, one bit each.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RegSet([u64; 16]);
+
+impl RegSet {
+    const ALL: RegSet = RegSet([u64::MAX; 16]);
+
+    fn insert_span(&mut self, (base, size): (u16, u16)) {
+        for r in base..base + size {
+            if let Some(word) = self.0.get_mut(usize::from(r) / 64) {
+                *word |= 1 << (r % 64);
+            }
+        }
+    }
+
+    fn contains(&self, r: usize) -> bool {
+        self.0.get(r / 64).is_some_and(|w| w & (1 << (r % 64)) != 0)
+    }
+
+    fn union_with(&mut self, other: &RegSet) {
+        self.0.iter_mut().zip(other.0).for_each(|(a, b)| *a |= b);
+    }
+}
+
+/// The registers an instruction reads, as far as liveness goes: its uses,
+/// and the destinations of partial writes (which keep what they do not
+/// replace).
+fn reads(inst: &isa::Inst, target: Target) -> impl Iterator<Item = (u16, u16)> + '_ {
+    let partial = !writes_fully(inst, target) || writes_exec(inst);
+    let kept = inst.defs.iter().filter(move |_| partial);
+    inst.uses.iter().chain(kept).filter_map(reg_span)
+}
+
+/// For each block (by layout position), the registers that an instruction
+/// of a block reachable from it, itself included, may read: what is not in
+/// it is never read again from the block's start. `None` when the function
+/// leaves other than by `s_endpgm` or calls (the callee and the caller read
+/// registers that no operand lists).
+fn reachable_reads(code: &Expanded, target: Target) -> Option<Vec<RegSet>> {
+    let position: hashbrown::HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(i, (b, _, _))| (*b, i)).collect();
+    let mut own = Vec::with_capacity(code.blocks.len());
+    let mut successors: Vec<Vec<usize>> = Vec::with_capacity(code.blocks.len());
+    for (i, (_, _, block)) in code.blocks.iter().enumerate() {
+        let mut read = RegSet([0; 16]);
+        let mut next = Vec::new();
+        for e in block {
+            if e.call.is_some() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
+                return None;
+            }
+            reads(&e.inst, target).for_each(|span| read.insert_span(span));
+            if let Some(t) = e.target {
+                next.push(*position.get(&t)?);
+            }
+        }
+        let jumps_away = block.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm));
+        if !jumps_away {
+            if i + 1 < code.blocks.len() {
+                next.push(i + 1);
+            } else {
+                // Falls off the end of the code: unknown readers.
+                read = RegSet::ALL;
+            }
+        }
+        own.push(read);
+        successors.push(next);
+    }
+    // Reachability to a fixed point; blocks in reverse layout order settle
+    // forward code in one sweep, each loop needs one more.
+    let mut reach = own.clone();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in (0..reach.len()).rev() {
+            let mut r = reach[i];
+            for &s in &successors[i] {
+                r.union_with(&reach[s]);
+            }
+            if r != reach[i] {
+                reach[i] = r;
+                changed = true;
+            }
+        }
+    }
+    Some(reach)
+}
+
 /// Deletes the dead moves of every block; returns how many.
 pub fn run(code: &mut Expanded, target: Target) -> usize {
     let mut removed = 0;
-    for (_, _, block) in &mut code.blocks {
+    let reach = reachable_reads(code, target);
+    let position: hashbrown::HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(i, (b, _, _))| (*b, i)).collect();
+    let layout_len = code.blocks.len();
+    for (index, (_, _, block)) in code.blocks.iter_mut().enumerate() {
         // Registers (VGPR numbers as PhysReg indices) overwritten before read.
         let mut dead: Vec<bool> = vec![false; 1024];
         if block.last().is_some_and(|e| e.inst.op == Opcode::s_endpgm) {
             dead.iter_mut().for_each(|d| *d = true);
+        }
+        // Registers that nothing reads after this point, here or in any
+        // block reached from here (EXEC writes do not matter to them).
+        let mut never: Vec<bool> = vec![false; 1024];
+        if let Some(reach) = &reach {
+            let jumps_away = block.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm));
+            let after = match (jumps_away, index + 1 < layout_len) {
+                (true, _) => RegSet([0; 16]),
+                (false, true) => reach[index + 1],
+                // Falls off the end of the code: unknown readers.
+                (false, false) => RegSet::ALL,
+            };
+            never.iter_mut().enumerate().for_each(|(r, n)| *n = !after.contains(r));
         }
         let mut keep = vec![true; block.len()];
         for i in (0..block.len()).rev() {
@@ -74,7 +185,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
                     // A move onto itself (allocation gave a copy instruction
                     // of selection one register for both sides) does nothing.
                     let onto_itself = inst.uses.len() == 1 && inst.uses.first().and_then(reg_span) == Some((d, size));
-                    if onto_itself || (d..d + size).all(|r| dead[usize::from(r)]) {
+                    if onto_itself || (d..d + size).all(|r| dead[usize::from(r)] || never[usize::from(r)]) {
                         keep[i] = false;
                         removed += 1;
                         continue;
@@ -87,6 +198,10 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
             // not the scalar ones, which no EXEC masks.
             if e.target.is_some() || e.call.is_some() || matches!(inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
                 dead.iter_mut().for_each(|d| *d = false);
+                match (&reach, e.target.and_then(|t| position.get(&t))) {
+                    (Some(reach), Some(&t)) => never.iter_mut().enumerate().for_each(|(r, n)| *n &= !reach[t].contains(r)),
+                    _ => never.iter_mut().for_each(|n| *n = false),
+                }
             } else if writes_exec(inst) {
                 dead.iter_mut().enumerate().filter(|(r, _)| !PhysReg(*r as u16).is_scalar()).for_each(|(_, d)| *d = false);
             }
@@ -115,6 +230,13 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
                 for r in base..base + size {
                     if let Some(d) = dead.get_mut(usize::from(r)) {
                         *d = false;
+                    }
+                }
+            }
+            for (base, size) in reads(inst, target) {
+                for r in base..base + size {
+                    if let Some(n) = never.get_mut(usize::from(r)) {
+                        *n = false;
                     }
                 }
             }
@@ -196,5 +318,30 @@ mod tests {
             inst(Opcode::v_add_u32, vec![v(2)], vec![s(5), v(3)]),
         ]);
         assert_eq!((ops, removed), (vec![Opcode::v_add_u32], 2));
+    }
+
+    /// Three blocks: 0 moves into v1 and branches to 2 or falls into 1,
+    /// 1 ends the program, 2 reads `read_in_2` and jumps back to 0 when
+    /// `back_edge`.
+    fn across_blocks(read_in_2: u16, back_edge: bool) -> usize {
+        let branch = |op: Opcode, target: usize| Emitted { inst: isa::Inst::sopp(op, 0), target: Some(target), call: None, cfi: Vec::new() };
+        let mut last = vec![inst(Opcode::v_add_u32, vec![v(4)], vec![v(read_in_2), v(0)])];
+        last.push(if back_edge { branch(Opcode::s_branch, 0) } else { inst(Opcode::s_endpgm, vec![], vec![]) });
+        let blocks = vec![
+            (0, "b0".into(), vec![inst(Opcode::v_add_u32, vec![v(0)], vec![v(1), v(0)]), inst(Opcode::v_mov_b32, vec![v(1)], vec![v(2)]), branch(Opcode::s_cbranch_scc1, 2)]),
+            (1, "b1".into(), vec![inst(Opcode::s_endpgm, vec![], vec![])]),
+            (2, "b2".into(), last),
+        ];
+        let mut code = Expanded { blocks, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        run(&mut code, isa::Target::new(Gpu::Gfx90a))
+    }
+
+    #[test]
+    fn moves_nothing_reads_in_any_later_block_go() {
+        assert_eq!(across_blocks(3, false), 1);
+        // A successor reads v1 (in some lanes, perhaps): the move stays.
+        assert_eq!(across_blocks(1, false), 0);
+        // Block 0 reads v1 again through the loop.
+        assert_eq!(across_blocks(3, true), 0);
     }
 }
