@@ -192,6 +192,7 @@ fn spirv_of(source: &str, tag: &str) -> Option<Vec<u8>> {
     let (cl, spv) = (work.join("k.cl"), work.join("k.spv"));
     std::fs::write(&cl, source).unwrap();
     let mut args: Vec<String> = CL_FLAGS.iter().map(|s| s.to_string()).collect();
+    args.push(format!("-I{}", dir().display()));
     args.extend(["-target", "spirv64", "-c", "-o"].map(String::from));
     args.push(spv.to_string_lossy().to_string());
     args.push(cl.to_string_lossy().to_string());
@@ -448,4 +449,40 @@ fn a_zeroed_private_array_is_cleared_in_words() {
         assert_eq!(bytes, 0, "{}:\n{asm}", target.isa_name());
         assert!(salu_adds <= 6, "{}: {salu_adds} scalar adds:\n{asm}", target.isa_name());
     }
+}
+
+/// Pair windows (the 64-bit addresses built for one load or store) move
+/// down onto free low VGPRs (window_rename), so kernels made of such
+/// accesses use no more VGPRs than llc-22 -O2 gives the same source (its
+/// `.vgpr_count`, from clang-22 `-target amdgcn`). The first test runs
+/// these kernels on the simulator against the interpreter.
+#[test]
+fn windows_move_down_to_llvms_vgpr_count_or_below() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-windows-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let include = format!("-I{}", dir().display());
+    let mut failures = Vec::new();
+    for stem in ["vadd", "stencil", "local_args", "scan_local"] {
+        let cl = dir().join(format!("{stem}.cl"));
+        let spv = spirv_of(&std::fs::read_to_string(&cl).unwrap(), &format!("windows-{stem}")).unwrap();
+        let module = amdgpu_cg::driver::load_spirv(stem, &spv).unwrap();
+        for g in Gpu::ALL {
+            let (target, gpu) = (CodeObjectTarget::new(Target::new(g)), g.name());
+            let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+            let ours = kernels.iter().filter(|k| k.is_kernel).map(|k| k.stats.vgprs).max().unwrap();
+            let asm = work.join(format!("{stem}.{gpu}.s"));
+            let (asm_s, cl_s, mcpu) = (asm.to_string_lossy().to_string(), cl.to_string_lossy().to_string(), format!("-mcpu={gpu}"));
+            let mut args: Vec<&str> = CL_FLAGS.to_vec();
+            args.extend(["-target", "amdgcn-amd-amdhsa", &mcpu, "-nogpulib", &include, "-S", "-o", &asm_s, &cl_s]);
+            run(&clang, &args, &format!("clang-22 -target amdgcn {stem} for {gpu}")).unwrap();
+            let listing = std::fs::read_to_string(&asm).unwrap();
+            let llvm = listing.lines().filter_map(|l| l.trim().strip_prefix(".vgpr_count:")).map(|n| n.trim().parse::<u32>().unwrap()).max().unwrap();
+            if ours > llvm {
+                failures.push(format!("{stem} on {gpu}: {ours} VGPRs, llc-22 {llvm}"));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -26,7 +26,7 @@
 //! pair window whose destination nothing reads (for example when the pair
 //! was last used through the window itself).
 
-use super::expand::{overlaps, reg_span, Expanded};
+use super::expand::{overlaps, reg_span, Emitted, Expanded};
 use crate::isa::{self, Opcode, PhysReg, Target};
 
 /// Whether an instruction's register outputs replace every active lane of
@@ -53,7 +53,7 @@ fn plain_sgprs((base, size): (u16, u16)) -> bool {
     base + size <= 102
 }
 
-fn writes_exec(inst: &isa::Inst) -> bool {
+pub(super) fn writes_exec(inst: &isa::Inst) -> bool {
     let name = inst.op.info().name;
     let exec = (PhysReg::EXEC.0, 2u16);
     name.starts_with("v_cmpx") || name.contains("saveexec") || inst.defs.iter().filter_map(reg_span).any(|d| overlaps(d, exec))
@@ -145,24 +145,57 @@ fn reachable_reads(code: &Expanded, target: Target) -> Option<Vec<RegSet>> {
     Some(reach)
 }
 
-/// Deletes the dead moves of every block; returns how many.
-pub fn run(code: &mut Expanded, target: Target) -> usize {
-    let mut removed = 0;
-    let reach = reachable_reads(code, target);
-    let position: hashbrown::HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(i, (b, _, _))| (*b, i)).collect();
-    let layout_len = code.blocks.len();
-    for (index, (_, _, block)) in code.blocks.iter_mut().enumerate() {
-        // Registers (VGPR numbers as PhysReg indices) overwritten before read.
-        let mut dead: Vec<bool> = vec![false; 1024];
+/// What a backward scan knows at one point of a block: per register (by
+/// PhysReg index), whether the value there is overwritten before any read
+/// under the present EXEC (`dead`) or read by nothing reachable at all
+/// (`never`). Either way an instruction placed at that point, running under
+/// the EXEC there, may write the register.
+pub(super) struct Point {
+    dead: Vec<bool>,
+    never: Vec<bool>,
+}
+
+impl Point {
+    pub(super) fn free(&self, r: usize) -> bool {
+        self.dead.get(r).copied().unwrap_or(false) || self.never.get(r).copied().unwrap_or(false)
+    }
+}
+
+/// The function-wide facts the per-block scans start from.
+pub(super) struct Scan {
+    reach: Option<Vec<RegSet>>,
+    position: hashbrown::HashMap<usize, usize>,
+    layout_len: usize,
+    target: Target,
+}
+
+impl Scan {
+    pub(super) fn new(code: &Expanded, target: Target) -> Scan {
+        Scan {
+            reach: reachable_reads(code, target),
+            position: code.blocks.iter().enumerate().map(|(i, (b, _, _))| (*b, i)).collect(),
+            layout_len: code.blocks.len(),
+            target,
+        }
+    }
+
+    /// Whether registers are known across blocks (every exit is
+    /// `s_endpgm`, no calls).
+    pub(super) fn knows_other_blocks(&self) -> bool {
+        self.reach.is_some()
+    }
+
+    /// The point after the last instruction of the block at layout position
+    /// `index`.
+    pub(super) fn block_end(&self, index: usize, block: &[Emitted]) -> Point {
+        let mut dead = vec![false; 1024];
         if block.last().is_some_and(|e| e.inst.op == Opcode::s_endpgm) {
             dead.iter_mut().for_each(|d| *d = true);
         }
-        // Registers that nothing reads after this point, here or in any
-        // block reached from here (EXEC writes do not matter to them).
-        let mut never: Vec<bool> = vec![false; 1024];
-        if let Some(reach) = &reach {
+        let mut never = vec![false; 1024];
+        if let Some(reach) = &self.reach {
             let jumps_away = block.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm));
-            let after = match (jumps_away, index + 1 < layout_len) {
+            let after = match (jumps_away, index + 1 < self.layout_len) {
                 (true, _) => RegSet([0; 16]),
                 (false, true) => reach[index + 1],
                 // Falls off the end of the code: unknown readers.
@@ -170,6 +203,59 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
             };
             never.iter_mut().enumerate().for_each(|(r, n)| *n = !after.contains(r));
         }
+        Point { dead, never }
+    }
+
+    /// Moves `point` from after `e` to before it.
+    pub(super) fn step_back(&self, point: &mut Point, e: &Emitted) {
+        let inst = &e.inst;
+        let Point { dead, never } = point;
+        // Branches and calls (the callee reads its argument registers,
+        // which no operand lists) forget everything; EXEC writes forget
+        // the vector registers (a write under other lanes keeps the rest),
+        // not the scalar ones, which no EXEC masks.
+        if e.target.is_some() || e.call.is_some() || matches!(inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
+            dead.iter_mut().for_each(|d| *d = false);
+            match (&self.reach, e.target.and_then(|t| self.position.get(&t))) {
+                (Some(reach), Some(&t)) => never.iter_mut().enumerate().for_each(|(r, n)| *n &= !reach[t].contains(r)),
+                _ => never.iter_mut().for_each(|n| *n = false),
+            }
+        } else if writes_exec(inst) {
+            dead.iter_mut().enumerate().filter(|(r, _)| !PhysReg(*r as u16).is_scalar()).for_each(|(_, d)| *d = false);
+        }
+        // A partial write reads what it keeps (an accumulator reads its
+        // destination without listing it); a full one kills.
+        let full = writes_fully(inst, self.target) && !writes_exec(inst);
+        for (base, size) in inst.defs.iter().filter_map(reg_span) {
+            for r in base..base + size {
+                if let Some(d) = dead.get_mut(usize::from(r)) {
+                    *d = full;
+                }
+            }
+        }
+        for (base, size) in inst.uses.iter().filter_map(reg_span) {
+            for r in base..base + size {
+                if let Some(d) = dead.get_mut(usize::from(r)) {
+                    *d = false;
+                }
+            }
+        }
+        for (base, size) in reads(inst, self.target) {
+            for r in base..base + size {
+                if let Some(n) = never.get_mut(usize::from(r)) {
+                    *n = false;
+                }
+            }
+        }
+    }
+}
+
+/// Deletes the dead moves of every block; returns how many.
+pub fn run(code: &mut Expanded, target: Target) -> usize {
+    let mut removed = 0;
+    let scan = Scan::new(code, target);
+    for (index, (_, _, block)) in code.blocks.iter_mut().enumerate() {
+        let mut point = scan.block_end(index, block);
         let mut keep = vec![true; block.len()];
         for i in (0..block.len()).rev() {
             let e = &block[i];
@@ -185,61 +271,14 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
                     // A move onto itself (allocation gave a copy instruction
                     // of selection one register for both sides) does nothing.
                     let onto_itself = inst.uses.len() == 1 && inst.uses.first().and_then(reg_span) == Some((d, size));
-                    if onto_itself || (d..d + size).all(|r| dead[usize::from(r)] || never[usize::from(r)]) {
+                    if onto_itself || (d..d + size).all(|r| point.free(usize::from(r))) {
                         keep[i] = false;
                         removed += 1;
                         continue;
                     }
                 }
             }
-            // Branches and calls (the callee reads its argument registers,
-            // which no operand lists) forget everything; EXEC writes forget
-            // the vector registers (a write under other lanes keeps the rest),
-            // not the scalar ones, which no EXEC masks.
-            if e.target.is_some() || e.call.is_some() || matches!(inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
-                dead.iter_mut().for_each(|d| *d = false);
-                match (&reach, e.target.and_then(|t| position.get(&t))) {
-                    (Some(reach), Some(&t)) => never.iter_mut().enumerate().for_each(|(r, n)| *n &= !reach[t].contains(r)),
-                    _ => never.iter_mut().for_each(|n| *n = false),
-                }
-            } else if writes_exec(inst) {
-                dead.iter_mut().enumerate().filter(|(r, _)| !PhysReg(*r as u16).is_scalar()).for_each(|(_, d)| *d = false);
-            }
-            let full = writes_fully(inst, target) && !writes_exec(inst);
-            if !full {
-                // A partial write reads what it keeps (an accumulator reads
-                // its destination without listing it).
-                for (base, size) in inst.defs.iter().filter_map(reg_span) {
-                    for r in base..base + size {
-                        if let Some(d) = dead.get_mut(usize::from(r)) {
-                            *d = false;
-                        }
-                    }
-                }
-            }
-            if full {
-                for (base, size) in inst.defs.iter().filter_map(reg_span) {
-                    for r in base..base + size {
-                        if let Some(d) = dead.get_mut(usize::from(r)) {
-                            *d = true;
-                        }
-                    }
-                }
-            }
-            for (base, size) in inst.uses.iter().filter_map(reg_span) {
-                for r in base..base + size {
-                    if let Some(d) = dead.get_mut(usize::from(r)) {
-                        *d = false;
-                    }
-                }
-            }
-            for (base, size) in reads(inst, target) {
-                for r in base..base + size {
-                    if let Some(n) = never.get_mut(usize::from(r)) {
-                        *n = false;
-                    }
-                }
-            }
+            scan.step_back(&mut point, e);
         }
         if removed > 0 {
             let mut index = 0;
@@ -272,7 +311,7 @@ mod tests {
 
     /// The opcodes left after the pass, and how many it removed.
     fn survivors(block: Vec<Emitted>) -> (Vec<Opcode>, usize) {
-        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], windows: None, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
         let removed = run(&mut code, isa::Target::new(Gpu::Gfx90a));
         (code.blocks[0].2.iter().map(|e| e.inst.op).collect(), removed)
     }
@@ -332,7 +371,7 @@ mod tests {
             (1, "b1".into(), vec![inst(Opcode::s_endpgm, vec![], vec![])]),
             (2, "b2".into(), last),
         ];
-        let mut code = Expanded { blocks, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        let mut code = Expanded { blocks, windows: None, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
         run(&mut code, isa::Target::new(Gpu::Gfx90a))
     }
 

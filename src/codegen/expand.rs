@@ -173,6 +173,10 @@ pub struct Expanded {
     /// Blocks in layout order: (VCode block index, name, instructions). Branch
     /// targets name VCode block indices.
     pub blocks: Vec<(usize, String, Vec<Emitted>)>,
+    /// Where the pair windows start when only windows lie above the
+    /// allocated VGPRs (dense kernels without spills): window_rename may
+    /// move them down and recount `vgprs`.
+    pub windows: Option<Windows>,
     /// VGPRs used (highest + 1), SGPRs used (highest + 1), VCC written.
     pub vgprs: u32,
     /// AGPRs used (highest + 1; spill slots beyond the VGPRs).
@@ -185,6 +189,13 @@ pub struct Expanded {
     /// Bytes per lane of the function's frame from its entry SP (incoming stack
     /// arguments, locals, spill slots; 16-byte aligned), 0 without scratch.
     pub frame_bytes: u32,
+}
+
+/// The pair windows of a dense kernel: VGPRs from `base` up are windows
+/// only (the allocated values lie below).
+#[derive(Clone, Copy, Debug)]
+pub struct Windows {
+    pub base: u16,
 }
 
 impl Expanded {
@@ -1748,7 +1759,9 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         blocks.push((b, block.name.clone(), code));
     }
     let mut vgprs = if spill_vgpr_count > 0 { u32::from(spill_vgpr + spill_vgpr_count).max(u32::from(vgpr_top)) } else { u32::from(vgpr_top) };
+    let mut windows = None;
     if vcode.layout == Layout::Dense && spill_vgpr_count == 0 && vgpr_top > vgpr_end {
+        windows = Some(Windows { base: window_base });
         // Windows reserved for pair operands that the placement kept in place
         // everywhere are not used: the count is what the code references.
         let highest = blocks.iter().flat_map(|(_, _, c)| c).flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(|o| match o {
@@ -1771,7 +1784,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))
     });
     let spills = SpillCounts { sgprs: ctx.sgpr_spill_stores, vgprs: ctx.vgpr_spill_stores, slot_vgprs: u32::from(place.slot_vgprs) };
-    Ok(Expanded { blocks, vgprs, agprs: u32::from(place.agprs), spills, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { ctx.frame.sp_end } else { 0 } })
+    Ok(Expanded { blocks, windows, vgprs, agprs: u32::from(place.agprs), spills, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { ctx.frame.sp_end } else { 0 } })
 }
 
 /// The registers of one class that the entry defines (arguments and inputs

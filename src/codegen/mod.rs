@@ -14,6 +14,7 @@
 mod arg_access;
 pub mod cfi;
 pub mod dead_moves;
+pub mod window_rename;
 pub mod emit;
 pub mod expand;
 pub mod hazards;
@@ -45,7 +46,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
-pub const PASSES: [&str; 26] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "skip_branches", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 27] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "window_rename", "skip_branches", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -324,6 +325,9 @@ pub fn compile_kernel(
         dead_moves::run(&mut expanded, t);
         lap(report, "dead_moves");
         print_expanded(options, report, "dead_moves", func, &expanded, t);
+        window_rename::run(&mut expanded, t);
+        lap(report, "window_rename");
+        print_expanded(options, report, "window_rename", func, &expanded, t);
         skip_branches::run(&mut expanded, t);
         lap(report, "skip_branches");
         print_expanded(options, report, "skip_branches", func, &expanded, t);

@@ -1,0 +1,259 @@
+//! window_rename: moves the short lives of pair windows down onto free low
+//! VGPRs, so a kernel's VGPR count is what its values need rather than the
+//! allocated registers plus a block of windows above them.
+//!
+//! Expansion (docs/regalloc.md) gives every 64-bit operand of a divergent
+//! value a pair "window" above the allocated VGPRs. Most windows live for an
+//! instruction or two (an address built and consumed by one load), while
+//! the registers below them are free for long stretches. Per block, each
+//! life of a window pair (an interval from a write with both halves free
+//! before it to the last reference before both are free again) is an
+//! independent candidate: in order of their starts, each takes the lowest
+//! even pair below its own whose registers are free at its start, are
+//! referenced nowhere inside it, and are not taken by an earlier candidate
+//! still alive there. Unmoved candidates keep their window; later ones
+//! never take a register that an unprocessed candidate's references need,
+//! so keeping is always possible.
+//!
+//! "Free" is the dead_moves scan's: overwritten before any read under the
+//! EXEC there, or read by nothing reachable. A candidate runs under one
+//! EXEC (no EXEC write, branch or call inside), so the lanes it writes in
+//! the new register are exactly those that register's old value no longer
+//! needs, and the lanes outside EXEC keep their values. Only kernels whose
+//! every exit is `s_endpgm` (the scan knows the other blocks) and that
+//! neither spill nor use AGPRs are renamed; the VGPR count is then the
+//! highest register referenced.
+
+use super::dead_moves::{writes_exec, Scan};
+use super::expand::{reg_span, Expanded};
+use crate::isa::{Operand, PhysReg, Target};
+
+/// One life of a window pair within a block.
+struct Candidate {
+    /// The pair's first VGPR (hardware number).
+    pair: u16,
+    /// First and last instruction referencing it.
+    start: usize,
+    end: usize,
+}
+
+/// Renames the windows of every block; returns how many lives moved.
+pub fn run(code: &mut Expanded, target: Target) -> usize {
+    let Some(windows) = code.windows else { return 0 };
+    if code.agprs > 0 || code.spills.vgprs > 0 || code.spills.slot_vgprs > 0 {
+        return 0;
+    }
+    let scan = Scan::new(code, target);
+    if !scan.knows_other_blocks() {
+        return 0;
+    }
+    let top = highest_vgpr(code);
+    let mut moved = 0;
+    for index in 0..code.blocks.len() {
+        let block = &code.blocks[index].2;
+        let touches_windows = block.iter().flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).any(|o| vgpr_span(o).is_some_and(|(b, s)| b + s > windows.base));
+        if touches_windows {
+            moved += rename_block(code, index, &scan, windows.base, top);
+        }
+    }
+    if moved > 0 {
+        // The count is what the code names (v0, where the work-item IDs
+        // arrive, at least), as the simulator and hardware fault beyond it.
+        code.vgprs = u32::from(highest_vgpr(code).max(1));
+    }
+    moved
+}
+
+/// A VGPR operand as (first VGPR number, size).
+fn vgpr_span(o: &Operand) -> Option<(u16, u16)> {
+    reg_span(o).filter(|(b, _)| PhysReg(*b).is_vgpr()).map(|(b, s)| (PhysReg(b).index(), s))
+}
+
+fn highest_vgpr(code: &Expanded) -> u16 {
+    code.blocks.iter().flat_map(|(_, _, c)| c).flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(vgpr_span).map(|(b, s)| b + s).max().unwrap_or(0)
+}
+
+fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: u16) -> usize {
+    let block = &code.blocks[index].2;
+    let n = block.len();
+    let words = usize::from(top).div_ceil(64).max(1);
+    // free[p * words ..]: the VGPRs free at point p (before instruction p).
+    let mut free = vec![0u64; (n + 1) * words];
+    let mut point = scan.block_end(index, block);
+    let record = |p: usize, point: &super::dead_moves::Point, free: &mut Vec<u64>| {
+        for r in 0..usize::from(top) {
+            if point.free(usize::from(PhysReg::vgpr(r as u16).0)) {
+                free[p * words + r / 64] |= 1 << (r % 64);
+            }
+        }
+    };
+    record(n, &point, &mut free);
+    for k in (0..n).rev() {
+        scan.step_back(&mut point, &block[k]);
+        record(k, &point, &mut free);
+    }
+    let is_free = |p: usize, r: u16| free[p * words + usize::from(r) / 64] & (1 << (r % 64)) != 0;
+
+    // Instructions no candidate may contain, counted up to each index.
+    let mut barriers_before = Vec::with_capacity(n + 1);
+    barriers_before.push(0u32);
+    // Instructions referencing each VGPR, in order.
+    let mut refs: Vec<Vec<usize>> = vec![Vec::new(); usize::from(top)];
+    let pairs = usize::from(top.saturating_sub(base)).div_ceil(2);
+    let mut movable = vec![true; pairs];
+    for (k, e) in block.iter().enumerate() {
+        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.call.is_some() || !e.cfi.is_empty();
+        barriers_before.push(barriers_before[k] + u32::from(barrier));
+        for (b, s) in e.inst.defs.iter().chain(&e.inst.uses).filter_map(vgpr_span) {
+            for r in b..(b + s).min(top) {
+                if refs[usize::from(r)].last() != Some(&k) {
+                    refs[usize::from(r)].push(k);
+                }
+            }
+            // An operand that covers more than one pair, or part of a pair
+            // and a register outside it, pins the pairs it touches.
+            if b + s > base {
+                let first = b.max(base);
+                let (lo, hi) = ((first - base) / 2, (b + s - 1 - base) / 2);
+                let inside_one_pair = b >= base && lo == hi;
+                if !inside_one_pair {
+                    (lo..=hi).for_each(|p| movable[usize::from(p)] = false);
+                }
+            }
+        }
+    }
+
+    let mut candidates = Vec::new();
+    for p in 0..pairs as u16 {
+        let w = base + 2 * p;
+        if !movable[usize::from(p)] || w + 1 >= top {
+            continue;
+        }
+        let mut pair_refs: Vec<usize> = refs[usize::from(w)].iter().chain(&refs[usize::from(w + 1)]).copied().collect();
+        pair_refs.sort_unstable();
+        pair_refs.dedup();
+        let mut m = 0;
+        while m < pair_refs.len() {
+            let start = pair_refs[m];
+            if !(is_free(start, w) && is_free(start, w + 1)) {
+                m += 1;
+                continue;
+            }
+            let Some(last) = (m..pair_refs.len()).find(|&q| is_free(pair_refs[q] + 1, w) && is_free(pair_refs[q] + 1, w + 1)) else { break };
+            let end = pair_refs[last];
+            if barriers_before[end + 1] == barriers_before[start] {
+                candidates.push(Candidate { pair: w, start, end });
+            }
+            m = last + 1;
+        }
+    }
+    candidates.sort_by_key(|c| (c.start, c.pair));
+
+    // Per VGPR: the last instruction of a candidate placed on it.
+    let mut busy_until: Vec<Option<usize>> = vec![None; usize::from(top)];
+    // Per window pair: its latest processed candidate, and whether it moved.
+    let mut latest: Vec<Option<(usize, usize, bool)>> = vec![None; pairs];
+    let mut moved = 0;
+    for c in &candidates {
+        let (start, end) = (c.start, c.end);
+        let moved_away = |r: u16, k: usize, inclusive_start: bool| {
+            r >= base
+                && latest[usize::from((r - base) / 2)].is_some_and(|(s, e, moved)| moved && (s < k || (inclusive_start && s == k)) && k <= e)
+        };
+        let available = |r: u16| {
+            busy_until[usize::from(r)].is_none_or(|until| until < start)
+                && (is_free(start, r) || moved_away(r, start, false))
+                && {
+                    let list = &refs[usize::from(r)];
+                    let from = list.partition_point(|&k| k < start);
+                    list[from..].iter().take_while(|&&k| k <= end).all(|&k| moved_away(r, k, true))
+                }
+        };
+        let to = (0..c.pair).step_by(2).find(|&r| available(r) && available(r + 1)).unwrap_or(c.pair);
+        busy_until[usize::from(to)] = Some(end);
+        busy_until[usize::from(to + 1)] = Some(end);
+        latest[usize::from((c.pair - base) / 2)] = Some((start, end, to != c.pair));
+        if to != c.pair {
+            moved += 1;
+            let block = &mut code.blocks[index].2;
+            for e in &mut block[start..=end] {
+                for o in e.inst.defs.iter_mut().chain(e.inst.uses.iter_mut()) {
+                    if let Operand::Reg(reg) = o {
+                        if reg.base.is_vgpr() && (c.pair..c.pair + 2).contains(&reg.base.index()) {
+                            reg.base = PhysReg::vgpr(reg.base.index() - c.pair + to);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    moved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codegen::expand::{Emitted, SpillCounts, Windows};
+    use crate::isa::{self, Gpu, Opcode, Reg};
+
+    fn inst(op: Opcode, defs: Vec<Operand>, uses: Vec<Operand>) -> Emitted {
+        Emitted { inst: isa::Inst::new(op, defs, uses), target: None, call: None, cfi: Vec::new() }
+    }
+
+    fn v(n: u16, size: u8) -> Operand {
+        Operand::Reg(Reg::v(n, size))
+    }
+
+    fn s(n: u16) -> Operand {
+        Operand::Reg(Reg::s(n, 2))
+    }
+
+    /// Allocated v0-v3, windows from v4: two addresses built in windows
+    /// v[4:5] and v[6:7], the second after the first is dead; with
+    /// `exec_write` EXEC changes inside the second's life.
+    fn two_addresses(exec_write: bool) -> Expanded {
+        let mut block = vec![
+            inst(Opcode::v_mad_u64_u32, vec![v(4, 2), s(0)], vec![v(0, 1), Operand::imm32(4), s(2)]),
+            inst(Opcode::global_load_dword, vec![v(2, 1)], vec![v(4, 2)]),
+            inst(Opcode::v_mad_u64_u32, vec![v(6, 2), s(0)], vec![v(0, 1), Operand::imm32(4), s(4)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(6, 2), v(2, 1)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ];
+        if exec_write {
+            block.insert(3, inst(Opcode::s_mov_b64, vec![Operand::Reg(Reg::exec(2))], vec![s(8)]));
+        }
+        Expanded {
+            blocks: vec![(0, "b".into(), block)],
+            windows: Some(Windows { base: 4 }),
+            vgprs: 8,
+            agprs: 0,
+            spills: SpillCounts::default(),
+            sgprs: 10,
+            uses_vcc: false,
+            scratch_bytes: 0,
+            frame_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn a_window_life_moves_onto_a_pair_free_throughout_it() {
+        let mut code = two_addresses(false);
+        // The first life finds no free pair below v4 (v0 is read later,
+        // v2 is written inside it) and keeps v[4:5]; the second takes
+        // v[4:5], dead by then.
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 1);
+        let block = &code.blocks[0].2;
+        assert_eq!(block[0].inst.defs[0], v(4, 2));
+        assert_eq!(block[2].inst.defs[0], v(4, 2));
+        assert_eq!(block[3].inst.uses[0], v(4, 2));
+        assert_eq!(code.vgprs, 6);
+    }
+
+    #[test]
+    fn a_life_under_an_exec_write_stays() {
+        let mut code = two_addresses(true);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 0);
+        assert_eq!(code.blocks[0].2[4].inst.uses[0], v(6, 2));
+        assert_eq!(code.vgprs, 8);
+    }
+}
