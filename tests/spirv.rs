@@ -451,19 +451,22 @@ fn a_zeroed_private_array_is_cleared_in_words() {
     }
 }
 
-/// Pair windows (the 64-bit addresses built for one load or store) move
-/// down onto free low VGPRs (window_rename), so kernels made of such
-/// accesses use no more VGPRs than llc-22 -O2 gives the same source (its
-/// `.vgpr_count`, from clang-22 `-target amdgcn`). The first test runs
-/// these kernels on the simulator against the interpreter.
+/// Kernels use no more VGPRs than llc-22 -O2 gives the same source (its
+/// `.vgpr_count`, from clang-22 `-target amdgcn`): pair windows (the 64-bit
+/// addresses built for one load or store) move down onto free low VGPRs
+/// (window_rename), and a kernel that calls a device function keeps its
+/// values across the calls in VGPRs below v32 that the callee leaves alone
+/// (`CalleeFacts::vgprs_clobbered`) instead of v32 and up (device_call: 38
+/// VGPRs before). The first test runs these kernels on the simulator
+/// against the interpreter.
 #[test]
-fn windows_move_down_to_llvms_vgpr_count_or_below() {
+fn kernels_need_no_more_vgprs_than_llvm_gives_them() {
     let Some(clang) = llvm_tools::require("clang-22") else { return };
     let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-windows-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
     let include = format!("-I{}", dir().display());
     let mut failures = Vec::new();
-    for stem in ["vadd", "stencil", "local_args", "scan_local"] {
+    for stem in ["vadd", "stencil", "local_args", "scan_local", "device_call"] {
         let cl = dir().join(format!("{stem}.cl"));
         let spv = spirv_of(&std::fs::read_to_string(&cl).unwrap(), &format!("windows-{stem}")).unwrap();
         let module = amdgpu_cg::driver::load_spirv(stem, &spv).unwrap();

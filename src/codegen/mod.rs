@@ -164,6 +164,23 @@ pub struct CompiledKernel {
     pub frame_bytes: u32,
     /// Its `.debug_frame` rows (cfi.rs).
     pub frame_rows: Vec<codeobj::frame::CfiRow>,
+    /// The VGPRs below v32 its own code writes (bit n: vn), whatever EXEC.
+    pub vgprs_written: u32,
+}
+
+/// What the compiled device functions tell the compilation of their
+/// callers.
+#[derive(Default)]
+pub struct CalleeFacts {
+    /// Bytes of stack each needs (its frame and its calls').
+    pub stack_needs: HashMap<String, u32>,
+    /// The VGPRs below v32 a call to each may change (bit n: vn): what its
+    /// code and every function it can reach write. Only functions compiled
+    /// here whose every reachable callee was too are listed; a call to one
+    /// clobbers just these (and v32 up survive as the convention says), as
+    /// LLVM's interprocedural register usage does, so its caller can keep
+    /// values across the call in the VGPRs it leaves alone.
+    pub vgprs_clobbered: HashMap<String, u32>,
 }
 
 /// Diagnostic output of the pipeline (`--print-after`, `--time-passes`).
@@ -196,7 +213,7 @@ fn wants(options: &Options, pass: &str) -> bool {
 pub fn compile_kernel(
     module: &Module,
     callee_uses: &HashMap<String, Vec<ImplicitInput>>,
-    stack_needs: &HashMap<String, u32>,
+    callee_facts: &CalleeFacts,
     func: &Function,
     target: &CodeObjectTarget,
     version: CodeObjectVersion,
@@ -250,7 +267,7 @@ pub fn compile_kernel(
     // A kernel with stack slots, or whose calls pass or return values in
     // memory, or call functions that use the stack, has scratch from the start.
     let stack_slots = func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::StackSlot { .. }));
-    let mut scratch = func.kind == FuncKind::Kernel && (stack_slots || calls_need_scratch(module, callee_uses, stack_needs, func, t));
+    let mut scratch = func.kind == FuncKind::Kernel && (stack_slots || calls_need_scratch(module, callee_uses, &callee_facts.stack_needs, func, t));
     // A kernel without calls keeps VGPR spill slots in VGPRs above the
     // allocated ones while they fit, then (gfx90a, gfx942) in AGPRs too;
     // beyond that they go to scratch (docs/regalloc.md).
@@ -259,7 +276,7 @@ pub fn compile_kernel(
     let mut slot_home = vcode::SlotHome::Vgprs;
     let (arch, unified) = vgpr_budget(t, func.attrs.min_waves_per_simd.or(options.min_waves), options.max_vgprs);
     let (selected, allocation, live_vgprs) = loop {
-        let mut selected = isel::select(module, callee_uses, func, &uniformity, &structure, t, version.number(), scratch)?;
+        let mut selected = isel::select(module, callee_uses, &callee_facts.vgprs_clobbered, func, &uniformity, &structure, t, version.number(), scratch)?;
         selected.vcode.slot_home = if selected.vcode.layout == vcode::Layout::Dense { slot_home } else { vcode::SlotHome::Memory };
         selected.vcode.has_agprs = t.gpu.has_agprs();
         selected.vcode.vgpr_budget = (arch as u16, unified as u16);
@@ -338,6 +355,18 @@ pub fn compile_kernel(
     hazards::avoid_hazards(&mut expanded, t);
     lap(report, "hazards");
     print_expanded(options, report, "hazards", func, &expanded, t);
+    let vgprs_written = expanded
+        .blocks
+        .iter()
+        .flat_map(|(_, _, code)| code)
+        .flat_map(|e| &e.inst.defs)
+        .filter_map(|o| match o {
+            crate::isa::Operand::Reg(r) if r.base.is_vgpr() => Some((r.base.index(), u16::from(r.size))),
+            _ => None,
+        })
+        .flat_map(|(b, n)| b..b + n)
+        .filter(|&v| v < 32)
+        .fold(0u32, |m, v| m | 1 << v);
     let encoded = emit::encode(&func.name, &expanded, t)?;
     lap(report, "emit");
     if wants(options, "emit") {
@@ -417,6 +446,7 @@ pub fn compile_kernel(
         attrs: func.attrs.clone(),
         frame_bytes: expanded.frame_bytes,
         frame_rows,
+        vgprs_written,
     })
 }
 
@@ -623,9 +653,9 @@ pub fn compile_module(
     // Every function is compiled even after one fails, so that all refusals of
     // the module are reported together.
     let mut refusals: Vec<Diagnostic> = Vec::new();
-    let no_needs = HashMap::new();
+    let no_facts = CalleeFacts::default();
     let devices: Vec<usize> = (0..module.functions.len()).filter(|&i| module.functions[i].kind == FuncKind::Device && !external(&module.functions[i].name)).collect();
-    for (i, result, printed) in in_parallel(&devices, options.jobs, |i, r| compile_kernel(module, &uses, &no_needs, &module.functions[i], target, version, options, r)) {
+    for (i, result, printed) in in_parallel(&devices, options.jobs, |i, r| compile_kernel(module, &uses, &no_facts, &module.functions[i], target, version, options, r)) {
         merge(report, printed);
         match result {
             Ok(k) => {
@@ -640,9 +670,12 @@ pub fn compile_module(
         .iter()
         .map(|f| (f.to_string(), stack_need(f, &frames, &callees, &options.external, &mut Vec::new(), &mut HashMap::new())))
         .collect();
-    let needs_only: HashMap<String, u32> = stack_needs.iter().map(|(f, (n, _))| (f.clone(), *n)).collect();
+    let facts = CalleeFacts {
+        stack_needs: stack_needs.iter().map(|(f, (n, _))| (f.clone(), *n)).collect(),
+        vgprs_clobbered: vgprs_clobbered(&compiled, &module.functions, &callees),
+    };
     let kernels: Vec<usize> = (0..module.functions.len()).filter(|&i| module.functions[i].kind == FuncKind::Kernel).collect();
-    for (i, result, printed) in in_parallel(&kernels, options.jobs, |i, r| compile_kernel(module, &uses, &needs_only, &module.functions[i], target, version, options, r)) {
+    for (i, result, printed) in in_parallel(&kernels, options.jobs, |i, r| compile_kernel(module, &uses, &facts, &module.functions[i], target, version, options, r)) {
         merge(report, printed);
         match result {
             Ok(k) => compiled[i] = Some(k),
@@ -723,6 +756,42 @@ pub fn compile_module(
 /// Runs `work` on every index of `items`, `jobs` at a time (0: one per core),
 /// each with its own report; the results come back in `items` order, so that
 /// the output does not depend on the number of threads or their timing.
+/// [`CalleeFacts::vgprs_clobbered`]: the VGPRs below v32 each compiled
+/// device function and everything it reaches write, to a fixed point over
+/// the call graph (recursion included); functions reaching one that was
+/// not compiled here (external or declared) are left out.
+fn vgprs_clobbered(compiled: &[Option<CompiledKernel>], functions: &[Function], callees: &HashMap<&str, Vec<&str>>) -> HashMap<String, u32> {
+    let own: HashMap<&str, u32> = compiled.iter().flatten().filter(|k| !k.is_kernel).map(|k| (k.name.as_str(), k.vgprs_written)).collect();
+    // Functions reaching one that is not compiled here drop out (repeated:
+    // their callers follow); then the masks grow along the calls until
+    // nothing changes (each pass only adds bits).
+    let mut known: HashMap<&str, u32> = own;
+    loop {
+        let dropped: Vec<&str> = known.keys().filter(|f| callees.get(**f).is_some_and(|list| list.iter().any(|c| !known.contains_key(c)))).copied().collect();
+        if dropped.is_empty() {
+            break;
+        }
+        dropped.iter().for_each(|f| {
+            known.remove(f);
+        });
+    }
+    let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).filter(|f| known.contains_key(f)).collect();
+    loop {
+        let mut changed = false;
+        for f in &names {
+            let mask = callees.get(f).map_or(0, |list| list.iter().fold(0, |m, c| m | known[c])) | known[f];
+            if mask != known[f] {
+                known.insert(f, mask);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    known.into_iter().map(|(f, m)| (f.to_string(), m)).collect()
+}
+
 fn in_parallel<T: Send>(items: &[usize], jobs: usize, work: impl Fn(usize, &mut Report) -> T + Sync) -> Vec<(usize, T, Report)> {
     crate::parallel::map_in_order(items.len(), jobs, |at| {
         let mut report = Report::default();

@@ -596,11 +596,14 @@ impl<'a> Isel<'a> {
             result_regs.push((v, class == Class::Sgpr));
         }
         // Clobbers: v0-v31 and s0-s31, except the registers results arrive in
-        // (a register cannot be both a fixed definition and a clobber).
+        // (a register cannot be both a fixed definition and a clobber). Of
+        // v0-v31, a device function compiled before its caller changes only
+        // those its code and its callees' write.
+        let vgprs_changed = self.callee_clobbers.get(callee).copied().unwrap_or(u32::MAX);
         let mut clobbers = ra::PRegSet::empty();
         for n in 0..32u16 {
             let (v, s) = (vgpr_preg(n), sgpr_preg(n));
-            if !a.ret.iter().any(|p| p.loc == Location::Vgpr(n)) {
+            if vgprs_changed & (1 << n) != 0 && !a.ret.iter().any(|p| p.loc == Location::Vgpr(n)) {
                 clobbers.add(v);
             }
             if !a.ret.iter().any(|p| p.loc == Location::Sgpr(n)) {

@@ -184,6 +184,9 @@ struct Isel<'a> {
     module: &'a Module,
     /// Implicit inputs each device function uses (itself and through calls).
     callee_uses: &'a HashMap<String, Vec<ImplicitInput>>,
+    /// The VGPRs below v32 a call to each compiled device function may
+    /// change (`CalleeFacts::vgprs_clobbered`); others change all of them.
+    callee_clobbers: &'a HashMap<String, u32>,
     /// Device functions: where the result pieces go.
     ret_locations: Vec<Location>,
     /// A device function's entry block: the length of its instructions
@@ -1186,6 +1189,7 @@ pub fn convention_of(f: &Function) -> Convention {
 pub fn select(
     module: &Module,
     callee_uses: &HashMap<String, Vec<ImplicitInput>>,
+    callee_clobbers: &HashMap<String, u32>,
     func: &Function,
     uniformity: &Uniformity,
     structure: &Structure,
@@ -1206,6 +1210,7 @@ pub fn select(
     let mut isel = Isel {
         module,
         callee_uses,
+        callee_clobbers,
         ret_locations: Vec::new(),
         entry_prologue_end: None,
         sret_ptr: None,
