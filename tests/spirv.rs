@@ -17,6 +17,7 @@ use amdgpu_cg::codegen::{self, Options, Report};
 use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
 use amdgpu_cg::isa::{llvm_tools, Gpu, Target, WaveSize};
 use amdgpu_cg::mir::{self, launch::LaunchSpec};
+use amdgpu_cg::opt::OptLevel;
 
 /// The flags both compilations share: correctly rounded division and square
 /// root, no contraction (MIR computes what the source says, one rounding per
@@ -250,6 +251,11 @@ fn refusals_name_the_instruction_and_modes_become_attributes() {
 /// Runs each translated module's launches on every target against the
 /// interpreter (comparison (a)); `compile` makes the SPIR-V for a source.
 fn run_translated(label: &str, stems: &[&str], compile: &dyn Fn(&Path, &Path) -> Result<(), String>) {
+    run_translated_at(label, stems, compile, &[OptLevel::O2]);
+}
+
+/// [`run_translated`] at each of `levels`.
+fn run_translated_at(label: &str, stems: &[&str], compile: &dyn Fn(&Path, &Path) -> Result<(), String>, levels: &[OptLevel]) {
     let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-{}-{}", label.replace(' ', "-"), std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
     let mut failures = Vec::new();
@@ -270,7 +276,7 @@ fn run_translated(label: &str, stems: &[&str], compile: &dyn Fn(&Path, &Path) ->
         };
         let text = std::fs::read_to_string(&cl).unwrap();
         for (line, spec) in launches(&name, &text) {
-            for target in targets() {
+            for (target, &level) in targets().into_iter().flat_map(|t| levels.iter().map(move |l| (t.clone(), l))) {
                 let mut spec = spec.clone();
                 spec.wave_size = target.target.wave.lanes();
                 let want = match mir::launch::run(&module, &spec) {
@@ -280,14 +286,16 @@ fn run_translated(label: &str, stems: &[&str], compile: &dyn Fn(&Path, &Path) ->
                         continue;
                     }
                 };
-                let compiled = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default());
+                let options = Options { opt_level: level, ..Options::default() };
+                let compiled = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &options, &mut Report::default());
                 let result = compiled
                     .map_err(|d| d.to_string())
                     .and_then(|(o, _)| codeobj::write_hsaco(&o).map_err(|e| e.to_string()))
                     .and_then(|h| amdgpu_cg::sim::run_launch(&h, &spec).map_err(|e| e.lines().next().unwrap_or("").to_string()));
+                let at = format!("{} at {level:?}", target.isa_name());
                 match result {
-                    Err(e) => failures.push(format!("{name}:{line} on {}: {e}", target.isa_name())),
-                    Ok((got, _)) => failures.extend(differences(&got, &want).into_iter().map(|d| format!("{name}:{line} on {}: {d}", target.isa_name()))),
+                    Err(e) => failures.push(format!("{name}:{line} on {at}: {e}")),
+                    Ok((got, _)) => failures.extend(differences(&got, &want).into_iter().map(|d| format!("{name}:{line} on {at}: {d}"))),
                 }
             }
         }
@@ -343,6 +351,23 @@ fn opencl_c_1_2_and_3_0_kernels_run() {
             run(&spirv_val, &[&spv_s], &format!("spirv-val {spv_s}"))
         });
     }
+}
+
+/// The benchmark's kernels (every tests/spirv file) at -O0 and -O1 give the
+/// interpreter's buffers on the simulator too (the first test runs -O2).
+#[test]
+fn every_kernel_matches_the_interpreter_at_o0_and_o1() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let include = format!("-I{}", dir().display());
+    let stems: Vec<String> = sources().iter().map(|p| p.file_stem().unwrap().to_string_lossy().to_string()).collect();
+    assert!(stems.len() >= 38, "tests/spirv has {} kernels", stems.len());
+    let stems: Vec<&str> = stems.iter().map(String::as_str).collect();
+    run_translated_at("levels", &stems, &|cl, spv| {
+        let (spv_s, cl_s) = (spv.to_string_lossy().to_string(), cl.to_string_lossy().to_string());
+        let mut args: Vec<&str> = CL_FLAGS.to_vec();
+        args.extend(["-target", "spirv64", &include, "-c", "-o", &spv_s, &cl_s]);
+        run(&clang, &args, &format!("clang-22 -target spirv64 {cl_s}"))
+    }, &[OptLevel::O0, OptLevel::O1]);
 }
 
 /// Subgroup collectives (cl_khr_subgroups: OpGroupIAdd ... OpGroupAll) as MIR's
