@@ -1140,6 +1140,20 @@ impl Ctx<'_> {
                 Fill::Whole(_) | Fill::Half(..) | Fill::Tuple { .. } => vec![],
             })
             .collect();
+        // The halves each use of a pair copies into its own window: a window
+        // that only uses of the same halves fill may serve them all (`v * v`
+        // reads one pair twice).
+        let use_halves: Vec<(u8, Option<(isa::Reg, isa::Reg)>)> = fills
+            .iter()
+            .flat_map(|(slot, fill)| match *fill {
+                Fill::VPair { lo, hi, window } if matches!(slot, Slot::Use(_)) => vec![(window, Some((reg(lo), reg(hi))))],
+                Fill::VPair { window, .. } if no_overlap => vec![(window, None)],
+                Fill::Address { window, .. } | Fill::Sum { window, .. } => vec![(window, None)],
+                Fill::VQuad { window, .. } => vec![(window, None), (window + 1, None)],
+                Fill::VPair { .. } | Fill::Whole(_) | Fill::Half(..) | Fill::Tuple { .. } => vec![],
+            })
+            .collect();
+        let shares_own = |j: u8, l: isa::Reg, h: isa::Reg| use_halves.iter().filter(|(w, _)| *w == j).all(|(_, halves)| *halves == Some((l, h)));
         for (slot, fill) in fills {
             let r = match *fill {
                 Fill::Whole(i) => reg(i),
@@ -1171,7 +1185,7 @@ impl Ctx<'_> {
                     let w = self.window(window);
                     if matches!(slot, Slot::Use(_)) {
                         let held = Some(WindowHolds::Halves(l, h));
-                        let elsewhere = (0..self.window_holds.len() as u8).find(|&j| !own_windows.contains(&j) && self.window_held(j) == held);
+                        let elsewhere = (0..self.window_holds.len() as u8).find(|&j| (!own_windows.contains(&j) || shares_own(j, l, h)) && self.window_held(j) == held);
                         if self.window_held(window) != held {
                             if let Some(j) = elsewhere {
                                 let r = self.window(j);
