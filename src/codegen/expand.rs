@@ -292,6 +292,19 @@ pub fn vgpr_slots_fit(vcode: &VCode, out: &ra::Output) -> bool {
     slots <= budget + agprs || (spread && vcode.scratch.is_some())
 }
 
+/// A VGPR operand as (first VGPR number, count).
+pub fn vgpr_span(op: &isa::Operand) -> Option<(u16, u16)> {
+    match op {
+        isa::Operand::Reg(r) if r.base.is_vgpr() => Some((r.base.index(), u16::from(r.size))),
+        _ => None,
+    }
+}
+
+/// The highest VGPR the code names, plus one (0 without any).
+pub fn vgprs_named(blocks: &[(usize, String, Vec<Emitted>)]) -> u16 {
+    blocks.iter().flat_map(|(_, _, c)| c).flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(vgpr_span).map(|(b, n)| b + n).max().unwrap_or(0)
+}
+
 /// The hardware registers an operand covers, as (first operand code, count).
 pub fn reg_span(op: &isa::Operand) -> Option<(u16, u16)> {
     match op {
@@ -1131,29 +1144,20 @@ impl Ctx<'_> {
         // registers, not a partial overlap), except by the 64-bit
         // multiply-adds, whose result must not overlap a source on gfx11.
         let no_overlap = matches!(inst.op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32);
-        let own_windows: Vec<u8> = fills
+        // With each window the halves a use of a pair copies into it (None
+        // for what other fills put there): a window that only uses of the
+        // same halves fill may serve them all (`v * v` reads one pair twice).
+        let own_windows: Vec<(u8, Option<(isa::Reg, isa::Reg)>)> = fills
             .iter()
             .flat_map(|(slot, fill)| match *fill {
                 Fill::VPair { .. } if matches!(slot, Slot::Def(_)) && !no_overlap => vec![],
-                Fill::VPair { window, .. } | Fill::Address { window, .. } | Fill::Sum { window, .. } => vec![window],
-                Fill::VQuad { window, .. } => vec![window, window + 1],
+                Fill::VPair { lo, hi, window } if matches!(slot, Slot::Use(_)) => vec![(window, Some((reg(lo), reg(hi))))],
+                Fill::VPair { window, .. } | Fill::Address { window, .. } | Fill::Sum { window, .. } => vec![(window, None)],
+                Fill::VQuad { window, .. } => vec![(window, None), (window + 1, None)],
                 Fill::Whole(_) | Fill::Half(..) | Fill::Tuple { .. } => vec![],
             })
             .collect();
-        // The halves each use of a pair copies into its own window: a window
-        // that only uses of the same halves fill may serve them all (`v * v`
-        // reads one pair twice).
-        let use_halves: Vec<(u8, Option<(isa::Reg, isa::Reg)>)> = fills
-            .iter()
-            .flat_map(|(slot, fill)| match *fill {
-                Fill::VPair { lo, hi, window } if matches!(slot, Slot::Use(_)) => vec![(window, Some((reg(lo), reg(hi))))],
-                Fill::VPair { window, .. } if no_overlap => vec![(window, None)],
-                Fill::Address { window, .. } | Fill::Sum { window, .. } => vec![(window, None)],
-                Fill::VQuad { window, .. } => vec![(window, None), (window + 1, None)],
-                Fill::VPair { .. } | Fill::Whole(_) | Fill::Half(..) | Fill::Tuple { .. } => vec![],
-            })
-            .collect();
-        let shares_own = |j: u8, l: isa::Reg, h: isa::Reg| use_halves.iter().filter(|(w, _)| *w == j).all(|(_, halves)| *halves == Some((l, h)));
+        let may_serve = |j: u8, l: isa::Reg, h: isa::Reg| own_windows.iter().filter(|(w, _)| *w == j).all(|(_, halves)| *halves == Some((l, h)));
         for (slot, fill) in fills {
             let r = match *fill {
                 Fill::Whole(i) => reg(i),
@@ -1185,7 +1189,7 @@ impl Ctx<'_> {
                     let w = self.window(window);
                     if matches!(slot, Slot::Use(_)) {
                         let held = Some(WindowHolds::Halves(l, h));
-                        let elsewhere = (0..self.window_holds.len() as u8).find(|&j| (!own_windows.contains(&j) || shares_own(j, l, h)) && self.window_held(j) == held);
+                        let elsewhere = (0..self.window_holds.len() as u8).find(|&j| may_serve(j, l, h) && self.window_held(j) == held);
                         if self.window_held(window) != held {
                             if let Some(j) = elsewhere {
                                 let r = self.window(j);
@@ -1778,11 +1782,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         windows = Some(Windows { base: window_base });
         // Windows reserved for pair operands that the placement kept in place
         // everywhere are not used: the count is what the code references.
-        let highest = blocks.iter().flat_map(|(_, _, c)| c).flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(|o| match o {
-            isa::Operand::Reg(r) if r.base.is_vgpr() => Some(u32::from(r.base.index()) + u32::from(r.size)),
-            _ => None,
-        }).max().unwrap_or(0);
-        vgprs = highest.max(u32::from(vgpr_end));
+        vgprs = u32::from(vgprs_named(&blocks).max(vgpr_end));
     }
     if vcode.layout == Layout::Callee && high_end > 32 {
         vgprs = vgprs.max(u32::from(high_end));

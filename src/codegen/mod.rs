@@ -14,7 +14,6 @@
 mod arg_access;
 pub mod cfi;
 pub mod dead_moves;
-pub mod window_rename;
 pub mod emit;
 pub mod expand;
 pub mod hazards;
@@ -32,6 +31,7 @@ pub mod uniformity;
 pub mod legalize;
 pub mod unify_returns;
 pub mod vcode;
+pub mod window_rename;
 pub mod waitcnt;
 
 use hashbrown::HashMap;
@@ -360,10 +360,7 @@ pub fn compile_kernel(
         .iter()
         .flat_map(|(_, _, code)| code)
         .flat_map(|e| &e.inst.defs)
-        .filter_map(|o| match o {
-            crate::isa::Operand::Reg(r) if r.base.is_vgpr() => Some((r.base.index(), u16::from(r.size))),
-            _ => None,
-        })
+        .filter_map(expand::vgpr_span)
         .flat_map(|(b, n)| b..b + n)
         .filter(|&v| v < 32)
         .fold(0u32, |m, v| m | 1 << v);
@@ -753,9 +750,6 @@ pub fn compile_module(
     Ok((CodeObject { target: *target, version, functions }, compiled))
 }
 
-/// Runs `work` on every index of `items`, `jobs` at a time (0: one per core),
-/// each with its own report; the results come back in `items` order, so that
-/// the output does not depend on the number of threads or their timing.
 /// [`CalleeFacts::vgprs_clobbered`]: the VGPRs below v32 each compiled
 /// device function and everything it reaches write, to a fixed point over
 /// the call graph (recursion included); functions reaching one that was
@@ -792,6 +786,9 @@ fn vgprs_clobbered(compiled: &[Option<CompiledKernel>], functions: &[Function], 
     known.into_iter().map(|(f, m)| (f.to_string(), m)).collect()
 }
 
+/// Runs `work` on every index of `items`, `jobs` at a time (0: one per core),
+/// each with its own report; the results come back in `items` order, so that
+/// the output does not depend on the number of threads or their timing.
 fn in_parallel<T: Send>(items: &[usize], jobs: usize, work: impl Fn(usize, &mut Report) -> T + Sync) -> Vec<(usize, T, Report)> {
     crate::parallel::map_in_order(items.len(), jobs, |at| {
         let mut report = Report::default();

@@ -25,7 +25,7 @@
 //! highest register referenced.
 
 use super::dead_moves::{writes_exec, Scan};
-use super::expand::{reg_span, Expanded};
+use super::expand::{vgpr_span, vgprs_named, Expanded};
 use crate::isa::{Operand, PhysReg, Target};
 
 /// One life of a window pair within a block.
@@ -47,7 +47,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
     if !scan.knows_other_blocks() {
         return 0;
     }
-    let top = highest_vgpr(code);
+    let top = vgprs_named(&code.blocks);
     let mut moved = 0;
     for index in 0..code.blocks.len() {
         let block = &code.blocks[index].2;
@@ -59,18 +59,9 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
     if moved > 0 {
         // The count is what the code names (v0, where the work-item IDs
         // arrive, at least), as the simulator and hardware fault beyond it.
-        code.vgprs = u32::from(highest_vgpr(code).max(1));
+        code.vgprs = u32::from(vgprs_named(&code.blocks).max(1));
     }
     moved
-}
-
-/// A VGPR operand as (first VGPR number, size).
-fn vgpr_span(o: &Operand) -> Option<(u16, u16)> {
-    reg_span(o).filter(|(b, _)| PhysReg(*b).is_vgpr()).map(|(b, s)| (PhysReg(b).index(), s))
-}
-
-fn highest_vgpr(code: &Expanded) -> u16 {
-    code.blocks.iter().flat_map(|(_, _, c)| c).flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(vgpr_span).map(|(b, s)| b + s).max().unwrap_or(0)
 }
 
 fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: u16) -> usize {
