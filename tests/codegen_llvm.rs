@@ -13,7 +13,7 @@ use amdgpu_cg::mir;
 
 /// Every example, the register-pressure kernels that make it spill, and calls
 /// (with stack arguments, by-reference copies, sret and saved VGPRs).
-const EXAMPLES: [&str; 17] = [
+const EXAMPLES: [&str; 18] = [
     "examples/vector_add",
     "examples/saxpy",
     "examples/lds_reduction",
@@ -31,6 +31,7 @@ const EXAMPLES: [&str; 17] = [
     "tests/data/codegen/large_frames",
     "tests/data/codegen/frame_edges",
     "tests/data/codegen/f16_arith",
+    "tests/data/codegen/lds_write_pairs",
 ];
 
 fn targets() -> Vec<(CodeObjectTarget, Vec<&'static str>)> {

@@ -686,6 +686,30 @@ fn lds_reads_of_one_address_pair_up() {
     }
 }
 
+/// Stores to LDS through one address register pair up
+/// (tests/data/codegen/lds_write_pairs.mir): one `ds_write2st64_b32` (two
+/// 1 KiB arrays indexed alike; gfx11: `ds_store_2addr_stride64_b32`), one
+/// `ds_write2_b32` (words 4 bytes apart; `ds_store_2addr_b32`) and two single
+/// stores, the first of which a load reads before the second: on every
+/// target, at -O0 and -O2, with the interpreter's results (a store moved
+/// down past that load would give it the old value).
+#[test]
+fn lds_writes_of_one_address_pair_up() {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/lds_write_pairs.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let spec = LaunchSpec::from_flags("64", "64", &["out=i32:zero:64".into()], &["out=@out".into()], &[]).unwrap();
+    check_text("lds_write_pairs.mir", &text, &spec, false, false);
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        let count = |names: [&str; 2]| asm.lines().filter_map(|l| l.split_whitespace().next()).filter(|n| names.contains(n)).count();
+        let st64 = count(["ds_write2st64_b32", "ds_store_2addr_stride64_b32"]);
+        let plain = count(["ds_write2_b32", "ds_store_2addr_b32"]);
+        let single = count(["ds_write_b32", "ds_store_b32"]);
+        assert_eq!((st64, plain, single), (1, 1, 2), "{}:\n{asm}", target.isa_name());
+    }
+}
+
 /// Values passed through divergent joins stay in their registers: a
 /// then-side's instructions write the join's registers under EXEC, and the
 /// first contribution to a join is the value itself (fold_merges), so the

@@ -795,3 +795,57 @@ join(%v: i32):
     assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Add, ty: mir::Type::I32, .. })), 1, "{opt}");
     runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 37}}"#);
 }
+
+/// Two `__local` tiles indexed alike, `a[ty][tx]` and `b[ty][tx]` as clang
+/// writes them (`(slot + ty * 64) + tx * 4`): reassociate makes each
+/// `slot + (ty * 64 + tx * 4)`, and gvn leaves one sum for both, so
+/// selection has one address register for the two stores (the slots'
+/// addresses go to the offset field).
+#[test]
+fn local_tiles_indexed_alike_share_one_address() {
+    let module = parse(
+        r#"kernel @k(%out: ptr<global>) {
+entry:
+  %a = lds_slot 1024, align 4
+  %b = lds_slot 1024, align 4
+  %tx = workitem_id x
+  %ty = workitem_id y
+  %row = shl i32 %ty, 6
+  %col = shl i32 %tx, 2
+  %ar = ptradd %a, %row
+  %pa = ptradd %ar, %col
+  store i32 %tx, %pa
+  %br = ptradd %b, %row
+  %pb = ptradd %br, %col
+  %s = xor i32 %tx, %ty
+  store i32 %s, %pb
+  barrier
+  %x = load i32 %ar
+  %y = load i32 %pb
+  %z = mul i32 %x, %y
+  %lin = add i32 %row, %col
+  %o = zext i32 %lin to i64
+  %dst = ptradd %out, %o
+  store i32 %z, %dst
+  ret
+}"#,
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    let sums = count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Add, ty: amdgpu_cg::abi::Type::I32, .. }));
+    // The one sum is shared by the two stores' addresses and by %lin.
+    assert_eq!(sums, 1, "{opt}");
+    // Each local store's address is `ptradd slot, sum`, with the same sum.
+    let insts: Vec<&mir::Inst> = opt.functions[0].blocks.iter().flat_map(|b| &b.insts).collect();
+    let def = |v: &Operand| insts.iter().find(|i| Operand::Value(i.result.unwrap_or(mir::Value(u32::MAX))) == *v).map(|i| &i.op);
+    let mut offsets = Vec::new();
+    for inst in &insts {
+        let Op::Store { ptr, .. } = &inst.op else { continue };
+        if let Some(Op::PtrAdd { ptr: base, offset }) = def(ptr) {
+            if matches!(def(base), Some(Op::LdsSlot { .. })) {
+                offsets.push(offset.clone());
+            }
+        }
+    }
+    assert!(offsets.len() == 2 && offsets[0] == offsets[1], "{opt}");
+    runs_the_same(&module, &opt, r#"{"grid": [16,16,1], "block": [16,16,1], "buffers": {"out": {"type": "i32", "len": 256}}, "args": {"out": "@out"}}"#);
+}

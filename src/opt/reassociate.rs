@@ -10,6 +10,12 @@
 //!   Pointers wrap like i64 (a 32-bit pointer takes the offset's low half),
 //!   so this is exact too; an i32 offset is sign-extended after its add,
 //!   which splitting would not be, so those stay.
+//! - `ptradd (ptradd s, x), y` where `s` is an `lds_slot` and `x`, `y` are
+//!   values of one type: `ptradd s, (add x, y)`. Local pointers are 32 bits
+//!   and wrap, so this is exact. Selection puts a slot's address in the DS
+//!   offset field, so the sum is the only register: two `__local` arrays
+//!   indexed alike (`a[ty][tx]`, `b[ty][tx]`) share it after gvn, and their
+//!   stores pair into one `ds_write2` (matmul's tiles, as llc-22 has them).
 
 use super::rewrite::{replace_ops, use_counts, Names};
 use crate::abi::Type;
@@ -33,6 +39,24 @@ pub fn run(func: &mut Function) -> bool {
                 if ty.is_int() {
                     sums[r.0 as usize] = Some((x.clone(), c.bits));
                 }
+            }
+        }
+    }
+    // `ptradd s, x` of an lds_slot `s` by a value `x`: (s, x).
+    let mut slot_sums: Vec<Option<(Operand, Operand)>> = vec![None; func.values.len()];
+    let slots: Vec<bool> = {
+        let mut slots = vec![false; func.values.len()];
+        for inst in func.blocks.iter().flat_map(|b| &b.insts) {
+            if let (Some(r), Op::LdsSlot { .. }) = (inst.result, &inst.op) {
+                slots[r.0 as usize] = true;
+            }
+        }
+        slots
+    };
+    for inst in func.blocks.iter().flat_map(|b| &b.insts) {
+        if let (Some(r), Op::PtrAdd { ptr: s @ Operand::Value(p), offset: x @ Operand::Value(_) }) = (inst.result, &inst.op) {
+            if slots[p.0 as usize] {
+                slot_sums[r.0 as usize] = Some((s.clone(), x.clone()));
             }
         }
     }
@@ -63,6 +87,14 @@ pub fn run(func: &mut Function) -> bool {
                     Some(Op::PtrAdd { ptr: inner, offset: Operand::Const(Const { ty: Type::I64, bits: c }) })
                 }
                 None => None,
+            },
+            Op::PtrAdd { ptr: Operand::Value(p), offset: y @ Operand::Value(_) } => match slot_sums.get(p.0 as usize).and_then(Option::as_ref) {
+                Some((slot, x)) if func.operand_type(x) == func.operand_type(y) => {
+                    let ty = func.operand_type(x).clone();
+                    let sum = push(func, out, Op::Binary { op: BinOp::Add, ty: ty.clone(), lhs: x.clone(), rhs: y.clone() }, ty);
+                    Some(Op::PtrAdd { ptr: slot.clone(), offset: sum })
+                }
+                _ => None,
             },
             _ => None,
         }

@@ -780,6 +780,120 @@ fn lds_read_may_cross(m: &MInst) -> bool {
     }
 }
 
+/// A `ds_write_b32` with one address and one data register at a dword
+/// offset: (address, data, byte offset).
+fn lds_dword_write(m: &MInst) -> Option<(ra::VReg, ra::VReg, i32)> {
+    let MKind::Real { inst, .. } = &m.kind else { return None };
+    if inst.op != Opcode::ds_write_b32 || inst.cache != isa::Cache::default() || m.ops.len() != 2 {
+        return None;
+    }
+    let (addr, data) = (m.ops[0], m.ops[1]);
+    (inst.offset % 4 == 0 && addr.kind() == ra::OperandKind::Use && data.kind() == ra::OperandKind::Use).then(|| (addr.vreg(), data.vreg(), inst.offset))
+}
+
+/// The two-address form that reaches byte offsets `a` and `b` (dword
+/// multiples) from one address: `ds_*2_b32` counts its two 8-bit offsets in
+/// dwords, `ds_*2st64_b32` in 64 dwords (256 bytes; two `__local` arrays
+/// of 1 KiB indexed alike). The opcode pair (plain, st64) and the fields.
+fn two_address_offsets(a: i32, b: i32) -> Option<(bool, i32, u8)> {
+    let fits = |x: i32, unit: i32| x % unit == 0 && (0..=255 * unit).contains(&x);
+    if fits(a, 4) && fits(b, 4) {
+        Some((false, a / 4, (b / 4) as u8))
+    } else if fits(a, 256) && fits(b, 256) {
+        Some((true, a / 256, (b / 256) as u8))
+    } else {
+        None
+    }
+}
+
+/// Whether a write to LDS may move down across `m`: computation, scalar
+/// and global (never LDS) memory accesses, not an LDS or flat access (it
+/// may read or write the same bytes), a barrier, wait, cache control, EXEC
+/// write or branch.
+fn lds_write_may_cross(m: &MInst) -> bool {
+    match &m.kind {
+        MKind::Real { inst, .. } => {
+            use isa::opcodes::OpFlags;
+            let info = inst.op.info();
+            let stop = OpFlags::EXEC_DEF | OpFlags::BRANCH | OpFlags::WAITCNT | OpFlags::CACHE_CTL;
+            let memory = OpFlags::LOAD | OpFlags::STORE | OpFlags::ATOMIC;
+            let touches_lds = info.flags.intersects(memory) && (info.name.starts_with("ds_") || info.name.starts_with("flat_"));
+            !info.flags.intersects(stop) && !touches_lds && inst.op != Opcode::s_barrier
+        }
+        MKind::Copy | MKind::Seq(_) => true,
+        _ => false,
+    }
+}
+
+/// Two `ds_write_b32` through one address register in one block, at
+/// different offsets within 1020 bytes of it (or multiples of 256 bytes
+/// within 65280: `ds_write2st64_b32`), become one `ds_write2_b32`
+/// (two data registers, each at its own offset) at the second one's
+/// place: the first write moves down past computation and non-LDS memory
+/// accesses only, and only when nothing between them redefines its address
+/// or data (variables before SSA repair). Unlike `ds_read2`, the two data
+/// operands are independent registers, so the allocation never has to
+/// place them side by side. llc-22 pairs a work-group's tile stores so.
+pub(super) fn pair_lds_writes(blocks: &mut [BlockBuild]) {
+    for block in blocks.iter_mut() {
+        let insts = &mut block.insts;
+        let mut removed = vec![false; insts.len()];
+        let mut i = 0;
+        while i < insts.len() {
+            let Some((addr, first, off0)) = lds_dword_write(&insts[i]).filter(|_| !removed[i]) else {
+                i += 1;
+                continue;
+            };
+            let mut partner = None;
+            for j in i + 1..insts.len().min(i + 1 + LDS_PAIR_WINDOW) {
+                if removed[j] {
+                    continue;
+                }
+                if let Some((a, d, off1)) = lds_dword_write(&insts[j]) {
+                    if a == addr && off1 != off0 {
+                        partner = two_address_offsets(off0, off1).map(|fields| (j, d, fields));
+                    }
+                    // Another write through another address (or the same
+                    // offset) may overlap the first one's bytes: stop.
+                    break;
+                }
+                let redefines = insts[j].ops.iter().any(|o| o.kind() == ra::OperandKind::Def && (o.vreg() == addr || o.vreg() == first));
+                if redefines || !lds_write_may_cross(&insts[j]) {
+                    break;
+                }
+            }
+            let Some((j, second, (st64, offset0, offset1))) = partner else {
+                i += 1;
+                continue;
+            };
+            let MKind::Real { inst, .. } = &insts[i].kind else { unreachable!("checked by lds_dword_write") };
+            let mut write2 = inst.clone();
+            write2.op = if st64 { Opcode::ds_write2st64_b32 } else { Opcode::ds_write2_b32 };
+            write2.offset = offset0;
+            write2.offset1 = offset1;
+            write2.uses = vec![isa::Operand::Off; 3];
+            let mut ops = vec![ra::Operand::reg_use(addr), ra::Operand::reg_use(first)];
+            let second_index = if second == first {
+                1
+            } else {
+                ops.push(ra::Operand::reg_use(second));
+                2
+            };
+            let fills = vec![(Slot::Use(0), Fill::Whole(0)), (Slot::Use(1), Fill::Whole(1)), (Slot::Use(2), Fill::Whole(second_index))];
+            insts[j] = MInst { kind: MKind::Real { inst: write2, fills }, ops };
+            removed[i] = true;
+            i += 1;
+        }
+        if removed.contains(&true) {
+            let mut k = 0;
+            insts.retain(|_| {
+                k += 1;
+                !removed[k - 1]
+            });
+        }
+    }
+}
+
 /// How many instructions ahead a second read is looked for.
 const LDS_PAIR_WINDOW: usize = 24;
 

@@ -1300,6 +1300,7 @@ pub fn select(
         call::hoist_entry_scalar_loads(&mut isel.blocks, &bases);
     }
     memory::pair_lds_reads(&mut isel.blocks);
+    memory::pair_lds_writes(&mut isel.blocks);
     super::ssa_repair::remove_unreachable(&mut isel.blocks);
     super::ssa_repair::repair(&mut isel.blocks, &mut isel.vc, &variables, mask_class, wave64);
     let mut vcode = finish(isel.blocks, isel.vc);
