@@ -281,33 +281,41 @@ pub fn compile_kernel(
         selected.vcode.has_agprs = t.gpu.has_agprs();
         selected.vcode.vgpr_budget = (arch as u16, unified as u16);
         lap(report, "isel");
-        if options.opt_level >= crate::opt::OptLevel::O1 {
-            machine_dce::run(&mut selected.vcode, t.gpu);
-            lap(report, "machine_dce");
-            if wants(options, "machine_dce") {
-                report.printed.push_str(&format!("; after machine_dce: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
+        // The VCode verifier runs after selection and after every machine
+        // pass in debug builds (tests), naming the pass whose output is wrong.
+        let verified = |vcode: &vcode::VCode, pass: &str| -> Result<(), Diagnostic> {
+            if cfg!(debug_assertions) {
+                vcode::verify(vcode).map_err(|why| Diagnostic::new(format!("internal error in @{}: invalid VCode after {pass}: {why}", func.name), func.span))?;
             }
-            fuse_valu::run(&mut selected.vcode, t.gpu);
-            lap(report, "fuse_valu");
-            if wants(options, "fuse_valu") {
-                report.printed.push_str(&format!("; after fuse_valu: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
-            }
-            fold_merges::run(&mut selected.vcode, t.gpu);
-            lap(report, "fold_merges");
-            if wants(options, "fold_merges") {
-                report.printed.push_str(&format!("; after fold_merges: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
-            }
-            saveexec::run(&mut selected.vcode);
-            lap(report, "saveexec");
-            if wants(options, "saveexec") {
-                report.printed.push_str(&format!("; after saveexec: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
-            }
-        }
+            Ok(())
+        };
         if wants(options, "isel") {
             report.printed.push_str(&format!("; after isel: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
         }
-        if cfg!(debug_assertions) {
-            vcode::verify(&selected.vcode).map_err(|why| Diagnostic::new(format!("internal error in @{}: invalid VCode after isel: {why}", func.name), func.span))?;
+        verified(&selected.vcode, "isel")?;
+        if options.opt_level >= crate::opt::OptLevel::O1 {
+            let machine_passes: [(&str, fn(&mut vcode::VCode, crate::isa::Gpu)); 4] = [
+                ("machine_dce", |v, gpu| {
+                    machine_dce::run(v, gpu);
+                }),
+                ("fuse_valu", |v, gpu| {
+                    fuse_valu::run(v, gpu);
+                }),
+                ("fold_merges", |v, gpu| {
+                    fold_merges::run(v, gpu);
+                }),
+                ("saveexec", |v, _| {
+                    saveexec::run(v);
+                }),
+            ];
+            for (pass, run) in machine_passes {
+                run(&mut selected.vcode, t.gpu);
+                lap(report, pass);
+                if wants(options, pass) {
+                    report.printed.push_str(&format!("; after {pass}: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
+                }
+                verified(&selected.vcode, pass)?;
+            }
         }
         let live_vgprs = vcode::max_live_vgprs(&selected.vcode);
         selected.vcode.callee_windows_high = callee_windows_high(&selected.vcode, live_vgprs);
@@ -336,25 +344,33 @@ pub fn compile_kernel(
         d
     })?;
     expand::check_registers(&expanded, t, &func.name)?;
+    // The register checker again after every pass over hardware
+    // instructions, in debug builds (tests).
+    let checked = |code: &expand::Expanded| if cfg!(debug_assertions) { expand::check_registers(code, t, &func.name) } else { Ok(()) };
     lap(report, "expand");
     print_expanded(options, report, "expand", func, &expanded, t);
     if options.opt_level >= crate::opt::OptLevel::O1 {
         dead_moves::run(&mut expanded, t);
         lap(report, "dead_moves");
         print_expanded(options, report, "dead_moves", func, &expanded, t);
+        checked(&expanded)?;
         window_rename::run(&mut expanded, t);
         lap(report, "window_rename");
         print_expanded(options, report, "window_rename", func, &expanded, t);
+        checked(&expanded)?;
         skip_branches::run(&mut expanded, t);
         lap(report, "skip_branches");
         print_expanded(options, report, "skip_branches", func, &expanded, t);
+        checked(&expanded)?;
     }
     waitcnt::insert_waitcnts(&mut expanded, t);
     lap(report, "waitcnt");
     print_expanded(options, report, "waitcnt", func, &expanded, t);
+    checked(&expanded)?;
     hazards::avoid_hazards(&mut expanded, t);
     lap(report, "hazards");
     print_expanded(options, report, "hazards", func, &expanded, t);
+    checked(&expanded)?;
     let vgprs_written = expanded
         .blocks
         .iter()
