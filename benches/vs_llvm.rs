@@ -91,10 +91,11 @@ fn median_f64(mut v: Vec<f64>) -> f64 {
 /// Our compilation of the SPIR-V and llc-22's of the amdgcn IR, from one source.
 fn from_spirv(root: &Path, work: &Path) {
     println!("\nfrom the same OpenCL C (tests/spirv, every file, all kernels and functions): ours from clang-22's SPIR-V, llc-22 -O2 from its amdgcn IR");
-    println!("`live`: the most 32-bit divergent values live at once in our input (a lower bound); `spill`: SGPR+VGPR spill counts (metadata)");
+    println!("`live`: the most 32-bit divergent values live at once in our input (a lower bound); `spill`: SGPR+VGPR spill counts (metadata);");
+    println!("`bytes`: code bytes of every function; `priv`: the largest private segment of a kernel (bytes per work-item); `occ`: the lowest waves per SIMD of a kernel (from VGPRs+AGPRs)");
     println!(
-        "{:<28} {:<8} | {:>6} {:>5} {:>5} {:>5} {:>9} | {:>6} {:>5} {:>5} {:>9} | {:>7} {:>6} {:>6}",
-        "file", "target", "insts", "vgpr", "live", "spill", "time", "insts", "vgpr", "spill", "llc time", "speedup", "size", "vgprs"
+        "{:<28} {:<8} | {:>6} {:>6} {:>5} {:>5} {:>4} {:>5} {:>4} {:>3} {:>9} | {:>6} {:>6} {:>5} {:>4} {:>5} {:>4} {:>3} {:>9} | {:>7} {:>6} {:>6}",
+        "file", "target", "insts", "bytes", "vgpr", "live", "sgpr", "spill", "priv", "occ", "time", "insts", "bytes", "vgpr", "sgpr", "spill", "priv", "occ", "llc time", "speedup", "size", "vgprs"
     );
     let flags = ["-cl-std=CL2.0", "-O2", "-ffp-contract=off", "-cl-fp32-correctly-rounded-divide-sqrt", "-fno-discard-value-names", "-w"];
     let include = format!("-I{}", root.join("tests/spirv").display());
@@ -127,6 +128,10 @@ fn from_spirv(root: &Path, work: &Path) {
             let vgprs = ours_kernels.iter().map(|k| k.stats.vgprs).max().unwrap_or(0);
             let live = ours_kernels.iter().map(|k| k.stats.max_live_vgprs).max().unwrap_or(0);
             let spills: u32 = ours_kernels.iter().map(|k| k.stats.sgpr_spills + k.stats.vgpr_spills).sum();
+            let bytes: usize = kernels.iter().map(|k| k.stats.code_bytes).sum();
+            let sgprs = ours_kernels.iter().map(|k| k.stats.sgprs).max().unwrap_or(0);
+            let private = ours_kernels.iter().map(|k| k.stats.scratch_bytes).max().unwrap_or(0);
+            let occupancy = ours_kernels.iter().map(|k| k.stats.occupancy).min().unwrap_or(0);
             let our_time = median(times);
             let (ll, obj, hsaco) = (work.join(format!("{name}.{gpu}.s.ll")), work.join(format!("{name}.{gpu}.s.o")), work.join(format!("{name}.{gpu}.s.hsaco")));
             let mcpu = format!("-mcpu={gpu}");
@@ -144,7 +149,12 @@ fn from_spirv(root: &Path, work: &Path) {
             let metas: Vec<_> = loaded.kernels.iter().filter_map(|k| k.metadata.as_ref()).collect();
             let llc_vgprs = metas.iter().map(|m| m.vgpr_count).max().unwrap_or(0);
             let llc_spills: u32 = metas.iter().map(|m| m.sgpr_spill_count + m.vgpr_spill_count).sum();
-            let llc_all: usize = loaded.functions.iter().filter(|f| !f.name.starts_with("__clang_ocl_kern_imp_")).map(|f| count_instructions(&f.code, Target::new(gpu))).sum();
+            let llc_functions = || loaded.functions.iter().filter(|f| !f.name.starts_with("__clang_ocl_kern_imp_"));
+            let llc_all: usize = llc_functions().map(|f| count_instructions(&f.code, Target::new(gpu))).sum();
+            let llc_bytes: usize = llc_functions().map(|f| f.code.len()).sum();
+            let llc_sgprs = metas.iter().map(|m| m.sgpr_count).max().unwrap_or(0);
+            let llc_private = metas.iter().map(|m| m.private_segment_fixed_size).max().unwrap_or(0);
+            let llc_occupancy = metas.iter().map(|m| codegen::occupancy(Target::new(gpu), m.vgpr_count + m.agpr_count.unwrap_or(0), m.sgpr_count)).min().unwrap_or(0);
             ours_total += insts;
             llc_total += llc_all;
             our_time_total += our_time.as_secs_f64();
@@ -157,7 +167,7 @@ fn from_spirv(root: &Path, work: &Path) {
                 live_ratios.push(f64::from(vgprs) / f64::from(live));
             }
             println!(
-                "{name:<28} {gpu:<8} | {insts:>6} {vgprs:>5} {live:>5} {spills:>5} {:>7.1}us | {llc_all:>6} {llc_vgprs:>5} {llc_spills:>5} {:>7.1}ms | {:>6.0}x {:>5.2}x {:>5.2}x",
+                "{name:<28} {gpu:<8} | {insts:>6} {bytes:>6} {vgprs:>5} {live:>5} {sgprs:>4} {spills:>5} {private:>4} {occupancy:>3} {:>7.1}us | {llc_all:>6} {llc_bytes:>6} {llc_vgprs:>5} {llc_sgprs:>4} {llc_spills:>5} {llc_private:>4} {llc_occupancy:>3} {:>7.1}ms | {:>6.0}x {:>5.2}x {:>5.2}x",
                 our_time.as_secs_f64() * 1e6,
                 llc_time.as_secs_f64() * 1e3,
                 llc_time.as_secs_f64() / our_time.as_secs_f64(),
