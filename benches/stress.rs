@@ -288,7 +288,7 @@ fn calls(lang: Lang, count: usize, ops: usize) -> String {
         b.stream(&mut rng, ops);
         let v = b.finish();
         match lang {
-            Lang::Mir => t.push_str(&format!("func @f{k}(%x: i32) -> i32 {{\nentry:\n{}  ret {v}\n}}\n\n", b.text)),
+            Lang::Mir => t.push_str(&format!("func @f{k}(%x: i32) -> i32 noinline {{\nentry:\n{}  ret {v}\n}}\n\n", b.text)),
             Lang::Ir => t.push_str(&format!("define hidden i32 @f{k}(i32 %x) #0 {{\nentry:\n{}  ret i32 {v}\n}}\n\n", b.text)),
         }
     }

@@ -81,7 +81,7 @@ fn module_text(rng: &mut Rng, conv: Convention) -> (String, Vec<(&'static str, b
     // folds every argument into its result, so it has registers to keep
     // away from what the caller preserves.
     let mut text = format!(
-        "func @probe({}) -> i32{} {{\nentry:\n  %x = workitem_id x\n  %y = workitem_id y\n  %y16 = mul i32 %y, 16\n  %t = add i32 %x, %y16\n",
+        "func @probe({}) -> i32{} noinline {{\nentry:\n  %x = workitem_id x\n  %y = workitem_id y\n  %y16 = mul i32 %y, 16\n  %t = add i32 %x, %y16\n",
         decl.join(", "),
         if conv == Convention::Llvm { " callconv(llvm)" } else { "" }
     );
@@ -104,7 +104,7 @@ fn module_text(rng: &mut Rng, conv: Convention) -> (String, Vec<(&'static str, b
         acc = "after_helper".to_string();
     }
     text.push_str(&format!("  ret %{acc}\n}}\n\n"));
-    text.push_str("func @helper(%v: i32) -> i32 {\nentry:\n  %w = mul i32 %v, 13\n  %l = workitem_id x\n  %r = add i32 %w, %l\n  ret %r\n}\n\n");
+    text.push_str("func @helper(%v: i32) -> i32 noinline {\nentry:\n  %w = mul i32 %v, 13\n  %l = workitem_id x\n  %r = add i32 %w, %l\n  ret %r\n}\n\n");
     text.push_str("kernel @k(%out: ptr<global>, %u: i32) {\nentry:\n  %x = workitem_id x\n  %y = workitem_id y\n  %y16 = mul i32 %y, 16\n  %t = add i32 %x, %y16\n");
     let mut args = Vec::new();
     for (j, (ty, inreg)) in params.iter().enumerate() {

@@ -223,7 +223,7 @@ fn callee_text(rng: &mut Rng, c: &Callee, earlier: &[Callee]) -> String {
     let params: Vec<String> =
         c.args.iter().enumerate().map(|(j, a)| format!("%a{j}: {}{}", if a.inreg { "inreg " } else { "" }, a.ty.text())).collect();
     let conv = if c.llvm { " callconv(llvm)" } else { "" };
-    let mut t = format!("func @{}({}) -> {}{conv} {{\nentry:\n", c.name, params.join(", "), c.ret.text());
+    let mut t = format!("func @{}({}) -> {}{conv} noinline {{\nentry:\n", c.name, params.join(", "), c.ret.text());
     // A stack slot holding the seed across the nested calls below.
     let slot = rng.below(3) == 0;
     if slot {

@@ -532,7 +532,7 @@ entry:
 /// implicit-argument pointer and reads them there; the launch has an offset.
 #[test]
 fn global_offset_and_work_dim_in_kernels_and_device_functions() {
-    let text = "func @inner(%k: i32) -> i32 {
+    let text = "func @inner(%k: i32) -> i32 noinline {
 entry:
   %oy = global_offset y
   %d = work_dim
@@ -541,7 +541,7 @@ entry:
   %r = add i32 %s, %k
   ret %r
 }
-func @outer(%k: i32) -> i32 {
+func @outer(%k: i32) -> i32 noinline {
 entry:
   %r = call @inner(%k)
   %ox = global_offset x

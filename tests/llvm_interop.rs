@@ -26,7 +26,7 @@ const EXTRA: usize = 28;
 /// The MIR module: `@mix`, `@scale` (both `callconv(llvm)`) and the kernel.
 fn mir_module(with_scale: bool) -> String {
     let xs: Vec<String> = (0..EXTRA).map(|j| format!("%x{j}: i32")).collect();
-    let mut t = format!("func @mix(%a: i32, %b: f32, %c: i64, %s: {{i32, f32, i64, f64}}, {}) -> i32 callconv(llvm) {{\nentry:\n", xs.join(", "));
+    let mut t = format!("func @mix(%a: i32, %b: f32, %c: i64, %s: {{i32, f32, i64, f64}}, {}) -> i32 callconv(llvm) noinline {{\nentry:\n", xs.join(", "));
     t.push_str("  %lid = workitem_id x\n  %bi = fptosi f32 %b to i32\n  %cl = trunc i64 %c to i32\n  %ch64 = lshr i64 %c, 32\n  %ch = trunc i64 %ch64 to i32\n");
     t.push_str("  %s0 = extract %s, 0\n  %s1f = extract %s, 1\n  %s1 = fptosi f32 %s1f to i32\n  %s2l = extract %s, 2\n  %s2 = trunc i64 %s2l to i32\n  %s3f = extract %s, 3\n  %s3 = fptosi f64 %s3f to i32\n");
     t.push_str("  %t1 = add i32 %a, %bi\n  %t2 = add i32 %t1, %cl\n  %t3 = add i32 %t2, %ch\n  %t4 = add i32 %t3, %s0\n  %t5 = add i32 %t4, %s1\n  %t6 = add i32 %t5, %s2\n  %acc0 = add i32 %t6, %s3\n");
@@ -34,7 +34,7 @@ fn mir_module(with_scale: bool) -> String {
         writeln!(t, "  %m{j} = mul i32 %acc{j}, 3\n  %acc{} = add i32 %m{j}, %x{j}", j + 1).unwrap();
     }
     writeln!(t, "  %l1000 = mul i32 %lid, 1000\n  %r = add i32 %acc{EXTRA}, %l1000\n  ret %r\n}}\n").unwrap();
-    t.push_str("func @scale(%k: inreg i32, %x: i32) -> i32 callconv(llvm) {\nentry:\n  %p = mul i32 %x, %k\n  %q = add i32 %p, 7\n  ret %q\n}\n\n");
+    t.push_str("func @scale(%k: inreg i32, %x: i32) -> i32 callconv(llvm) noinline {\nentry:\n  %p = mul i32 %x, %k\n  %q = add i32 %p, 7\n  ret %q\n}\n\n");
     t.push_str("kernel @k(%in: ptr<global>, %out: ptr<global>, %u: i32) {\nentry:\n  %lid = workitem_id x\n  %gid = workgroup_id x\n  %base = mul i32 %gid, 64\n  %i = add i32 %base, %lid\n");
     t.push_str("  %off = mul i32 %i, 4\n  %src = ptradd %in, %off\n  %x = load i32 %src\n  %xf = sitofp i32 %x to f32\n  %b = fmul f32 %xf, 0.5\n  %xw = sext i32 %x to i64\n  %c = mul i64 %xw, 4294967297\n");
     t.push_str("  %s0 = add i32 %x, 1\n  %s2 = shl i64 %xw, 20\n  %s3 = sitofp i32 %x to f64\n  %s = make {i32, f32, i64, f64} %s0, %xf, %s2, %s3\n");
@@ -306,7 +306,7 @@ fn vector_functions(ir: bool) -> String {
         if ir {
             writeln!(t, "define hidden <2 x i16> @{name}({}) {{", pack_params(true, pad)).unwrap();
         } else {
-            writeln!(t, "func @{name}({}) -> <2 x i16> callconv(llvm) {{\nentry:", pack_params(false, pad)).unwrap();
+            writeln!(t, "func @{name}({}) -> <2 x i16> callconv(llvm) noinline {{\nentry:", pack_params(false, pad)).unwrap();
         }
         for (v, elem, n) in PACK_VECTORS {
             t.push_str(&extract_elements(ir, v, elem, n));
@@ -318,7 +318,7 @@ fn vector_functions(ir: bool) -> String {
     if ir {
         writeln!(t, "define hidden {} @unpack(<2 x i16> %a, <4 x i8> %c, i32 %e) {{", ir_types(UNPACK_RESULT)).unwrap();
     } else {
-        writeln!(t, "func @unpack(%a: <2 x i16>, %c: <4 x i8>, %e: i32) -> {UNPACK_RESULT} callconv(llvm) {{\nentry:").unwrap();
+        writeln!(t, "func @unpack(%a: <2 x i16>, %c: <4 x i8>, %e: i32) -> {UNPACK_RESULT} callconv(llvm) noinline {{\nentry:").unwrap();
     }
     t.push_str(&extract_elements(ir, "a", "i16", 2));
     t.push_str(&extract_elements(ir, "c", "i8", 4));

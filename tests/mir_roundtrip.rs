@@ -58,6 +58,31 @@ fn calling_conventions_round_trip_and_differ() {
 }
 
 #[test]
+fn inline_hints_round_trip_and_differ() {
+    let text = "func @f(%x: i32) -> i32 callconv(llvm) noinline {\nentry:\n  ret %x\n}\n\nfunc @g(%x: i32) -> i32 alwaysinline {\nentry:\n  ret %x\n}\n";
+    let m = mir::parse(text).unwrap();
+    assert_eq!(m.functions[0].inline, mir::InlineHint::Never);
+    assert_eq!(m.functions[1].inline, mir::InlineHint::Always);
+    let printed = m.to_string();
+    assert!(printed.contains(") -> i32 callconv(llvm) noinline {") && printed.contains(") -> i32 alwaysinline {"), "{printed}");
+    assert_eq!(mir::parse(&printed).unwrap(), m);
+    let plain = mir::parse(&text.replace(" noinline", "").replace(" alwaysinline", "")).unwrap();
+    assert_eq!(plain.functions[0].inline, mir::InlineHint::Auto);
+    assert!(plain != m, "the hint is part of the function");
+    // The builder sets it too.
+    let mut b = mir::builder::FunctionBuilder::device("h", None);
+    b.inline_hint(mir::InlineHint::Never);
+    let entry = b.create_block("entry");
+    b.switch_to(entry);
+    b.ret(None);
+    let built = b.finish().unwrap();
+    assert!(built.to_string().starts_with("func @h() noinline {"), "{built}");
+    // Kernels are never called: the hint is refused with a message.
+    let err = mir::parse("kernel @k() noinline {\nentry:\n  ret\n}\n").unwrap_err();
+    assert!(err.message.contains("kernels are never called"), "{}", err.message);
+}
+
+#[test]
 fn constants_round_trip_exactly() {
     let text = "func @f(%h: f16, %d: f64, %b: i8) -> f32 {\nentry:\n  %a = fadd f16 %h, 0x7e01\n  %c = fadd f16 %h, 65504.0\n  %e = fadd f64 %d, 0.1\n  %g = fadd f64 %d, -0.0\n  %k = fadd f64 %d, 0x7ff0000000000001\n  %m = add i8 %b, 255\n  %n = add i8 %b, -128\n  %q = fmul f32 1e-45, -inf\n  ret %q\n}\n";
     let module = mir::parse(text).unwrap();

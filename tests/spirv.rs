@@ -514,3 +514,44 @@ fn kernels_need_no_more_vgprs_than_llvm_gives_them() {
     let _ = std::fs::remove_dir_all(&work);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// FunctionControl: clang's `DontInline` (`__attribute__((noinline))`)
+/// becomes `noinline` and the call stays a call at -O2; the same module with
+/// `Inline` (spirv-dis, the control word replaced, spirv-as) becomes
+/// `alwaysinline`, and with `None` the small callee is inlined by size.
+#[test]
+fn function_control_becomes_the_inline_hint() {
+    let source = "__attribute__((noinline)) int twice(int x) { return 2 * x + 1; }\n__kernel void k(__global int *p) { int i = get_global_id(0); p[i] = twice(i); }\n";
+    let Some(spv) = spirv_of(source, "inline-hint") else { return };
+    let Some(dis) = llvm_tools::require("spirv-dis") else { return };
+    let Some(asm) = llvm_tools::require("spirv-as") else { return };
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-inline-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("k.spv"), &spv).unwrap();
+    let out = Command::new(&dis).arg(work.join("k.spv")).args(["-o", "-", "--raw-id"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("DontInline").count(), 1, "{text}");
+    let target = CodeObjectTarget::new(Target::new(Gpu::Gfx90a));
+    for (control, hint, swappc) in [("DontInline", " noinline {", 1), ("Inline", " alwaysinline {", 0), ("None", " {", 0)] {
+        let bytes = if control == "DontInline" {
+            spv.clone()
+        } else {
+            let edited = work.join(format!("{control}.spvasm"));
+            // The control is a mask (clang writes `DontInline|Pure`).
+            let replaced = if control == "None" { text.replace("DontInline|", "").replace(" DontInline ", " None ") } else { text.replace("DontInline", control) };
+            std::fs::write(&edited, replaced).unwrap();
+            let out = Command::new(&asm).arg(&edited).arg("-o").arg(work.join(format!("{control}.spv"))).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            std::fs::read(work.join(format!("{control}.spv"))).unwrap()
+        };
+        let module = amdgpu_cg::driver::load_spirv("k.spv", &bytes).unwrap_or_else(|e| panic!("{e:?}"));
+        let printed = module.to_string();
+        let header = printed.lines().find(|l| l.starts_with("func @")).unwrap();
+        assert!(header.ends_with(&format!(") -> i32{hint}")), "{control}: {header}");
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let listing = &kernels.iter().find(|k| k.is_kernel).unwrap().asm;
+        assert_eq!(listing.matches("s_swappc_b64").count(), swappc, "{control}:\n{listing}");
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

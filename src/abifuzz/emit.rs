@@ -325,7 +325,7 @@ pub fn callee(lang: Lang, n: usize, probe: &Probe, llvm_conv: bool, wave: u32) -
         Lang::Mir => {
             let r = probe.sig.ret.as_ref().map(|r| format!(" -> {r}")).unwrap_or_default();
             let conv = if llvm_conv { " callconv(llvm)" } else { "" };
-            writeln!(t, "func @{name}({}){r}{conv} {{\nentry:", params.join(", ")).unwrap();
+            writeln!(t, "func @{name}({}){r}{conv} noinline {{\nentry:", params.join(", ")).unwrap();
             t.push_str(&b.text);
             match ret {
                 Some((_, v)) => writeln!(t, "  ret {v}\n}}\n").unwrap(),
@@ -432,7 +432,7 @@ pub fn caller(lang: Lang, n: usize, probe: &Probe, wave: u32) -> String {
     let mut text = String::new();
     match (lang, probe.device_caller) {
         (Lang::Mir, false) => writeln!(text, "kernel @{name}() {{\nentry:").unwrap(),
-        (Lang::Mir, true) => writeln!(text, "func @{name}() {{\nentry:").unwrap(),
+        (Lang::Mir, true) => writeln!(text, "func @{name}() noinline {{\nentry:").unwrap(),
         (Lang::Ir, false) => writeln!(text, "define amdgpu_kernel void @{name}() {{").unwrap(),
         (Lang::Ir, true) => writeln!(text, "define hidden void @{name}() {{").unwrap(),
     }

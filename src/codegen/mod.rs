@@ -45,8 +45,9 @@ use crate::codeobj::{self, CodeObject, CodeObjectTarget, CodeObjectVersion, Kern
 use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
-/// (`crate::opt::MIR_PASSES`), then selection and the machine passes.
-pub const PASSES: [&str; 27] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "window_rename", "skip_branches", "waitcnt", "hazards", "emit"];
+/// (`crate::opt::MIR_PASSES`) and the module-level inline, then selection
+/// and the machine passes.
+pub const PASSES: [&str; 28] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "window_rename", "skip_branches", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -640,7 +641,7 @@ pub fn compile_module(
     let optimized = if options.opt_level == crate::opt::OptLevel::O0 {
         None
     } else {
-        Some(crate::opt::optimize_in_parallel(module, options.opt_level, &observe, &mut trace, options.jobs).map_err(|why| Diagnostic::new(why, Span::NONE))?)
+        Some(crate::opt::optimize_in_parallel(module, options.opt_level, &observe, &mut trace, options.jobs, crate::opt::ModuleFacts { external: &options.external }).map_err(|why| Diagnostic::new(why, Span::NONE))?)
     };
     report.printed.push_str(&trace.printed);
     if options.time_passes && optimized.is_some() {

@@ -46,7 +46,7 @@ impl FunctionBuilder {
 
     fn new(name: &str, kind: FuncKind, ret: Option<Type>) -> FunctionBuilder {
         FunctionBuilder {
-            func: Function { name: name.to_string(), kind, conv: CallConv::AmdgpuCg, attrs: KernelAttrs::default(), params: Vec::new(), ret, blocks: Vec::new(), values: Vec::new(), span: Span::NONE },
+            func: Function { name: name.to_string(), kind, conv: CallConv::AmdgpuCg, inline: InlineHint::Auto, attrs: KernelAttrs::default(), params: Vec::new(), ret, blocks: Vec::new(), values: Vec::new(), span: Span::NONE },
             current: None,
             terminated: Vec::new(),
             names: HashSet::new(),
@@ -97,6 +97,12 @@ impl FunctionBuilder {
     /// The calling convention of a device function (`callconv(llvm)`).
     pub fn calling_convention(&mut self, conv: CallConv) {
         self.func.conv = conv;
+    }
+
+    /// Whether the optimiser may inline this device function into its
+    /// callers (`noinline`, `alwaysinline`; src/opt/inline.rs).
+    pub fn inline_hint(&mut self, hint: InlineHint) {
+        self.func.inline = hint;
     }
 
     /// Adds an `inreg` parameter (device functions; passed in SGPRs).

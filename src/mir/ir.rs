@@ -1027,11 +1027,26 @@ pub struct Function {
     pub conv: CallConv,
     /// Kernels only (default for device functions).
     pub attrs: KernelAttrs,
+    /// Whether the MIR optimiser may copy a device function's body into its
+    /// callers (`noinline`, `alwaysinline` in the text; src/opt/inline.rs).
+    pub inline: InlineHint,
     pub params: Vec<Param>,
     pub ret: Option<Type>,
     pub blocks: Vec<Block>,
     pub values: Vec<ValueInfo>,
     pub span: Span,
+}
+
+/// What a device function says about being inlined into its callers
+/// (docs/mir.md, "Modules and functions"): by default the optimiser decides
+/// by size; `noinline` keeps every call a call; `alwaysinline` asks for the
+/// body at every call the inliner can take (not through recursion).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum InlineHint {
+    #[default]
+    Auto,
+    Never,
+    Always,
 }
 
 /// The calling convention of a device function: ours, or LLVM 22's (for
@@ -1222,6 +1237,7 @@ impl PartialEq for Function {
         if self.name != other.name
             || self.kind != other.kind
             || self.conv != other.conv
+            || self.inline != other.inline
             || self.attrs != other.attrs
             || self.ret != other.ret
             || self.params.len() != other.params.len()

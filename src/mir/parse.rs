@@ -76,6 +76,7 @@ fn explicit_result_type(op: &Op) -> Option<Type> {
                 kind: FuncKind::Device,
                 conv: CallConv::AmdgpuCg,
                 attrs: KernelAttrs::default(),
+                inline: InlineHint::Auto,
                 params: Vec::new(),
                 ret: None,
                 blocks: Vec::new(),
@@ -591,6 +592,20 @@ impl<'a> Parser<'a> {
         } else {
             CallConv::AmdgpuCg
         };
+        let inline = match self.peek() {
+            Tok::Ident(word @ ("noinline" | "alwaysinline")) => {
+                let (_, span) = self.next();
+                if kind == FuncKind::Kernel {
+                    return Err(Diagnostic::new(format!("kernels are never called, so they take no '{word}' (it is for 'func')"), span));
+                }
+                if word == "noinline" {
+                    InlineHint::Never
+                } else {
+                    InlineHint::Always
+                }
+            }
+            _ => InlineHint::Auto,
+        };
         let attrs = self.kernel_attrs(kind)?;
         self.expect_punct("{", "to open the function body")?;
 
@@ -701,7 +716,7 @@ impl<'a> Parser<'a> {
             }
             blocks.push(block);
         }
-        let mut func = Function { name: name.to_string(), kind, conv, attrs, params, ret, blocks, values: scope.values, span: kw_span };
+        let mut func = Function { name: name.to_string(), kind, conv, inline, attrs, params, ret, blocks, values: scope.values, span: kw_span };
         for pending in pending_branches {
             let new_index = renumber[pending.block].0 as usize;
             let term = &func.blocks[new_index].term;

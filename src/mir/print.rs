@@ -59,6 +59,11 @@ impl fmt::Display for Function {
         if self.conv == CallConv::Llvm {
             f.write_str(" callconv(llvm)")?;
         }
+        match self.inline {
+            InlineHint::Never => f.write_str(" noinline")?,
+            InlineHint::Always => f.write_str(" alwaysinline")?,
+            InlineHint::Auto => {}
+        }
         if let Some([x, y, z]) = self.attrs.reqd_work_group_size {
             write!(f, " reqd_work_group_size({x}, {y}, {z})")?;
         }

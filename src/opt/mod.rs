@@ -8,6 +8,11 @@
 //! removes instructions or makes them cheaper, so this ends well before the
 //! bound on ordinary code; the bound caps pathological ping-pong).
 //! At -O0 nothing runs.
+//!
+//! One step needs the whole module: [`inline`], which copies small device
+//! functions into their callers. It runs after every function went through
+//! its rounds once, and the functions it changed go through them again (a
+//! copied body meets the caller's constants and values only then).
 
 pub mod branches;
 pub mod dce;
@@ -15,6 +20,7 @@ pub mod divide;
 pub mod fold;
 pub mod gvn;
 pub mod hoist;
+pub mod inline;
 pub mod merge;
 pub mod narrow;
 pub mod promote;
@@ -95,34 +101,70 @@ pub struct Trace {
     pub timings: Vec<(String, Duration)>,
 }
 
+/// What the module-level step needs to know about the module's functions.
+#[derive(Clone, Copy, Default)]
+pub struct ModuleFacts<'a> {
+    /// Device functions defined in another object (`--extern`): their bodies
+    /// here only serve the interpreter, so they are never inlined.
+    pub external: &'a [String],
+}
+
 /// Optimises every function of a module (calls keep their signatures: the
-/// passes change no function's interface).
+/// passes change no function's interface), small callees inlined.
 pub fn optimize(module: &Module, level: OptLevel, observe: &Observe, trace: &mut Trace) -> Result<Module, String> {
-    optimize_in_parallel(module, level, observe, trace, 1)
+    optimize_in_parallel(module, level, observe, trace, 1, ModuleFacts::default())
 }
 
 /// [`optimize`] with the functions on up to `jobs` threads (0: one per core):
-/// each function is optimised alone, so the result and the trace are the same
-/// for any number of threads.
-pub fn optimize_in_parallel(module: &Module, level: OptLevel, observe: &Observe, trace: &mut Trace, jobs: usize) -> Result<Module, String> {
+/// each function is optimised alone, then [`inline`] runs over the module on
+/// this thread, then the functions it changed are optimised again, alone;
+/// so the result and the trace are the same for any number of threads.
+pub fn optimize_in_parallel(module: &Module, level: OptLevel, observe: &Observe, trace: &mut Trace, jobs: usize, facts: ModuleFacts) -> Result<Module, String> {
     if level == OptLevel::O0 {
         return Ok(module.clone());
     }
-    let results = crate::parallel::map_in_order(module.functions.len(), jobs, |index| optimize_function(module, index, level, observe));
-    let mut out = Module { functions: Vec::with_capacity(module.functions.len()), device_triples: module.device_triples.clone() };
+    let results = crate::parallel::map_in_order(module.functions.len(), jobs, |index| optimize_function(module, module.functions[index].clone(), level, observe));
+    let mut functions = Vec::with_capacity(module.functions.len());
+    let mut timings = Vec::with_capacity(module.functions.len());
     for result in results {
-        let (func, one) = result?;
-        trace.printed.push_str(&one.printed);
-        trace.timings.extend(one.timings);
-        out.functions.push(func);
+        let (func, printed, times) = result?;
+        trace.printed.push_str(&printed);
+        functions.push(func);
+        timings.push(times);
     }
-    Ok(out)
+    let start = Instant::now();
+    let inlined = inline::run(&mut functions, facts.external);
+    let inline_time = start.elapsed();
+    let again: Vec<usize> = (0..functions.len()).filter(|&i| inlined[i]).collect();
+    for &i in &again {
+        let func = &functions[i];
+        if observe.print_after.iter().any(|w| w == "inline" || w == "all") {
+            trace.printed.push_str(&format!("; after inline: @{}\n{func}\n", func.name));
+        }
+        if observe.verify {
+            check(module, func, "inline")?;
+        }
+    }
+    let results = crate::parallel::map_in_order(again.len(), jobs, |k| optimize_function(module, functions[again[k]].clone(), level, observe));
+    for (&i, result) in again.iter().zip(results) {
+        let (func, printed, times) = result?;
+        trace.printed.push_str(&printed);
+        functions[i] = func;
+        timings[i].iter_mut().zip(times).for_each(|(sum, t)| *sum += t);
+    }
+    for (func, times) in functions.iter().zip(timings) {
+        for (pass, time) in MIR_PASSES.iter().zip(times).filter(|(p, _)| p.level <= level) {
+            trace.timings.push((format!("{}: {}", func.name, pass.name), time));
+        }
+    }
+    trace.timings.push(("inline (module)".to_string(), inline_time));
+    Ok(Module { functions, device_triples: module.device_triples.clone() })
 }
 
-/// One function of `module` through the pass rounds, with its own trace.
-fn optimize_function(module: &Module, index: usize, level: OptLevel, observe: &Observe) -> Result<(Function, Trace), String> {
-    let mut func = module.functions[index].clone();
-    let mut trace = Trace::default();
+/// One function through the pass rounds: the function, what it printed, and
+/// each pass's time (indexed like [`MIR_PASSES`]).
+fn optimize_function(module: &Module, mut func: Function, level: OptLevel, observe: &Observe) -> Result<(Function, String, Vec<Duration>), String> {
+    let mut printed = String::new();
     let rounds = if level == OptLevel::O2 { MAX_ROUNDS } else { 1 };
     let mut timings: Vec<Duration> = vec![Duration::ZERO; MIR_PASSES.len()];
     for _ in 0..rounds {
@@ -133,7 +175,7 @@ fn optimize_function(module: &Module, index: usize, level: OptLevel, observe: &O
             timings[p] += start.elapsed();
             changed |= did;
             if did && observe.print_after.iter().any(|w| w == pass.name || w == "all") {
-                trace.printed.push_str(&format!("; after {}: @{}\n{func}\n", pass.name, func.name));
+                printed.push_str(&format!("; after {}: @{}\n{func}\n", pass.name, func.name));
             }
             if observe.verify {
                 check(module, &func, pass.name)?;
@@ -143,12 +185,7 @@ fn optimize_function(module: &Module, index: usize, level: OptLevel, observe: &O
             break;
         }
     }
-    for (p, pass) in MIR_PASSES.iter().enumerate() {
-        if pass.level <= level {
-            trace.timings.push((format!("{}: {}", func.name, pass.name), timings[p]));
-        }
-    }
-    Ok((func, trace))
+    Ok((func, printed, timings))
 }
 
 /// The verifier on one function after a pass; its calls are checked against

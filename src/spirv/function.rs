@@ -296,6 +296,18 @@ pub fn sanitize(name: &str) -> String {
     }
 }
 
+/// The OpFunction's FunctionControl as MIR's inline hint (docs/spirv.md):
+/// `DontInline` (OpenCL's `__attribute__((noinline))`) keeps the calls,
+/// `Inline` (`always_inline`) asks for the body at every call.
+fn inline_hint(function: &Inst) -> crate::mir::InlineHint {
+    let control = function.inst.operands.iter().find_map(|o| if let O::FunctionControl(c) = o { Some(*c) } else { None });
+    match control {
+        Some(c) if c.contains(rspirv::spirv::FunctionControl::DONT_INLINE) => crate::mir::InlineHint::Never,
+        Some(c) if c.contains(rspirv::spirv::FunctionControl::INLINE) => crate::mir::InlineHint::Always,
+        _ => crate::mir::InlineHint::Auto,
+    }
+}
+
 fn translate_function(
     facts: &Facts,
     body: &[Inst],
@@ -415,6 +427,9 @@ fn translate_function(
             f.attrs.reqd_work_group_size = m.local_size;
             f.attrs.work_group_size_hint = m.local_size_hint;
         }
+    }
+    if !kernel {
+        f.inline = inline_hint(&body[0]);
     }
     debug_assert!(f.kind == if kernel { FuncKind::Kernel } else { FuncKind::Device });
     Ok(f)
