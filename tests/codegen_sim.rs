@@ -710,6 +710,29 @@ fn lds_writes_of_one_address_pair_up() {
     }
 }
 
+/// A kernel's adjacent 64-bit arguments load as one SGPR quad: vector_add's
+/// three pointers are one `s_load_dwordx4` (gfx11: `s_load_b128`) of bytes
+/// 0-15 into a 4-aligned quad and one `s_load_dwordx2` of bytes 16-23, as
+/// llc-22 loads them, with the interpreter's results on every target.
+#[test]
+fn adjacent_pointer_arguments_load_as_one_quad() {
+    let spec = LaunchSpec::from_flags("64", "64", &["a=f32:iota:64".into(), "b=f32:fill:2:64".into(), "c=f32:zero:64".into()], &["a=@a".into(), "b=@b".into(), "c=@c".into()], &[]).unwrap();
+    let text = std::fs::read_to_string(format!("{}/examples/vector_add.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    check_text("vector_add.mir", &text, &spec, false, false);
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        let loads: Vec<&str> = asm.lines().map(str::trim).filter(|l| l.starts_with("s_load")).collect();
+        let quads: Vec<&&str> = loads.iter().filter(|l| l.starts_with("s_load_dwordx4 ") || l.starts_with("s_load_b128 ")).collect();
+        assert_eq!(quads.len(), 1, "{}:\n{asm}", target.isa_name());
+        let first = quads[0].split(['[', ':']).nth(1).and_then(|n| n.parse::<u32>().ok()).unwrap();
+        assert_eq!(first % 4, 0, "{}: {}", target.isa_name(), quads[0]);
+        let pairs = loads.iter().filter(|l| l.starts_with("s_load_dwordx2 ") || l.starts_with("s_load_b64 ")).count();
+        assert_eq!(pairs, 1, "{}:\n{asm}", target.isa_name());
+    }
+}
+
 /// Values passed through divergent joins stay in their registers: a
 /// then-side's instructions write the join's registers under EXEC, and the
 /// first contribution to a join is the value itself (fold_merges), so the

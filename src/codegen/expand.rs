@@ -140,6 +140,47 @@ fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bo
     (map, end)
 }
 
+/// The dense renumbering of the SGPR pair units of a kernel without calls,
+/// chosen so that the two pairs an `s_load_dwordx4` writes (`Fill::Tuple`
+/// of two pair units) are units 2m and 2m + 1: from a 4-aligned base, one
+/// SGPR quad, and the load stays one instruction. Pair units are
+/// interchangeable, so any renaming is valid; wanted quads are placed first
+/// (in register order), the other units fill the remaining numbers from 0.
+/// Returns the map, one past the highest unit, and whether a quad was placed.
+fn quad_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64]) -> (Vec<u16>, u16, bool) {
+    let mut wanted: Vec<[usize; 2]> = Vec::new();
+    for (index, m) in vcode.insts.iter().enumerate() {
+        let MKind::Real { fills, .. } = &m.kind else { continue };
+        let allocs = out.inst_allocs(ra::Inst::new(index));
+        let unit = |i: u8| allocs[usize::from(i)].as_reg().filter(|p| p.class() == ra::RegClass::Vector).map(|p| p.hw_enc());
+        for (_, fill) in fills {
+            if let Fill::Tuple { regs, n: 2 } = *fill {
+                if let (Some(a), Some(b)) = (unit(regs[0]), unit(regs[1])) {
+                    if a != b && used[a] && used[b] {
+                        wanted.push([a, b]);
+                    }
+                }
+            }
+        }
+    }
+    wanted.sort_unstable();
+    let mut map = vec![u16::MAX; 64];
+    let mut taken = [false; 64];
+    let mut quads = false;
+    for [a, b] in wanted {
+        if map[a] != u16::MAX || map[b] != u16::MAX {
+            continue;
+        }
+        if let Some(k) = (0..63).step_by(2).find(|&k| !taken[k] && !taken[k + 1]) {
+            (map[a], map[b]) = (k as u16, k as u16 + 1);
+            (taken[k], taken[k + 1]) = (true, true);
+            quads = true;
+        }
+    }
+    let end = fill_lowest_free(used, &mut map, &mut taken);
+    (map, end, quads)
+}
+
 /// Gives every used register without a number (`map[i] == u16::MAX`) the
 /// lowest number not `taken`, in register order; returns one past the
 /// highest number taken.
@@ -505,8 +546,10 @@ impl Placement {
         for &(unit, _) in &vcode.pinned_pairs {
             pair_used[unit as usize] = false;
         }
-        let (pair_units, pair_count) = dense(&pair_used, &[false; 64], &[false; 64]);
-        let pair_base = sgpr_singles_end.div_ceil(2) * 2;
+        let (pair_units, pair_count, quads) = quad_dense(vcode, out, &pair_used);
+        // A quad of two units (0, 1), (2, 3), ... is 4-aligned when the
+        // units start on a multiple of 4.
+        let pair_base = if quads { sgpr_singles_end.div_ceil(4) * 4 } else { sgpr_singles_end.div_ceil(2) * 2 };
         let mut pair: Vec<u16> = pair_units.iter().map(|&u| if u == u16::MAX { u } else { pair_base + 2 * u }).collect();
         for &(unit, first) in &vcode.pinned_pairs {
             pair[unit as usize] = first;
@@ -1092,11 +1135,14 @@ impl Ctx<'_> {
             _ => None,
         })?;
         let first = reg(regs[0]);
+        // VGPRs one by one; SGPR pairs two by two, the quad 4-aligned.
+        let scalar = !first.base.is_vgpr();
+        let step = if scalar { 2 } else { 1 };
         let consecutive = (0..n).all(|k| {
             let r = reg(regs[usize::from(k)]);
-            r.base.is_vgpr() && r.base.index() == first.base.index() + u16::from(k)
+            r.base.is_vgpr() != scalar && r.base.index() == first.base.index() + step * u16::from(k)
         });
-        let aligned = !self.target.gpu.requires_even_vgpr_tuples() || first.base.index() % 2 == 0;
+        let aligned = if scalar { first.base.index() % 4 == 0 } else { !self.target.gpu.requires_even_vgpr_tuples() || first.base.index() % 2 == 0 };
         if consecutive && aligned {
             return None;
         }
@@ -1106,6 +1152,7 @@ impl Ctx<'_> {
             Opcode::ds_read2_b32 => (Opcode::ds_read_b32, vec![inst.offset * 4, i32::from(inst.offset1) * 4]),
             Opcode::global_load_dwordx2 | Opcode::global_load_dwordx3 | Opcode::global_load_dwordx4 => (Opcode::global_load_dword, (0..n).map(|k| inst.offset + 4 * i32::from(k)).collect()),
             Opcode::global_store_dwordx2 | Opcode::global_store_dwordx3 | Opcode::global_store_dwordx4 => (Opcode::global_store_dword, (0..n).map(|k| inst.offset + 4 * i32::from(k)).collect()),
+            Opcode::s_load_dwordx4 => (Opcode::s_load_dwordx2, (0..n).map(|k| inst.offset + 8 * i32::from(k)).collect()),
             other => unreachable!("a register tuple of {other:?}"),
         };
         Some(
@@ -1164,6 +1211,7 @@ impl Ctx<'_> {
                 Fill::Half(i, h) => Self::half_of(reg(i), h),
                 Fill::Address { .. } | Fill::Sum { .. } => isa::Reg::v(0, 1),
                 // In place (split_tuple saw to that).
+                Fill::Tuple { regs, n } if !reg(regs[0]).base.is_vgpr() => isa::Reg::s(reg(regs[0]).base.index(), 2 * n),
                 Fill::Tuple { regs, n } => isa::Reg::v(reg(regs[0]).base.index(), n),
                 Fill::VQuad { regs, window } => {
                     let w = self.window(window);

@@ -102,7 +102,9 @@ pub enum Fill {
     /// (from an even register on gfx90a and gfx942) the instruction uses
     /// them in place; otherwise expansion splits it into `n` dword accesses
     /// at consecutive offsets (never copies). Defs are early, so a split
-    /// load cannot overwrite the address the next part reads.
+    /// load cannot overwrite the address the next part reads. Also two SGPR
+    /// pair allocations (`n` = 2) that an `s_load_dwordx4` writes as one
+    /// 4-aligned quad, split into two `s_load_dwordx2` otherwise.
     Tuple { regs: [u8; 4], n: u8 },
 }
 
@@ -726,7 +728,10 @@ pub fn verify(vcode: &VCode) -> Result<(), String> {
                         Fill::Half(k, h) => class_of(k) == Some(Class::SgprPair) && h < 2,
                         Fill::VPair { lo, hi, .. } => class_of(lo) == Some(Class::Vgpr) && class_of(hi) == Some(Class::Vgpr),
                         Fill::VQuad { regs, .. } => regs.iter().all(|&k| class_of(k) == Some(Class::Vgpr)),
-                        Fill::Tuple { regs, n } => (2..=4).contains(&n) && regs[..usize::from(n)].iter().all(|&k| class_of(k) == Some(Class::Vgpr)),
+                        Fill::Tuple { regs, n } => {
+                            let all = |c| regs[..usize::from(n)].iter().all(|&k| class_of(k) == Some(c));
+                            ((2..=4).contains(&n) && all(Class::Vgpr)) || (n == 2 && all(Class::SgprPair))
+                        }
                         Fill::Address { base, offset, .. } => class_of(base) == Some(Class::SgprPair) && class_of(offset) == Some(Class::Vgpr),
                         Fill::Sum { lo, hi, add, .. } => {
                             class_of(lo) == Some(Class::Vgpr)

@@ -9,9 +9,12 @@
 //! life of a window pair (an interval from a write with both halves free
 //! before it to the last reference before both are free again) is an
 //! independent candidate: in order of their starts, each takes the lowest
-//! even pair below its own whose registers are free at its start, are
-//! referenced nowhere inside it, and are not taken by an earlier candidate
-//! still alive there. Unmoved candidates keep their window; later ones
+//! pair below its own (even on gfx90a and gfx942, any on gfx11) whose
+//! registers are free at its start, are referenced nowhere inside it (but
+//! as a result of its last instruction, which reads the pair before it
+//! writes: `global_load v3, v[2:3]`; not the 64-bit multiply-adds, whose
+//! result may not overlap a source), and are not taken by an earlier
+//! candidate still alive there. Unmoved candidates keep their window; later ones
 //! never take a register that an unprocessed candidate's references need,
 //! so keeping is always possible.
 //!
@@ -26,7 +29,7 @@
 
 use super::dead_moves::{writes_exec, Scan};
 use super::expand::{vgpr_span, vgprs_named, Expanded};
-use crate::isa::{Operand, PhysReg, Target};
+use crate::isa::{Opcode, Operand, PhysReg, Target};
 
 /// One life of a window pair within a block.
 struct Candidate {
@@ -53,7 +56,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
         let block = &code.blocks[index].2;
         let touches_windows = block.iter().flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).any(|o| vgpr_span(o).is_some_and(|(b, s)| b + s > windows.base));
         if touches_windows {
-            moved += rename_block(code, index, &scan, windows.base, top);
+            moved += rename_block(code, index, &scan, windows.base, top, target);
         }
     }
     if moved > 0 {
@@ -64,7 +67,9 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
     moved
 }
 
-fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: u16) -> usize {
+fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: u16, target: Target) -> usize {
+    // gfx90a and gfx942 want VGPR tuples on even registers; gfx11 on any.
+    let step = if target.gpu.requires_even_vgpr_tuples() { 2 } else { 1 };
     let block = &code.blocks[index].2;
     let n = block.len();
     let words = usize::from(top).div_ceil(64).max(1);
@@ -151,16 +156,28 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
             r >= base
                 && latest[usize::from((r - base) / 2)].is_some_and(|(s, e, moved)| moved && (s < k || (inclusive_start && s == k)) && k <= e)
         };
+        // The last instruction may write the register it reads the pair
+        // from (`global_load v3, v[2:3]`): an instruction reads its sources
+        // before it writes, except the 64-bit multiply-adds, whose result
+        // must not overlap a source on gfx11.
+        let last = &code.blocks[index].2[end].inst;
+        let reads_pair = last.uses.iter().filter_map(vgpr_span).any(|(b, n)| b < c.pair + 2 && c.pair < b + n);
+        let may_overlap = reads_pair && !matches!(last.op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32);
+        let written_last = |r: u16| {
+            may_overlap
+                && last.defs.iter().filter_map(vgpr_span).any(|(b, n)| (b..b + n).contains(&r))
+                && !last.uses.iter().filter_map(vgpr_span).any(|(b, n)| (b..b + n).contains(&r))
+        };
         let available = |r: u16| {
             busy_until[usize::from(r)].is_none_or(|until| until < start)
                 && (is_free(start, r) || moved_away(r, start, false))
                 && {
                     let list = &refs[usize::from(r)];
                     let from = list.partition_point(|&k| k < start);
-                    list[from..].iter().take_while(|&&k| k <= end).all(|&k| moved_away(r, k, true))
+                    list[from..].iter().take_while(|&&k| k <= end).all(|&k| moved_away(r, k, true) || (k == end && k > start && written_last(r)))
                 }
         };
-        let to = (0..c.pair).step_by(2).find(|&r| available(r) && available(r + 1)).unwrap_or(c.pair);
+        let to = (0..c.pair).step_by(step).find(|&r| available(r) && available(r + 1)).unwrap_or(c.pair);
         busy_until[usize::from(to)] = Some(end);
         busy_until[usize::from(to + 1)] = Some(end);
         latest[usize::from((c.pair - base) / 2)] = Some((start, end, to != c.pair));
@@ -229,21 +246,56 @@ mod tests {
     #[test]
     fn a_window_life_moves_onto_a_pair_free_throughout_it() {
         let mut code = two_addresses(false);
-        // The first life finds no free pair below v4 (v0 is read later,
-        // v2 is written inside it) and keeps v[4:5]; the second takes
-        // v[4:5], dead by then.
-        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 1);
+        // The first life takes v[2:3]: v2 is written only by its last
+        // instruction, the load that reads the address from it (v0 is read
+        // at its start); the second takes v[4:5], dead by then (v0 read,
+        // v2 live).
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 2);
         let block = &code.blocks[0].2;
-        assert_eq!(block[0].inst.defs[0], v(4, 2));
+        assert_eq!(block[0].inst.defs[0], v(2, 2));
+        assert_eq!(block[1].inst.uses[0], v(2, 2));
+        assert_eq!(block[1].inst.defs[0], v(2, 1));
         assert_eq!(block[2].inst.defs[0], v(4, 2));
         assert_eq!(block[3].inst.uses[0], v(4, 2));
         assert_eq!(code.vgprs, 6);
     }
 
     #[test]
+    fn gfx11_windows_move_onto_odd_pairs() {
+        // gfx1100 has no alignment rule for VGPR tuples: the first life
+        // takes v[1:2], the second v[3:4] (v4 free once the first left it).
+        let mut code = two_addresses(false);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx1100)), 2);
+        let block = &code.blocks[0].2;
+        assert_eq!(block[0].inst.defs[0], v(1, 2));
+        assert_eq!(block[1].inst.uses[0], v(1, 2));
+        assert_eq!(block[2].inst.defs[0], v(3, 2));
+        assert_eq!(block[3].inst.uses[0], v(3, 2));
+        assert_eq!(code.vgprs, 5);
+    }
+
+    #[test]
+    fn a_multiply_add_never_writes_the_pair_it_reads() {
+        // The life of v[4:5] ends at a v_mad_u64_u32 whose result is v2:
+        // on gfx11 its result may not overlap a source, so v[2:3] is not
+        // taken (v[0:1] holds v0, read later).
+        let block = vec![
+            inst(Opcode::v_mad_u64_u32, vec![v(4, 2), s(0)], vec![v(0, 1), Operand::imm32(4), s(2)]),
+            inst(Opcode::v_mad_u64_u32, vec![v(2, 2), s(0)], vec![v(4, 1), Operand::imm32(4), s(4)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(2, 2), v(0, 1)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ];
+        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], ..two_addresses(false) };
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx1100)), 0);
+        assert_eq!(code.blocks[0].2[0].inst.defs[0], v(4, 2));
+    }
+
+    #[test]
     fn a_life_under_an_exec_write_stays() {
         let mut code = two_addresses(true);
-        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 0);
+        // The first life moves (as above); the second has EXEC written
+        // inside it and keeps v[6:7].
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 1);
         assert_eq!(code.blocks[0].2[4].inst.uses[0], v(6, 2));
         assert_eq!(code.vgprs, 8);
     }

@@ -789,6 +789,51 @@ pub(super) fn hoist_entry_scalar_loads(blocks: &mut [BlockBuild], bases: &[ra::V
     entry.insts.extend(others);
 }
 
+/// Two `s_load_dwordx2` of a kernel's entry through one of `bases` (the
+/// kernarg segment and dispatch packet pointers), at offsets 8 bytes apart
+/// in the run of entry loads `hoist_entry_scalar_loads` made, become one
+/// `s_load_dwordx4` at the first one's place (two pointer arguments side
+/// by side, as llc-22 loads them). Its two pairs are a `Fill::Tuple`:
+/// where the allocation and placement do not put them in one 4-aligned
+/// SGPR quad, expansion splits it back into the two loads. The results are
+/// early definitions, so a split half cannot overwrite the base the other
+/// half reads.
+pub(super) fn pair_entry_scalar_loads(blocks: &mut [BlockBuild], bases: &[ra::VReg]) {
+    let Some(entry) = blocks.first_mut() else { return };
+    let pair_load = |m: &MInst| -> Option<(ra::VReg, ra::VReg, i32)> {
+        let MKind::Real { inst, .. } = &m.kind else { return None };
+        if inst.op != Opcode::s_load_dwordx2 || m.ops.len() != 2 {
+            return None;
+        }
+        let (base, dst) = (m.ops[0], m.ops[1]);
+        let from_base = base.kind() == ra::OperandKind::Use && bases.contains(&base.vreg());
+        (from_base && dst.kind() == ra::OperandKind::Def).then(|| (base.vreg(), dst.vreg(), inst.offset))
+    };
+    // The run of scalar loads at the entry's start (after the inputs' copies).
+    let Some(first) = entry.insts.iter().position(|m| pair_load(m).is_some()) else { return };
+    let run_end = first + entry.insts[first..].iter().take_while(|m| matches!(&m.kind, MKind::Real { inst, .. } if matches!(inst.op, Opcode::s_load_dword | Opcode::s_load_dwordx2 | Opcode::s_load_dwordx4))).count();
+    let mut removed = vec![false; entry.insts.len()];
+    for i in first..run_end {
+        let Some((base, low, offset)) = pair_load(&entry.insts[i]).filter(|_| !removed[i]) else { continue };
+        let partner = (i + 1..run_end).find(|&j| !removed[j] && pair_load(&entry.insts[j]).is_some_and(|(b, _, o)| b == base && o == offset + 8));
+        let Some(j) = partner else { continue };
+        let high = pair_load(&entry.insts[j]).expect("checked above").1;
+        let MKind::Real { inst, .. } = &entry.insts[i].kind else { unreachable!("checked by pair_load") };
+        let mut quad = inst.clone();
+        quad.op = Opcode::s_load_dwordx4;
+        let early = |v| ra::Operand::new(v, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early);
+        let ops = vec![ra::Operand::reg_use(base), early(low), early(high)];
+        let fills = vec![(Slot::Use(0), Fill::Whole(0)), (Slot::Def(0), Fill::Tuple { regs: [1, 2, 1, 1], n: 2 })];
+        entry.insts[i] = MInst { kind: MKind::Real { inst: quad, fills }, ops };
+        removed[j] = true;
+    }
+    let mut k = 0;
+    entry.insts.retain(|_| {
+        k += 1;
+        !removed[k - 1]
+    });
+}
+
 /// Moves the loads of a device function's entry (stack arguments from the
 /// incoming area, by-reference arguments through their pointers: the
 /// `Private` loads among the first `prologue_end` instructions) down the

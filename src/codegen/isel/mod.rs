@@ -1298,6 +1298,12 @@ pub fn select(
     if !device {
         let bases: Vec<ra::VReg> = isel.kernarg_ptr.into_iter().chain(isel.dispatch_ptr).collect();
         call::hoist_entry_scalar_loads(&mut isel.blocks, &bases);
+        // Only a kernel without calls renumbers its pair units into quads
+        // (a calling kernel's units keep fixed places, so the quad would
+        // only hold two pairs live at once and split again).
+        if !has_calls {
+            call::pair_entry_scalar_loads(&mut isel.blocks, &bases);
+        }
     }
     memory::pair_lds_reads(&mut isel.blocks);
     memory::pair_lds_writes(&mut isel.blocks);
