@@ -15,8 +15,10 @@
 //! src0 VGPRs in different banks (number mod 4), the two vsrc1 likewise;
 //! the third read port (fmac's accumulator, fmamk's VGPR) of different
 //! parity; at most one literal, shared by the halves (fmaak's and fmamk's K
-//! count); at most two scalar values (SGPRs, the literal, and VCC for each
-//! cndmask half, which reads it implicitly). Commutative operations swap
+//! count); at most two scalar values: distinct SGPR (or other scalar)
+//! sources, the literal, and VCC when a cndmask half reads it (implicitly:
+//! llvm-mc counts it once for two such halves, and apart from a `vcc_lo`
+//! written as a source). Commutative operations swap
 //! their sources, and `v_sub` becomes `v_subrev`, to put a VGPR in vsrc1 or
 //! move a source to another bank; a VOP3 `v_fma_f32` is a VOPD fmac when its
 //! addend is its destination, fmaak or fmamk when one factor or the addend
@@ -193,11 +195,11 @@ fn legal(x: &Half, y: &Half, gpu: Gpu) -> bool {
     }
     let mut literal = None;
     let mut scalars: Vec<Operand> = Vec::new();
-    let mut vcc_reads = 0;
+    let mut implicit_vcc = false;
     for h in [x, y] {
         for (k, o) in h.op.info().uses(gpu).iter().zip(&h.uses) {
             match (k, o) {
-                (Kind::Mask, _) => vcc_reads += 1,
+                (Kind::Mask, _) => implicit_vcc = true,
                 (_, Operand::Literal(v)) => {
                     if literal.is_some_and(|l| l != *v) {
                         return false;
@@ -213,7 +215,7 @@ fn legal(x: &Half, y: &Half, gpu: Gpu) -> bool {
             }
         }
     }
-    scalars.len() + vcc_reads + usize::from(literal.is_some()) <= 2
+    scalars.len() + usize::from(implicit_vcc) + usize::from(literal.is_some()) <= 2
 }
 
 /// Whether a VOPD instruction meets the rules this pass forms pairs by
