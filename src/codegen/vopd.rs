@@ -194,7 +194,7 @@ fn legal(x: &Half, y: &Half, gpu: Gpu) -> bool {
         }
     }
     let mut literal = None;
-    let mut scalars: Vec<Operand> = Vec::new();
+    let mut scalars: [Option<Operand>; 2] = [None; 2];
     let mut implicit_vcc = false;
     for h in [x, y] {
         for (k, o) in h.op.info().uses(gpu).iter().zip(&h.uses) {
@@ -207,15 +207,17 @@ fn legal(x: &Half, y: &Half, gpu: Gpu) -> bool {
                     literal = Some(*v);
                 }
                 (_, Operand::Reg(r)) if !r.base.is_vgpr() => {
-                    if !scalars.contains(o) {
-                        scalars.push(*o);
+                    if !scalars.contains(&Some(*o)) {
+                        // Room for two: a third distinct one breaks the limit.
+                        let Some(free) = scalars.iter_mut().find(|s| s.is_none()) else { return false };
+                        *free = Some(*o);
                     }
                 }
                 _ => {}
             }
         }
     }
-    scalars.len() + usize::from(implicit_vcc) + usize::from(literal.is_some()) <= 2
+    scalars.iter().flatten().count() + usize::from(implicit_vcc) + usize::from(literal.is_some()) <= 2
 }
 
 /// Whether a VOPD instruction meets the rules this pass forms pairs by
@@ -274,14 +276,25 @@ fn read_spans(inst: &isa::Inst) -> Vec<(u16, u16)> {
     r
 }
 
+/// What the exchange test needs of one instruction, worked out once.
+struct Access {
+    writes: Vec<(u16, u16)>,
+    reads: Vec<(u16, u16)>,
+    reads_vcc: bool,
+    writes_vcc: bool,
+}
+
+impl Access {
+    fn of(inst: &isa::Inst) -> Access {
+        Access { writes: inst.defs.iter().filter_map(reg_span).collect(), reads: read_spans(inst), reads_vcc: inst.uses.iter().any(is_vcc), writes_vcc: writes_vcc(inst) }
+    }
+}
+
 /// Whether `moved` (a VOPD candidate) can be exchanged with `crossed`:
 /// neither writes what the other reads or writes.
-fn independent(moved: &isa::Inst, crossed: &isa::Inst) -> bool {
-    let (md, cd) = (moved.defs.iter().filter_map(reg_span).collect::<Vec<_>>(), crossed.defs.iter().filter_map(reg_span).collect::<Vec<_>>());
-    let (mr, cr) = (read_spans(moved), read_spans(crossed));
+fn independent(moved: &Access, crossed: &Access) -> bool {
     let clash = |a: &[(u16, u16)], b: &[(u16, u16)]| a.iter().any(|x| b.iter().any(|y| overlaps(*x, *y)));
-    let vcc = moved.uses.iter().any(is_vcc) && writes_vcc(crossed);
-    !(clash(&md, &cd) || clash(&md, &cr) || clash(&mr, &cd) || vcc)
+    !(clash(&moved.writes, &crossed.writes) || clash(&moved.writes, &crossed.reads) || clash(&moved.reads, &crossed.writes) || (moved.reads_vcc && crossed.writes_vcc))
 }
 
 /// Registers (by PhysReg code) holding a memory or transcendental result
@@ -299,8 +312,8 @@ impl Unread {
         self.set.clear();
     }
 
-    fn any(&self, spans: &[(u16, u16)]) -> bool {
-        spans.iter().any(|&(b, n)| (b..b + n).any(|r| self.flag.get(usize::from(r)).copied().unwrap_or(false)))
+    fn any(&self, (base, n): (u16, u16)) -> bool {
+        (base..base + n).any(|r| self.flag.get(usize::from(r)).copied().unwrap_or(false))
     }
 
     /// After `inst`: its reads consume, its writes are unread when they
@@ -339,7 +352,8 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
     for (_, _, block) in &mut code.blocks {
         unread.clear();
         let mut slots: Vec<Option<Emitted>> = block.drain(..).map(Some).collect();
-        let mut forms: Vec<Vec<Half>> = slots.iter().map(|e| halves(&e.as_ref().unwrap().inst, gpu)).collect();
+        let mut forms: Vec<Vec<Half>> = slots.iter().flatten().map(|e| halves(&e.inst, gpu)).collect();
+        let mut access: Vec<Access> = slots.iter().flatten().map(|e| Access::of(&e.inst)).collect();
         for i in 0..slots.len() {
             let Some(first) = slots[i].as_ref() else { continue };
             if !forms[i].is_empty() && !stops_search(first, gpu) {
@@ -358,15 +372,16 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
                     }
                     seen += 1;
                     if !forms[k].is_empty() {
-                        let second = &next.inst;
-                        // What the earlier instruction reads it already waited for.
-                        let first_reads = read_spans(&first.inst);
-                        let touched: Vec<(u16, u16)> = read_spans(second).into_iter().chain(second.defs.iter().filter_map(reg_span)).filter(|s| !first_reads.contains(s)).collect();
-                        let waits = unread.any(&touched);
-                        let hoists = !waits && crossed.iter().all(|&c| independent(second, &slots[c].as_ref().unwrap().inst));
+                        // Moved up, the later one would wait for a register
+                        // nothing read yet (unless the earlier one reads it,
+                        // and waits for it there anyway).
+                        let (a, b) = (&access[i], &access[k]);
+                        let waits = b.reads.iter().chain(&b.writes).any(|r| !a.reads.contains(r) && unread.any(*r));
+                        let hoists = !waits && crossed.iter().all(|&c| independent(b, &access[c]));
                         if hoists || first_sinks {
                             if let Some(inst) = pair(&forms[i], &forms[k], gpu) {
                                 let (at, gone) = if hoists { (i, k) } else { (k, i) };
+                                access[at] = Access::of(&inst);
                                 slots[at] = Some(Emitted { inst, target: None, call: None, cfi: Vec::new() });
                                 slots[gone] = None;
                                 forms[i].clear();
@@ -376,7 +391,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
                             }
                         }
                     }
-                    first_sinks = first_sinks && independent(&slots[i].as_ref().unwrap().inst, &next.inst);
+                    first_sinks = first_sinks && independent(&access[i], &access[k]);
                     crossed.push(k);
                     k += 1;
                 }
