@@ -10,8 +10,8 @@
 //! instruction of the pair must not read what the earlier one writes; the
 //! earlier may read what the later writes (it gets the old value, as it did
 //! before). The register file's banks constrain the operands (the ISA
-//! document's VOPD restrictions, LLVM's `checkVOPDRegConstraints` and
-//! llvm-mc agree): the destinations one even and one odd VGPR; the two
+//! document's VOPD restrictions and LLVM's `checkVOPDRegConstraints`;
+//! tests/codegen_llvm.rs holds them against llvm-mc's on random pairs): the destinations one even and one odd VGPR; the two
 //! src0 VGPRs in different banks (number mod 4), the two vsrc1 likewise;
 //! the third read port (fmac's accumulator, fmamk's VGPR) of different
 //! parity; at most one literal, shared by the halves (fmaak's and fmamk's K
@@ -22,7 +22,9 @@
 //! their sources, and `v_sub` becomes `v_subrev`, to put a VGPR in vsrc1 or
 //! move a source to another bank; a VOP3 `v_fma_f32` is a VOPD fmac when its
 //! addend is its destination, fmaak or fmamk when one factor or the addend
-//! is a literal; e64 forms without modifiers count as their short forms.
+//! is a literal; e64 forms without modifiers count as their short forms; a
+//! copy of a VGPR may also be the Y half `v_dual_add_nc_u32 d, 0, v` (two
+//! copies of one register then read it through different ports).
 //!
 //! For each instruction in block order the pass looks at most `WINDOW`
 //! instructions ahead for a partner. The pair takes the earlier one's place
