@@ -198,6 +198,40 @@ fn f64_arithmetic_division_and_conversions() {
     check("wide_shifts.mir", &spec, false, false);
 }
 
+/// gfx11 VOPD pairs (vopd.rs) compute what the interpreter does: a kernel of
+/// many independent f32 and i32 operations, on every target at -O0 and -O2.
+/// On gfx1100 wave32 at -O2 it gets at least 12 pairs (both halves of each
+/// read their sources before either writes, as the simulator executes them);
+/// -O0 and wave64 get none.
+#[test]
+fn dual_issue_pairs_compute_what_the_interpreter_does() {
+    let input: Vec<String> = (0..512).map(|i| (((i * 37 % 101) as f32 - 50.0) * 0.37 + (i % 3) as f32 * 0.125).to_string()).collect();
+    let spec = LaunchSpec::from_flags(
+        "64",
+        "64",
+        &[format!("in=f32:{}", input.join(",")), "out=f32:zero:512".into()],
+        &["in=@in".into(), "out=@out".into(), "u=1.5".into(), "k=12345".into()],
+        &[],
+    )
+    .unwrap();
+    check("dual_issue.mir", &spec, false, false);
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/dual_issue.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        for level in [OptLevel::O0, OptLevel::O2] {
+            let options = Options { opt_level: level, ..Options::default() };
+            let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &options, &mut Report::default()).unwrap();
+            let pairs = kernels[0].asm.lines().filter(|l| l.trim_start().starts_with("v_dual_")).count();
+            let wave32_gfx11 = target.target.gpu == Gpu::Gfx1100 && target.target.wave == amdgpu_cg::isa::WaveSize::W32;
+            if wave32_gfx11 && level == OptLevel::O2 {
+                assert!(pairs >= 12, "{} at -O2: {pairs} VOPD pairs", target.isa_name());
+            } else {
+                assert_eq!(pairs, 0, "{} at {level:?}", target.isa_name());
+            }
+        }
+    }
+}
+
 #[test]
 fn byte_and_short_memory() {
     let bytes: Vec<String> = (0..64i32).map(|i| (i * 37 % 256 - 128).to_string()).collect();

@@ -43,18 +43,26 @@ fn writes_sgpr_by_valu(inst: &isa::Inst, gpu: Gpu) -> Vec<(u16, u16)> {
         .collect()
 }
 
+/// The registers an instruction reads: its uses, and the destination of an
+/// accumulating instruction (`v_fmac_f32`, a VOPD `v_dual_fmac_f32` half).
 fn reads(inst: &isa::Inst) -> Vec<(u16, u16)> {
-    inst.uses
-        .iter()
-        .filter_map(|o| match o {
-            isa::Operand::Reg(r) => Some((r.base.0, u16::from(r.size))),
-            _ => None,
-        })
-        .collect()
+    let span = |o: &isa::Operand| match o {
+        isa::Operand::Reg(r) => Some((r.base.0, u16::from(r.size))),
+        _ => None,
+    };
+    let mut read: Vec<(u16, u16)> = inst.uses.iter().filter_map(span).collect();
+    let tied = |op: Opcode| op.info().flags.contains(isa::OpFlags::TIED);
+    if tied(inst.op) {
+        read.extend(inst.defs.first().and_then(span));
+    }
+    if inst.vopd_y.is_some_and(tied) {
+        read.extend(inst.defs.get(1).and_then(span));
+    }
+    read
 }
 
 
-fn is_trans(op: Opcode) -> bool {
+pub(super) fn is_trans(op: Opcode) -> bool {
     matches!(
         op,
         Opcode::v_rcp_f32

@@ -5,6 +5,7 @@
 //!      ──isel + lower_cf──► VCode (virtual registers, EXEC pseudo-ops)
 //!      ──regalloc (regalloc2)──► allocation + moves
 //!      ──expand──► isa::Inst per block (registers filled, pseudos expanded)
+//!      ──dead_moves──► ──window_rename──► ──skip_branches──► ──vopd──►
 //!      ──waitcnt──► ──hazards──► ──emit──► bytes + assembly ──► code object
 //! ```
 //!
@@ -28,6 +29,7 @@ pub mod regalloc;
 pub mod ssa_repair;
 pub mod structure;
 pub mod uniformity;
+pub mod vopd;
 pub mod legalize;
 pub mod unify_returns;
 pub mod vcode;
@@ -47,7 +49,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`) and the module-level inline, then selection
 /// and the machine passes.
-pub const PASSES: [&str; 28] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "window_rename", "skip_branches", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 29] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "window_rename", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -362,6 +364,10 @@ pub fn compile_kernel(
         skip_branches::run(&mut expanded, t);
         lap(report, "skip_branches");
         print_expanded(options, report, "skip_branches", func, &expanded, t);
+        checked(&expanded)?;
+        vopd::run(&mut expanded, t);
+        lap(report, "vopd");
+        print_expanded(options, report, "vopd", func, &expanded, t);
         checked(&expanded)?;
     }
     waitcnt::insert_waitcnts(&mut expanded, t);
