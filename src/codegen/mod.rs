@@ -320,10 +320,11 @@ pub fn compile_kernel(
                 verified(&selected.vcode, pass)?;
             }
         }
-        let live_vgprs = vcode::max_live_vgprs(&selected.vcode);
+        let live = vcode::max_live(&selected.vcode);
+        let live_vgprs = live[1];
         selected.vcode.callee_windows_high = callee_windows_high(&selected.vcode, live_vgprs);
         selected.vcode.elide_arrival_copies();
-        let allocation = regalloc::allocate(&selected.vcode, t, &func.name, live_vgprs)?;
+        let allocation = regalloc::allocate(&selected.vcode, t, &func.name, live)?;
         lap(report, "regalloc");
         if selected.vcode.slot_home.in_registers() && expand::spills_vgprs(&selected.vcode, &allocation) && !expand::vgpr_slots_fit(&selected.vcode, &allocation) {
             if slot_home == vcode::SlotHome::Spread {

@@ -161,11 +161,13 @@ pub fn slot_colors(vcode: &VCode, out: &ra::Output) -> (Vec<Option<u16>>, u16) {
 /// starts with a few registers per class and doubles the limit of each class that
 /// spilled, up to the class's full size; only then are spills accepted.
 ///
-/// `live_vgprs` (`vcode::max_live_vgprs`) says where the search can start: in
+/// `live` (`vcode::max_live`, per class) says where the search can start:
+/// the SGPR classes at their most values live at once; for VGPRs, in
 /// a kernel without calls at the most values live at once (fewer spill for
 /// sure), growing by half steps; in the other layouts at the largest doubling
 /// step that is at most half of it.
-pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32) -> Result<ra::Output, Diagnostic> {
+pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live: [u32; 3]) -> Result<ra::Output, Diagnostic> {
+    let live_vgprs = live[1];
     let _ = target;
     let options = ra::RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions), algorithm: ra::Algorithm::Ion };
     // Input pairs and the scratch V# are never allocated as single SGPRs in
@@ -199,7 +201,12 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live_vgprs: u32)
     if vcode.layout == super::vcode::Layout::Callee && vcode.insts.iter().any(|m| matches!(m.kind, super::vcode::MKind::Call { llvm: true, .. })) {
         max[1] = usize::from(vcode.callee_vgprs());
     }
-    let mut limits = [8.min(max[0]), 8.min(max[1]), 4.min(max[2])];
+    // The SGPR classes start at the most values of theirs live at once
+    // (at least 8 singles and 4 pairs): fewer spill for sure, and each
+    // run saved is a whole regalloc2 run (stress ifchain-10000: three runs
+    // of about 100 ms each, the pair class growing 4, 8, 16). More SGPRs
+    // cost nothing but SGPRs, far from limiting occupancy here.
+    let mut limits = [(live[0] as usize).max(8).min(max[0]), 8.min(max[1]), (live[2] as usize).max(4).min(max[2])];
     let grow = |c: usize, limit: usize| {
         // A device function's VGPRs above v31 cost a save and a restore
         // each: they are added four at a time.

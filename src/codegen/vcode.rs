@@ -812,18 +812,25 @@ mod tests {
 
 /// The most VGPR values live at once anywhere in the function: a lower bound on
 /// the VGPRs any allocation needs (before windows, temporaries and spills).
-/// Backward liveness over the machine CFG; a value is live from its definition to
-/// its last use, block parameters from the block's start.
 pub fn max_live_vgprs(vcode: &VCode) -> u32 {
+    max_live(vcode)[1]
+}
+
+/// The most values of each regalloc2 class (SGPRs, VGPRs, SGPR pairs: the
+/// order of `ra::RegClass`) live at once anywhere in the function, each a
+/// lower bound on the registers of that class any allocation needs.
+/// Backward liveness over the machine CFG; a value is live from its
+/// definition to its last use, block parameters from the block's start.
+pub fn max_live(vcode: &VCode) -> [u32; 3] {
     use hashbrown::HashSet;
-    let is_vgpr = |v: ra::VReg| vcode.class(v) == Class::Vgpr;
+    let class_index = |v: ra::VReg| v.class() as usize;
     let n = vcode.blocks.len();
     let mut live_in: Vec<HashSet<ra::VReg>> = vec![HashSet::new(); n];
     let mut changed = true;
-    let mut max = 0usize;
+    let mut max = [0usize; 3];
     while changed {
         changed = false;
-        max = 0;
+        max = [0; 3];
         for b in (0..n).rev() {
             let block = &vcode.blocks[b];
             let mut live: HashSet<ra::VReg> = HashSet::new();
@@ -834,30 +841,39 @@ pub fn max_live_vgprs(vcode: &VCode) -> u32 {
                         live.insert(*v);
                     }
                 }
-                live.extend(args.iter().copied().filter(|v| is_vgpr(*v)));
+                live.extend(args.iter().copied());
+            }
+            let mut count = [0usize; 3];
+            for v in &live {
+                count[class_index(*v)] += 1;
             }
             for i in block.insts.clone().rev() {
                 let m = &vcode.insts[i];
                 for o in &m.ops {
-                    if o.kind() == ra::OperandKind::Def {
-                        live.remove(&o.vreg());
+                    if o.kind() == ra::OperandKind::Def && live.remove(&o.vreg()) {
+                        count[class_index(o.vreg())] -= 1;
                     }
                 }
                 // Defined and used values of one instruction overlap at it.
-                let at = live.len() + m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def && is_vgpr(o.vreg())).count();
+                let mut at = count;
+                for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def) {
+                    at[class_index(o.vreg())] += 1;
+                }
                 for o in &m.ops {
-                    if o.kind() == ra::OperandKind::Use && is_vgpr(o.vreg()) {
-                        live.insert(o.vreg());
+                    if o.kind() == ra::OperandKind::Use && live.insert(o.vreg()) {
+                        count[class_index(o.vreg())] += 1;
                     }
                 }
-                max = max.max(at.max(live.len()));
+                for c in 0..3 {
+                    max[c] = max[c].max(at[c].max(count[c]));
+                }
             }
-            live.extend(block.params.iter().copied().filter(|v| is_vgpr(*v)));
+            live.extend(block.params.iter().copied());
             if live != live_in[b] {
                 live_in[b] = live;
                 changed = true;
             }
         }
     }
-    max as u32
+    max.map(|m| m as u32)
 }
