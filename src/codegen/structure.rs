@@ -152,7 +152,7 @@ pub fn analyze(func: &Function) -> Result<Structure, Diagnostic> {
     // that is not a back edge.
     for &b in &order {
         for &s in &st.cfg.succs[b] {
-            if st.position[s] <= st.position[b] && !(st.cfg.preds[s].contains(&b) && Cfg::dominates(&st.idom, s, b)) {
+            if st.position[s] <= st.position[b] && !(st.cfg.preds[s].contains(&b) && st.dominates(s, b)) {
                 return Err(reject(func, b, &format!("the branch to '{}' closes a cycle entered at more than one block (irreducible control flow)", func.blocks[s].name)));
             }
         }

@@ -247,6 +247,9 @@ impl LoopForest {
     pub fn new(cfg: &Cfg, idom: &[Option<usize>]) -> LoopForest {
         let n = cfg.len();
         let reachable = |b: usize| b == 0 || idom.get(b).copied().flatten().is_some();
+        // Constant-time dominance: walking the idom chain for every edge
+        // would be quadratic in a chain of loops.
+        let dominator_interval = dominator_intervals(idom, 0);
         // Headers are looked at in reverse postorder reversed: inner loops
         // (whose headers the outer ones dominate) first.
         let mut order = reverse_postorder_of(cfg);
@@ -257,7 +260,7 @@ impl LoopForest {
         let mut found: Vec<NaturalLoop> = Vec::new();
         let mut stack = Vec::new();
         for h in order {
-            let latches: Vec<usize> = cfg.preds[h].iter().copied().filter(|&p| reachable(p) && Cfg::dominates(idom, h, p)).collect();
+            let latches: Vec<usize> = cfg.preds[h].iter().copied().filter(|&p| reachable(p) && interval_dominates(&dominator_interval, h, p)).collect();
             if latches.is_empty() {
                 continue;
             }
