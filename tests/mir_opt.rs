@@ -849,3 +849,327 @@ entry:
     assert!(offsets.len() == 2 && offsets[0] == offsets[1], "{opt}");
     runs_the_same(&module, &opt, r#"{"grid": [16,16,1], "block": [16,16,1], "buffers": {"out": {"type": "i32", "len": 256}}, "args": {"out": "@out"}}"#);
 }
+
+/// The module after licm alone (each function once), checked by the
+/// verifier.
+fn after_licm(module: &Module) -> Module {
+    let mut out = module.clone();
+    for func in &mut out.functions {
+        opt::licm::run(func);
+    }
+    mir::verify::verify(&out).unwrap_or_else(|e| panic!("{e:?}\n{out}"));
+    out
+}
+
+/// The instructions of `func`'s blocks inside the loop headed by the block
+/// named `header` (by the natural loops of the function's own CFG).
+fn loop_instructions(func: &mir::Function, header: &str) -> Vec<String> {
+    let cfg = mir::cfg::Cfg::new(func);
+    let forest = mir::cfg::LoopForest::new(&cfg, &cfg.dominators());
+    let h = func.block_by_name(header).unwrap_or_else(|| panic!("no block '{header}'\n{func}")).0 as usize;
+    let l = forest.loops.iter().position(|l| l.header == h).unwrap_or_else(|| panic!("'{header}' heads no loop\n{func}"));
+    let blocks = &forest.blocks()[l];
+    blocks.iter().flat_map(|&b| &func.blocks[b].insts).map(|i| mir::print::InstDisplay { func, inst: i }.to_string()).collect()
+}
+
+/// Runs both modules with one launch: the same buffers, and the work each
+/// did (instructions the interpreter executed, all work-items together).
+fn work_before_and_after(before: &Module, after: &Module, launch_json: &str) -> (u64, u64) {
+    let launch = spec(launch_json);
+    let (want, got) = (launch::run(before, &launch).unwrap(), launch::run(after, &launch).unwrap_or_else(|e| panic!("{e}\n{after}")));
+    same_results(&want, &got).unwrap_or_else(|e| panic!("{e}\n{after}"));
+    (want.stats.instructions, got.stats.instructions)
+}
+
+#[test]
+fn loop_invariant_arithmetic_leaves_the_loop() {
+    // `n * m`, `+ t`, `^ 12345` and the 64-bit square of that do not change
+    // between iterations; the sums with the counter do. The extension moves
+    // because the square reads it; `lane_id`, its shift (which selection
+    // fuses into the add reading it) and the truncation stay, since moving
+    // them alone would save nothing. The entry block branches to the loop
+    // unconditionally: it is the preheader.
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %n: i32, %m: i32) {
+entry:
+  %t = workitem_id x
+  br loop(0, 0)
+loop(%j: i32, %acc: i32):
+  %a = mul i32 %n, %m
+  %b = add i32 %a, %t
+  %c = xor i32 %b, 12345
+  %w = zext i32 %c to i64
+  %wm = mul i64 %w, %w
+  %lane = lane_id
+  %l2 = shl i32 %lane, 1
+  %s = add i32 %j, %c
+  %s2 = add i32 %s, %l2
+  %sw = trunc i64 %wm to i32
+  %s3 = sub i32 %s2, %sw
+  %acc2 = add i32 %acc, %s3
+  %j2 = add i32 %j, 1
+  %more = icmp slt i32 %j2, 10
+  brif %more, loop(%j2, %acc2), exit
+exit:
+  %o = zext i32 %t to i64
+  %o4 = shl i64 %o, 2
+  %dst = ptradd %out, %o4
+  store i32 %acc, %dst
+  ret
+}
+",
+    );
+    let hoisted = after_licm(&module);
+    let func = &hoisted.functions[0];
+    let moved: Vec<String> = func.blocks[0].insts.iter().skip(1).map(|i| func.value_name(i.result.unwrap()).to_string()).collect();
+    assert_eq!(moved, ["a", "b", "c", "w", "wm"], "{hoisted}");
+    assert_eq!(loop_instructions(func, "loop").len(), 14 - 5, "{hoisted}");
+    assert_eq!(func.blocks.len(), module.functions[0].blocks.len(), "the entry block was the preheader\n{hoisted}");
+    let launch = r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 37, "m": -3}}"#;
+    let (before, after) = work_before_and_after(&module, &hoisted, launch);
+    // The five run once per work-item instead of once in each of ten
+    // iterations.
+    assert_eq!(before - after, 64 * 5 * 9, "{before} -> {after}");
+    // The whole pipeline keeps them out of the loop too.
+    for level in [OptLevel::O1, OptLevel::O2] {
+        let opt = optimized(&module, level);
+        assert!(loop_instructions(&opt.functions[0], "loop").iter().all(|i| !i.contains("mul") && !i.contains("xor")), "{opt}");
+        runs_the_same(&module, &opt, launch);
+    }
+}
+
+#[test]
+fn a_guarded_loop_gets_a_preheader_that_the_zero_trip_path_skips() {
+    // clang's shape: the guard branches straight into the loop (its header
+    // has parameters) or past it. The invariant work goes to a new block on
+    // the loop's side of the guard, so a work-item that skips the loop does
+    // not compute it.
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %n: i32, %scale: f32) {
+entry:
+  %t = workitem_id x
+  %trip = add i32 %n, %t
+  %go = icmp sgt i32 %trip, 0
+  %tf = uitofp i32 %t to f32
+  brif %go, loop(0, 0.0), exit(-1.0)
+loop(%j: i32, %acc: f32):
+  %k = fmul f32 %tf, %scale
+  %k2 = fadd f32 %k, 0.5
+  %r = rcp f32 %scale
+  %jf = sitofp i32 %j to f32
+  %x = fmul f32 %jf, %k2
+  %x2 = fadd f32 %x, %r
+  %acc2 = fadd f32 %acc, %x2
+  %j2 = add i32 %j, 1
+  %more = icmp slt i32 %j2, %trip
+  brif %more, loop(%j2, %acc2), exit(%acc2)
+exit(%v: f32):
+  %o = zext i32 %t to i64
+  %o4 = shl i64 %o, 2
+  %dst = ptradd %out, %o4
+  store f32 %v, %dst
+  ret
+}
+",
+    );
+    let hoisted = after_licm(&module);
+    let func = &hoisted.functions[0];
+    assert_eq!(func.blocks.len(), 4, "one new block\n{hoisted}");
+    let pre = &func.blocks[3];
+    assert_eq!(pre.insts.len(), 3, "k, k2, r\n{hoisted}");
+    assert!(matches!(&pre.term, mir::Terminator::Br(call) if call.block == func.block_by_name("loop").unwrap() && call.args.len() == 2), "{hoisted}");
+    assert!(matches!(&func.blocks[0].term, mir::Terminator::BrIf { then_to, .. } if then_to.block.0 == 3), "the guard enters through it\n{hoisted}");
+    assert_eq!(loop_instructions(func, "loop").len(), 6, "{hoisted}");
+    let launch = |n: i32| format!(r#"{{"grid": [64,1,1], "block": [64,1,1], "buffers": {{"out": {{"type": "f32", "len": 64}}}}, "args": {{"out": "@out", "n": {n}, "scale": 0.75}}}}"#);
+    // n = -100: no work-item enters the loop, and none does more work.
+    let (before, after) = work_before_and_after(&module, &hoisted, &launch(-100));
+    assert_eq!(after, before, "the zero-trip path runs what it ran");
+    // n = -40: some enter (trip counts 1..23), 64 - 41 = 23 of them; each
+    // saves 3 instructions per iteration after the first and pays one branch.
+    let (before, after) = work_before_and_after(&module, &hoisted, &launch(-40));
+    let iterations: u64 = (1..=23).sum();
+    assert_eq!(before - after, 3 * (iterations - 23) - 23, "{before} -> {after}");
+    for level in [OptLevel::O1, OptLevel::O2] {
+        let opt = optimized(&module, level);
+        assert!(loop_instructions(&opt.functions[0], "loop").iter().all(|i| !i.contains("rcp") && !i.contains("fadd f32 %k")), "{opt}");
+        for n in [-100, -40, 5] {
+            runs_the_same(&module, &opt, &launch(n));
+        }
+    }
+}
+
+#[test]
+fn a_division_that_may_fail_moves_only_from_where_it_would_have_run() {
+    // `1000 / %d` in a block the loop enters only when %d is not zero stays
+    // there (hoisted, %d = 0 would fail on entry); `%n / %e` in the header
+    // runs on every entry anyway and moves; `%n / 7` cannot fail and moves
+    // from the conditional block. (The compare stays: it is only the
+    // branch's condition, which selection makes at the branch.)
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %n: i32, %d: i32, %e: i32) {
+entry:
+  %t = workitem_id x
+  br loop(0, 0)
+loop(%j: i32, %acc: i32):
+  %h = udiv i32 %n, %e
+  %nz = icmp ne i32 %d, 0
+  brif %nz, then, join(%h)
+then:
+  %q = sdiv i32 1000, %d
+  %q7 = sdiv i32 %n, 7
+  %qs = add i32 %q, %q7
+  br join(%qs)
+join(%v: i32):
+  %s = add i32 %v, %j
+  %acc2 = add i32 %acc, %s
+  %j2 = add i32 %j, 1
+  %more = icmp slt i32 %j2, %t
+  brif %more, loop(%j2, %acc2), exit
+exit:
+  %o = zext i32 %t to i64
+  %o4 = shl i64 %o, 2
+  %dst = ptradd %out, %o4
+  store i32 %acc2, %dst
+  ret
+}
+",
+    );
+    let hoisted = after_licm(&module);
+    let inside = loop_instructions(&hoisted.functions[0], "loop");
+    assert!(inside.iter().any(|i| i.contains("sdiv i32 1000, %d")), "{hoisted}");
+    assert!(!inside.iter().any(|i| i.contains("udiv") || i.contains("sdiv i32 %n, 7")), "{hoisted}");
+    assert_eq!(inside.len(), 7, "{hoisted}");
+    let launch = |d: i32| format!(r#"{{"grid": [64,1,1], "block": [64,1,1], "buffers": {{"out": {{"type": "i32", "len": 64}}}}, "args": {{"out": "@out", "n": 5000, "d": {d}, "e": 3}}}}"#);
+    for d in [0, 9, -1] {
+        work_before_and_after(&module, &hoisted, &launch(d));
+        for level in [OptLevel::O1, OptLevel::O2] {
+            runs_the_same(&module, &optimized(&module, level), &launch(d));
+        }
+    }
+}
+
+#[test]
+fn nested_loops_hoist_as_far_as_their_operands_allow() {
+    // In the inner loop: `n * 3` depends on nothing of either loop and
+    // leaves both; `i * n` depends on the outer counter and goes to the
+    // inner loop's preheader, inside the outer loop; `max(i * n, 1)` follows
+    // it. The inner loop's guard makes a preheader too.
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %n: i32) {
+entry:
+  %t = workitem_id x
+  br outer(0, 0)
+outer(%i: i32, %acc: i32):
+  %go = icmp slt i32 %i, %t
+  brif %go, inner(0, %acc), next(%acc)
+inner(%j: i32, %a: i32):
+  %n3 = mul i32 %n, 3
+  %row = mul i32 %i, %n
+  %row1 = smax i32 %row, 1
+  %x = add i32 %row1, %j
+  %y = add i32 %x, %n3
+  %a2 = add i32 %a, %y
+  %j2 = add i32 %j, 1
+  %more = icmp slt i32 %j2, 4
+  brif %more, inner(%j2, %a2), next(%a2)
+next(%v: i32):
+  %i2 = add i32 %i, 1
+  %again = icmp slt i32 %i2, 6
+  brif %again, outer(%i2, %v), exit
+exit:
+  %o = zext i32 %t to i64
+  %o4 = shl i64 %o, 2
+  %dst = ptradd %out, %o4
+  store i32 %v, %dst
+  ret
+}
+",
+    );
+    let hoisted = after_licm(&module);
+    let func = &hoisted.functions[0];
+    let inner = loop_instructions(func, "inner");
+    let outer = loop_instructions(func, "outer");
+    assert_eq!(inner.len(), 5, "x, y, a2, j2, more\n{hoisted}");
+    assert!(outer.iter().any(|i| i.contains("mul i32 %i, %n")) && outer.iter().any(|i| i.contains("smax i32 %row, 1")), "{hoisted}");
+    assert!(!outer.iter().any(|i| i.contains("mul i32 %n, 3")), "{hoisted}");
+    // The outer loop's preheader is the entry block; the inner loop got one.
+    assert!(func.blocks[0].insts.iter().any(|i| mir::print::InstDisplay { func, inst: i }.to_string().contains("mul i32 %n, 3")), "{hoisted}");
+    assert_eq!(func.blocks.len(), module.functions[0].blocks.len() + 1, "{hoisted}");
+    let launch = r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 11}}"#;
+    let (before, after) = work_before_and_after(&module, &hoisted, launch);
+    assert!(after < before, "{before} -> {after}");
+    for level in [OptLevel::O1, OptLevel::O2] {
+        runs_the_same(&module, &optimized(&module, level), launch);
+    }
+    // A second run finds nothing more to move.
+    let mut again = hoisted.clone();
+    assert!(!opt::licm::run(&mut again.functions[0]), "{again}");
+}
+
+#[test]
+fn memory_collectives_and_loop_values_stay_in_the_loop() {
+    // A load (a store in the loop may change it), a wave reduction (it
+    // depends on which lanes are active) and an addrspacecast from flat
+    // in a block that does not run on every iteration stay; nothing else
+    // is invariant.
+    let module = parse(
+        "kernel @k(%buf: ptr<global>, %g: ptr, %n: i32) {
+entry:
+  %t = workitem_id x
+  br loop(0)
+loop(%j: i32):
+  %v = load i32 %buf
+  %r = wave_reduce add i32 %n
+  %w = add i32 %v, %r
+  store i32 %w, %buf
+  %odd = and i32 %j, 1
+  %c = icmp ne i32 %odd, 0
+  brif %c, cast, join
+cast:
+  %gp = addrspacecast ptr %g to ptr<global>
+  store i32 %j, %gp
+  br join
+join:
+  %j2 = add i32 %j, 1
+  %more = icmp slt i32 %j2, 3
+  brif %more, loop(%j2), exit
+exit:
+  ret
+}
+",
+    );
+    let hoisted = after_licm(&module);
+    assert_eq!(loop_instructions(&hoisted.functions[0], "loop"), loop_instructions(&module.functions[0], "loop"), "{hoisted}");
+}
+
+#[test]
+fn the_values_live_into_a_loop_stay_within_the_guard() {
+    // Forty invariant products of %x, each added to the sum: moving them all
+    // would leave 41 values live into the loop. The guard lets the loop's
+    // live-in values (%x and the moved products) take 32 registers, so 31
+    // products move (the last ones: readers are decided first) and nine stay,
+    // and a second run moves none of them.
+    let products = 40;
+    let mut text = String::from("kernel @k(%out: ptr<global>, %x: f32) {\nentry:\n  %t = workitem_id x\n  %tf = uitofp i32 %t to f32\n  br loop(0, %tf)\nloop(%j: i32, %acc0: f32):\n");
+    for k in 1..=products {
+        text.push_str(&format!("  %p{k} = fmul f32 %x, {k}.5\n  %acc{k} = fadd f32 %acc{}, %p{k}\n", k - 1));
+    }
+    text.push_str(&format!(
+        "  %j2 = add i32 %j, 1\n  %more = icmp slt i32 %j2, 3\n  brif %more, loop(%j2, %acc{products}), exit\nexit:\n  %o = zext i32 %t to i64\n  %o4 = shl i64 %o, 2\n  %dst = ptradd %out, %o4\n  store f32 %acc{products}, %dst\n  ret\n}}\n"
+    ));
+    let module = parse(&text);
+    let hoisted = after_licm(&module);
+    let func = &hoisted.functions[0];
+    let inside = loop_instructions(func, "loop");
+    let stayed: Vec<&String> = inside.iter().filter(|i| i.contains("fmul")).collect();
+    assert_eq!(stayed.len(), 9, "{hoisted}");
+    assert!(stayed.iter().all(|i| (1..=9).any(|k| i.starts_with(&format!("%p{k} =")))), "{stayed:?}");
+    let mut again = hoisted.clone();
+    assert!(!opt::licm::run(&mut again.functions[0]), "{again}");
+    let launch = r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "f32", "len": 64}}, "args": {"out": "@out", "x": 0.25}}"#;
+    let (before, after) = work_before_and_after(&module, &hoisted, launch);
+    assert_eq!(before - after, 64 * 31 * 2, "{before} -> {after}");
+    let opt = optimized(&module, OptLevel::O2);
+    assert_eq!(loop_instructions(&opt.functions[0], "loop").iter().filter(|i| i.contains("fmul")).count(), 9, "{opt}");
+    runs_the_same(&module, &opt, launch);
+}

@@ -108,39 +108,16 @@ pub fn analyze(func: &Function) -> Result<Structure, Diagnostic> {
     let preds: Vec<Vec<usize>> = (0..n).map(|b| full.preds[b].iter().copied().filter(|&p| reachable[p]).collect()).collect();
     let cfg = Cfg { succs, preds };
 
-    // Natural loops: one per header, from its back edges (edges to a dominator).
-    let mut loops: Vec<Loop> = crate::mir::cfg::natural_loops(&cfg, &idom)
+    // Natural loops and their nesting (mir/cfg.rs: linear in the CFG).
+    let forest = crate::mir::cfg::LoopForest::new(&cfg, &idom);
+    let blocks = forest.blocks();
+    let loop_of = forest.loop_of;
+    let loops: Vec<Loop> = forest
+        .loops
         .into_iter()
-        .map(|(header, latches, blocks)| Loop { header, blocks, latches, parent: None, depth: 0 })
+        .zip(blocks)
+        .map(|(l, blocks)| Loop { header: l.header, blocks, latches: l.latches, parent: l.parent, depth: l.depth })
         .collect();
-    // Nesting: the innermost loop of a block is the smallest loop containing it.
-    let mut loop_of: Vec<Option<usize>> = vec![None; n];
-    let mut by_size: Vec<usize> = (0..loops.len()).collect();
-    by_size.sort_by_key(|&l| std::cmp::Reverse(loops[l].blocks.len()));
-    for &l in &by_size {
-        for &b in &loops[l].blocks.clone() {
-            loop_of[b] = Some(l);
-        }
-    }
-    for l in 0..loops.len() {
-        let h = loops[l].header;
-        // The parent is the innermost loop of the header once this loop is
-        // ignored: the smallest other loop containing the header.
-        loops[l].parent = by_size
-            .iter()
-            .rev()
-            .copied()
-            .find(|&o| o != l && loops[o].blocks.len() > loops[l].blocks.len() && loops[o].blocks.binary_search(&h).is_ok());
-    }
-    for l in 0..loops.len() {
-        let mut d = 1;
-        let mut cur = loops[l].parent;
-        while let Some(p) = cur {
-            d += 1;
-            cur = loops[p].parent;
-        }
-        loops[l].depth = d;
-    }
 
     // Irreducibility: with back edges removed the graph must be acyclic, and
     // every edge into a loop from outside it must go to its header.
@@ -175,7 +152,7 @@ pub fn analyze(func: &Function) -> Result<Structure, Diagnostic> {
     // that is not a back edge.
     for &b in &order {
         for &s in &st.cfg.succs[b] {
-            if st.position[s] <= st.position[b] && !(st.cfg.preds[s].contains(&b) && Cfg::dominates(&st.idom, s, b)) {
+            if st.position[s] <= st.position[b] && !(st.cfg.preds[s].contains(&b) && st.dominates(s, b)) {
                 return Err(reject(func, b, &format!("the branch to '{}' closes a cycle entered at more than one block (irreducible control flow)", func.blocks[s].name)));
             }
         }

@@ -21,6 +21,7 @@ pub mod fold;
 pub mod gvn;
 pub mod hoist;
 pub mod inline;
+pub mod licm;
 pub mod merge;
 pub mod narrow;
 pub mod promote;
@@ -66,7 +67,7 @@ pub struct MirPass {
 }
 
 /// The MIR passes of one round, in order.
-pub const MIR_PASSES: [MirPass; 12] = [
+pub const MIR_PASSES: [MirPass; 13] = [
     MirPass { name: "promote", level: OptLevel::O1, run: promote::run },
     MirPass { name: "spaces", level: OptLevel::O1, run: spaces::run },
     MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run },
@@ -74,6 +75,7 @@ pub const MIR_PASSES: [MirPass; 12] = [
     MirPass { name: "narrow", level: OptLevel::O1, run: narrow::run },
     MirPass { name: "reassociate", level: OptLevel::O1, run: reassociate::run },
     MirPass { name: "hoist", level: OptLevel::O1, run: hoist::run },
+    MirPass { name: "licm", level: OptLevel::O1, run: licm::run },
     MirPass { name: "gvn", level: OptLevel::O1, run: gvn::run },
     MirPass { name: "dce", level: OptLevel::O1, run: dce::run },
     MirPass { name: "merge", level: OptLevel::O1, run: merge::run },
