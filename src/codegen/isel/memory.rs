@@ -835,54 +835,71 @@ fn lds_write_may_cross(m: &MInst) -> bool {
 /// operands are independent registers, so the allocation never has to
 /// place them side by side. llc-22 pairs a work-group's tile stores so.
 pub(super) fn pair_lds_writes(blocks: &mut [BlockBuild]) {
+    pair_in_blocks(blocks, |insts, i, removed| {
+        let (addr, first, off0) = lds_dword_write(&insts[i])?;
+        let mut partner = None;
+        for j in i + 1..insts.len().min(i + 1 + LDS_PAIR_WINDOW) {
+            if removed[j] {
+                continue;
+            }
+            if let Some((a, d, off1)) = lds_dword_write(&insts[j]) {
+                if a == addr && off1 != off0 {
+                    partner = two_address_offsets(off0, off1).map(|fields| (j, d, fields));
+                }
+                // Another write through another address (or the same
+                // offset) may overlap the first one's bytes: stop.
+                break;
+            }
+            let redefines = insts[j].ops.iter().any(|o| o.kind() == ra::OperandKind::Def && (o.vreg() == addr || o.vreg() == first));
+            if redefines || !lds_write_may_cross(&insts[j]) {
+                break;
+            }
+        }
+        let (j, second, (st64, offset0, offset1)) = partner?;
+        let MKind::Real { inst, .. } = &insts[i].kind else { unreachable!("checked by lds_dword_write") };
+        let mut write2 = inst.clone();
+        write2.op = if st64 { Opcode::ds_write2st64_b32 } else { Opcode::ds_write2_b32 };
+        write2.offset = offset0;
+        write2.offset1 = offset1;
+        write2.uses = vec![isa::Operand::Off; 3];
+        let mut ops = vec![ra::Operand::reg_use(addr), ra::Operand::reg_use(first)];
+        let second_index = if second == first {
+            1
+        } else {
+            ops.push(ra::Operand::reg_use(second));
+            2
+        };
+        let fills = vec![(Slot::Use(0), Fill::Whole(0)), (Slot::Use(1), Fill::Whole(1)), (Slot::Use(2), Fill::Whole(second_index))];
+        Some(Paired { partner: j, inst: MInst { kind: MKind::Real { inst: write2, fills }, ops }, at_partner: true })
+    });
+}
+
+/// Two instructions of a block joined into one (`pair_in_blocks`).
+struct Paired {
+    /// The later instruction's index.
+    partner: usize,
+    /// The joined instruction.
+    inst: MInst,
+    /// Whether it takes the later one's place (else the earlier one's).
+    at_partner: bool,
+}
+
+/// For each instruction of each block, in order and not yet joined,
+/// `pair(insts, i, joined)` may join it with a later one; the instruction
+/// goes in one place and the other is removed. One walk, each look-ahead
+/// bounded by the caller.
+fn pair_in_blocks(blocks: &mut [BlockBuild], pair: impl Fn(&[MInst], usize, &[bool]) -> Option<Paired>) {
     for block in blocks.iter_mut() {
         let insts = &mut block.insts;
         let mut removed = vec![false; insts.len()];
-        let mut i = 0;
-        while i < insts.len() {
-            let Some((addr, first, off0)) = lds_dword_write(&insts[i]).filter(|_| !removed[i]) else {
-                i += 1;
+        for i in 0..insts.len() {
+            if removed[i] {
                 continue;
-            };
-            let mut partner = None;
-            for j in i + 1..insts.len().min(i + 1 + LDS_PAIR_WINDOW) {
-                if removed[j] {
-                    continue;
-                }
-                if let Some((a, d, off1)) = lds_dword_write(&insts[j]) {
-                    if a == addr && off1 != off0 {
-                        partner = two_address_offsets(off0, off1).map(|fields| (j, d, fields));
-                    }
-                    // Another write through another address (or the same
-                    // offset) may overlap the first one's bytes: stop.
-                    break;
-                }
-                let redefines = insts[j].ops.iter().any(|o| o.kind() == ra::OperandKind::Def && (o.vreg() == addr || o.vreg() == first));
-                if redefines || !lds_write_may_cross(&insts[j]) {
-                    break;
-                }
             }
-            let Some((j, second, (st64, offset0, offset1))) = partner else {
-                i += 1;
-                continue;
-            };
-            let MKind::Real { inst, .. } = &insts[i].kind else { unreachable!("checked by lds_dword_write") };
-            let mut write2 = inst.clone();
-            write2.op = if st64 { Opcode::ds_write2st64_b32 } else { Opcode::ds_write2_b32 };
-            write2.offset = offset0;
-            write2.offset1 = offset1;
-            write2.uses = vec![isa::Operand::Off; 3];
-            let mut ops = vec![ra::Operand::reg_use(addr), ra::Operand::reg_use(first)];
-            let second_index = if second == first {
-                1
-            } else {
-                ops.push(ra::Operand::reg_use(second));
-                2
-            };
-            let fills = vec![(Slot::Use(0), Fill::Whole(0)), (Slot::Use(1), Fill::Whole(1)), (Slot::Use(2), Fill::Whole(second_index))];
-            insts[j] = MInst { kind: MKind::Real { inst: write2, fills }, ops };
-            removed[i] = true;
-            i += 1;
+            let Some(Paired { partner, inst, at_partner }) = pair(insts, i, &removed) else { continue };
+            let (keep, drop) = if at_partner { (partner, i) } else { (i, partner) };
+            insts[keep] = inst;
+            removed[drop] = true;
         }
         if removed.contains(&true) {
             let mut k = 0;
@@ -907,59 +924,35 @@ const LDS_PAIR_WINDOW: usize = 24;
 /// instruction back into the two reads. matmul's inner loop reads its `__local` row
 /// this way, as llc-22 does.
 pub(super) fn pair_lds_reads(blocks: &mut [BlockBuild]) {
-    for block in blocks.iter_mut() {
-        let insts = &mut block.insts;
-        let mut removed = vec![false; insts.len()];
-        let mut i = 0;
-        while i < insts.len() {
-            if removed[i] {
-                i += 1;
+    pair_in_blocks(blocks, |insts, i, removed| {
+        let (addr, first, off0) = lds_dword_read(&insts[i])?;
+        let mut partner = None;
+        for j in i + 1..insts.len().min(i + 1 + LDS_PAIR_WINDOW) {
+            if removed[j] {
                 continue;
             }
-            let Some((addr, first, off0)) = lds_dword_read(&insts[i]) else {
-                i += 1;
-                continue;
-            };
-            let mut partner = None;
-            for j in i + 1..insts.len().min(i + 1 + LDS_PAIR_WINDOW) {
-                if removed[j] {
-                    continue;
-                }
-                if let Some((a, d, off1)) = lds_dword_read(&insts[j]) {
-                    if a == addr && d != first {
-                        partner = Some((j, d, off1));
-                        break;
-                    }
-                }
-                // The address register redefined (a variable before SSA
-                // repair) or an instruction the read may not cross: stop.
-                let redefines = insts[j].ops.iter().any(|o| o.kind() == ra::OperandKind::Def && o.vreg() == addr);
-                if redefines || !lds_read_may_cross(&insts[j]) {
+            if let Some((a, d, off1)) = lds_dword_read(&insts[j]) {
+                if a == addr && d != first {
+                    partner = Some((j, d, off1));
                     break;
                 }
             }
-            let Some((j, second, off1)) = partner else {
-                i += 1;
-                continue;
-            };
-            let MKind::Real { inst, .. } = &insts[i].kind else { unreachable!("checked by lds_dword_read") };
-            let mut read2 = inst.clone();
-            read2.op = Opcode::ds_read2_b32;
-            read2.offset = off0 / 4;
-            read2.offset1 = (off1 / 4) as u8;
-            let early = |v| ra::Operand::new(v, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early);
-            let ops = vec![ra::Operand::reg_use(addr), early(first), early(second)];
-            let fills = vec![(Slot::Use(0), Fill::Whole(0)), (Slot::Def(0), Fill::Tuple { regs: [1, 2, 1, 1], n: 2 })];
-            insts[i] = MInst { kind: MKind::Real { inst: read2, fills }, ops };
-            removed[j] = true;
-            i += 1;
+            // The address register redefined (a variable before SSA
+            // repair) or an instruction the read may not cross: stop.
+            let redefines = insts[j].ops.iter().any(|o| o.kind() == ra::OperandKind::Def && o.vreg() == addr);
+            if redefines || !lds_read_may_cross(&insts[j]) {
+                break;
+            }
         }
-        if removed.contains(&true) {
-            let mut k = 0;
-            insts.retain(|_| {
-                k += 1;
-                !removed[k - 1]
-            });
-        }
-    }
+        let (j, second, off1) = partner?;
+        let MKind::Real { inst, .. } = &insts[i].kind else { unreachable!("checked by lds_dword_read") };
+        let mut read2 = inst.clone();
+        read2.op = Opcode::ds_read2_b32;
+        read2.offset = off0 / 4;
+        read2.offset1 = (off1 / 4) as u8;
+        let early = |v| ra::Operand::new(v, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early);
+        let ops = vec![ra::Operand::reg_use(addr), early(first), early(second)];
+        let fills = vec![(Slot::Use(0), Fill::Whole(0)), (Slot::Def(0), Fill::Tuple { regs: [1, 2, 1, 1], n: 2 })];
+        Some(Paired { partner: j, inst: MInst { kind: MKind::Real { inst: read2, fills }, ops }, at_partner: false })
+    });
 }
