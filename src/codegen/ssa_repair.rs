@@ -419,25 +419,5 @@ fn repair_variable(
 }
 
 fn reverse_postorder(blocks: &[BlockBuild]) -> Vec<usize> {
-    let n = blocks.len();
-    let mut visited = vec![false; n];
-    let mut post = Vec::with_capacity(n);
-    let mut stack = vec![(0usize, 0usize)];
-    visited[0] = true;
-    while let Some((b, i)) = stack.last_mut() {
-        let succs = &blocks[*b].succs;
-        if *i < succs.len() {
-            let s = succs[*i];
-            *i += 1;
-            if !visited[s] {
-                visited[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(*b);
-            stack.pop();
-        }
-    }
-    post.reverse();
-    post
+    crate::mir::cfg::reverse_postorder(blocks.len(), |b, i| blocks[b].succs.get(i).copied())
 }

@@ -369,18 +369,28 @@ fn find(rep: &mut [usize], mut b: usize) -> usize {
 /// The blocks reachable from block 0, in reverse postorder of a depth-first
 /// walk.
 fn reverse_postorder_of(cfg: &Cfg) -> Vec<usize> {
-    let n = cfg.len();
+    reverse_postorder(cfg.len(), |b, i| cfg.succs[b].get(i).copied())
+}
+
+/// The blocks of an `n`-block graph reachable from block 0, in reverse
+/// postorder of a depth-first walk that visits successors in their order.
+/// `succ(b, i)` is block `b`'s `i`-th successor, `None` past the last; a
+/// successor `>= n` is ignored. One walker for every block representation
+/// (MIR functions, `Cfg`, SSA repair's blocks), iterative so deep graphs do
+/// not exhaust the stack.
+pub fn reverse_postorder(n: usize, succ: impl Fn(usize, usize) -> Option<usize>) -> Vec<usize> {
     let mut post = Vec::with_capacity(n);
     if n == 0 {
         return post;
     }
     let mut seen = vec![false; n];
     seen[0] = true;
+    // (block, index of its next successor to look at)
     let mut stack = vec![(0usize, 0usize)];
     while let Some((b, next)) = stack.last_mut() {
-        if let Some(&s) = cfg.succs[*b].get(*next) {
+        if let Some(s) = succ(*b, *next) {
             *next += 1;
-            if !seen[s] {
+            if s < n && !seen[s] {
                 seen[s] = true;
                 stack.push((s, 0));
             }

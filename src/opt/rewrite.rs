@@ -104,31 +104,9 @@ impl Names {
 
 /// The blocks reachable from the entry, in reverse postorder.
 pub fn reverse_postorder(func: &Function) -> Vec<usize> {
-    let n = func.blocks.len();
-    let mut seen = vec![false; n];
-    let mut post = Vec::with_capacity(n);
-    if n == 0 {
-        return post;
-    }
-    // Iterative depth-first search: (block, index of the next successor).
-    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
-    seen[0] = true;
-    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        let succs = func.blocks[b].term.successors();
-        if let Some(s) = succs.get(*next) {
-            *next += 1;
-            let s = s.0 as usize;
-            if s < n && !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(b);
-            stack.pop();
-        }
-    }
-    post.reverse();
-    post
+    crate::mir::cfg::reverse_postorder(func.blocks.len(), |b, i| {
+        func.blocks[b].term.successors().get(i).map(|s| s.0 as usize)
+    })
 }
 
 /// Where a value is defined: an instruction (block, index) or a parameter.
