@@ -332,6 +332,26 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
             return Ok(None);
         }
         CLOp::prefetch => return Ok(None),
+        CLOp::s_mad_sat | CLOp::u_mad_sat => mad_sat(fx, &ty, op == CLOp::s_mad_sat, arg(0)?, arg(1)?, arg(2)?),
+        CLOp::shuffle | CLOp::shuffle2 => {
+            // (x, mask) or (x, y, mask): lane i of the result is lane
+            // mask[i] of x (or of x then y), mask[i] taken modulo the lanes.
+            let sources = if op == CLOp::shuffle { 1 } else { 2 };
+            let xt = fx.mir_type_of(args[0])?;
+            let mt = fx.mir_type_of(*args.get(sources).ok_or_else(|| format!("OpenCL.std {op:?} with {} operands", args.len()))?)?;
+            let lanes = xt.lanes();
+            if !matches!(lanes, 2 | 4 | 8 | 16) || !mt.element().is_int() || mt.lanes() != ty.lanes() || ty.lanes() < 2 {
+                return Err(format!("OpenCL.std {op:?} from {xt} by {mt} to {ty}: not a shuffle OpenCL C defines (2, 4, 8 or 16 lanes)"));
+            }
+            let mut from = Vec::new();
+            for k in 0..sources {
+                let v = arg(k)?;
+                for j in 0..lanes {
+                    from.push(fx.value(MOp::Extract { agg: v.clone(), index: j }));
+                }
+            }
+            shuffle(fx, &ty, &from, arg(sources)?, mt.element())
+        }
         other if super::libm::handles(other) => {
             let mut types = Vec::new();
             for &id in args {
@@ -342,6 +362,79 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
         other => return Err(format!("OpenCL.std {other:?} is not supported")),
     };
     Ok(Some(r))
+}
+
+/// OpenCL's `mad_sat`: `a * b + c` clamped to the type's range. Below 64
+/// bits the exact result fits in 64 bits (|a·b| < 2^62 signed, < 2^64 − 2^33
+/// unsigned, plus c); at 64 bits it is formed in 128 (the product's high half
+/// from `mulhi`, c sign-extended, the carry of the low add) and is in range
+/// when the high half is the low half's sign (zero, unsigned).
+fn mad_sat(fx: &mut Fx, ty: &Type, signed: bool, a: Operand, b: Operand, c: Operand) -> Operand {
+    let w = ty.element().bits();
+    let lane = |e: Type| match ty {
+        Type::Vector(_, n) => Type::Vector(Box::new(e), *n),
+        _ => e,
+    };
+    if w < 64 {
+        let wide = lane(Type::I64);
+        let (a, b, c) = (fx.resize(ty, a, &wide, signed), fx.resize(ty, b, &wide, signed), fx.resize(ty, c, &wide, signed));
+        let p = fx.bin(BinOp::Mul, &wide, a, b);
+        let sum = fx.bin(BinOp::Add, &wide, p, c);
+        let clamped = if signed {
+            let lo = fx.splat(&wide, (-(1i64 << (w - 1))) as u64);
+            let hi = fx.splat(&wide, (1u64 << (w - 1)) - 1);
+            let m = fx.bin(BinOp::SMax, &wide, sum, lo);
+            fx.bin(BinOp::SMin, &wide, m, hi)
+        } else {
+            let hi = fx.splat(&wide, (1u64 << w) - 1);
+            fx.bin(BinOp::UMin, &wide, sum, hi)
+        };
+        return fx.resize(&wide, clamped, ty, signed);
+    }
+    let low = fx.bin(BinOp::Mul, ty, a.clone(), b.clone());
+    let high = fx.bin(if signed { BinOp::MulHiS } else { BinOp::MulHiU }, ty, a.clone(), b.clone());
+    let sum = fx.bin(BinOp::Add, ty, low.clone(), c.clone());
+    let carried = fx.value(MOp::Icmp { pred: IntPred::Ult, ty: ty.clone(), lhs: sum.clone(), rhs: low });
+    let (one, zero) = (fx.splat(ty, 1), fx.splat(ty, 0));
+    let carry = fx.select(ty, carried, one, zero.clone());
+    let mut top = fx.bin(BinOp::Add, ty, high, carry);
+    let sign_of_sum = if signed {
+        let s63 = fx.splat(ty, 63);
+        let c_high = fx.bin(BinOp::AShr, ty, c, s63.clone());
+        top = fx.bin(BinOp::Add, ty, top, c_high);
+        fx.bin(BinOp::AShr, ty, sum.clone(), s63)
+    } else {
+        zero.clone()
+    };
+    let fits = fx.value(MOp::Icmp { pred: IntPred::Eq, ty: ty.clone(), lhs: top.clone(), rhs: sign_of_sum });
+    let saturated = if signed {
+        let negative = fx.value(MOp::Icmp { pred: IntPred::Slt, ty: ty.clone(), lhs: top, rhs: zero });
+        let (min, max) = (fx.splat(ty, 1 << 63), fx.splat(ty, i64::MAX as u64));
+        fx.select(ty, negative, min, max)
+    } else {
+        fx.splat(ty, u64::MAX)
+    };
+    fx.select(ty, fits, sum, saturated)
+}
+
+/// Lanes of `from` picked by the lanes of `mask` (of integer type `me`, taken
+/// modulo `from.len()`, a power of two) into a vector of type `ty`: a chain
+/// of selects per lane, as the mask need not be constant.
+fn shuffle(fx: &mut Fx, ty: &Type, from: &[Operand], mask: Operand, me: &Type) -> Operand {
+    let elem = ty.element().clone();
+    let modulo = Operand::Const(Const { ty: me.clone(), bits: from.len() as u64 - 1 });
+    let mut lanes = Vec::with_capacity(ty.lanes() as usize);
+    for i in 0..ty.lanes() {
+        let m = fx.value(MOp::Extract { agg: mask.clone(), index: i });
+        let m = fx.bin(BinOp::And, me, m, modulo.clone());
+        let mut v = from[0].clone();
+        for (j, x) in from.iter().enumerate().skip(1) {
+            let is = fx.value(MOp::Icmp { pred: IntPred::Eq, ty: me.clone(), lhs: m.clone(), rhs: Operand::Const(Const { ty: me.clone(), bits: j as u64 }) });
+            v = fx.select(&elem, is, x.clone(), v);
+        }
+        lanes.push(v);
+    }
+    fx.value(MOp::Make { ty: ty.clone(), elems: lanes })
 }
 
 pub(super) fn int_like(ty: &Type) -> Type {
@@ -379,6 +472,10 @@ fn element_ptr(fx: &mut Fx, ptr: Operand, ptr_id: u32, offset: Operand, offset_i
 /// and scalars: products summed in lane order, a correctly rounded square
 /// root; within OpenCL's bounds for these, not overflow-safe (docs/spirv.md).
 fn geometric(fx: &mut Fx, op: CLOp, args: &[u32], a: &[Operand]) -> Result<Operand, String> {
+    let wanted = if matches!(op, CLOp::distance | CLOp::fast_distance) { 2 } else { 1 };
+    if a.len() != wanted {
+        return Err(format!("OpenCL.std {op:?} with {} operands", a.len()));
+    }
     let vt = fx.mir_type_of(args[0])?;
     let et = vt.element().clone();
     let lanes = vt.lanes();
