@@ -879,15 +879,20 @@ fn gfx942_adds_64_bit_pairs_without_a_carry() {
             .unwrap();
         assert_eq!(kernels[0].stats.vgprs, highest + 1, "{}:\n{asm}", target.isa_name());
     }
-    // Every pair in place (no window copy): 6 VGPRs (v0, v[2:3], v[4:5]),
-    // not the 10 that counting two reserved windows gave.
+    // Every pair in place (no window copy), and both addresses the SGPR
+    // base plus one shifted index (the global instructions' saddr form, no
+    // 64-bit VGPR address): 4 VGPRs (v0 the index, v[2:3] the value), not
+    // the 6 of two address pairs or the 10 that counting two reserved
+    // windows gave. On gfx942 the sum (`v_lshl_add_u64`) gets a pair of
+    // its own above the loaded one, and the odd v1 stays a hole: 6.
     let text = "kernel @k(%in: ptr<global>, %out: ptr<global>, %u: i64) {\nentry:\n  %i = workitem_id x\n  %i64 = zext i32 %i to i64\n  %off = shl i64 %i64, 3\n  %p = ptradd %in, %off\n  %x = load i64 %p\n  %s = add i64 %x, %u\n  %q = ptradd %out, %off\n  store i64 %s, %q\n  ret\n}\n";
     let spec = LaunchSpec::from_flags("64", "64", &["in=i64:iota:64".into(), "out=i64:zero:64".into()], &["in=@in".into(), "out=@out".into(), "u=4294967295".into()], &[]).unwrap();
     check_text("pairs_in_place.mir", text, &spec, false, false);
     let module = mir::parse(text).unwrap();
     for target in targets() {
         let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
-        assert_eq!(kernels[0].stats.vgprs, 6, "{}:\n{}", target.isa_name(), kernels[0].asm);
+        let expected = if target.isa_name().contains("gfx942") { 6 } else { 4 };
+        assert_eq!(kernels[0].stats.vgprs, expected, "{}:\n{}", target.isa_name(), kernels[0].asm);
     }
 }
 
@@ -908,5 +913,64 @@ fn dependent_valu_pairs_fuse_into_three_operand_forms() {
         // (a << 3) + b, (c << 2) + u (one SGPR), and on gfx11 (b << 1) + 100000.
         assert_eq!(count("v_lshl_add_u32"), if gfx11 { 3 } else { 2 }, "{}:\n{asm}", target.isa_name());
         assert_eq!(count("v_xor3_b32") > 0, gfx11, "{}:\n{asm}", target.isa_name());
+    }
+}
+
+/// An atomic whose old value nothing reads takes the form that returns
+/// nothing (`ds_add_u32`, `global_atomic_add` without glc/sc0), and a
+/// global address that is an SGPR base plus a zero-extended index (shifted
+/// where the index is known small enough) is the instruction's saddr form:
+/// no 64-bit VGPR address, no multiply-add. The results are the
+/// interpreter's; llc-22 selects the same forms for local_histogram's
+/// OpenCL twin (tests/spirv), which the simulator runs like ours.
+#[test]
+fn unread_atomics_return_nothing_and_small_indices_address_from_sgprs() {
+    let text = "kernel @k(%out: ptr<global>, %bins: ptr<global>) {
+entry:
+  %h = lds_slot 16, align 4
+  %i = workitem_id x
+  %b = and i32 %i, 3
+  %b4 = shl i32 %b, 2
+  %hb = ptradd %h, %b4
+  %first = icmp ult i32 %i, 4
+  brif %first, clear, counted
+clear:
+  store i32 0, %hb
+  br counted
+counted:
+  barrier
+  %ignored = atomic add i32 %hb, 1 relaxed workgroup
+  barrier
+  %count = load i32 %hb
+  %i64 = zext i32 %i to i64
+  %off = shl i64 %i64, 2
+  %p = ptradd %out, %off
+  %old = atomic add i32 %p, %count relaxed agent
+  %w64 = zext i32 %b4 to i64
+  %q = ptradd %bins, %w64
+  %unread = atomic or i32 %q, %i relaxed agent
+  %after = add i32 %old, 1000
+  store i32 %after, %p
+  ret
+}
+";
+    let spec = LaunchSpec::from_flags("64", "64", &["out=i32:iota:64".into(), "bins=i32:zero:64".into()], &["out=@out".into(), "bins=@bins".into()], &[]).unwrap();
+    check_text("unread_atomics.mir", text, &spec, false, false);
+    let module = mir::parse(text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        let lines = |op: &str| asm.lines().filter(|l| l.split_whitespace().next() == Some(op)).map(str::to_string).collect::<Vec<_>>();
+        let name = target.isa_name();
+        assert_eq!(lines("ds_add_u32").len(), 1, "{name}:\n{asm}");
+        assert!(lines("ds_add_rtn_u32").is_empty(), "{name}:\n{asm}");
+        // The add's old value is read (returns: glc on gfx90a and gfx1100,
+        // sc0 on gfx942); the or's is not. Both address from an SGPR pair.
+        let returned = if name.contains("gfx942") { "sc0" } else { "glc" };
+        let add = lines(if name.contains("gfx1100") { "global_atomic_add_u32" } else { "global_atomic_add" });
+        let or = lines(if name.contains("gfx1100") { "global_atomic_or_b32" } else { "global_atomic_or" });
+        assert!(add.len() == 1 && add[0].contains(returned) && add[0].contains(", s["), "{name}:\n{asm}");
+        assert!(or.len() == 1 && !or[0].contains(returned) && or[0].contains(", s["), "{name}:\n{asm}");
+        assert!(lines("v_mad_u64_u32").is_empty() && lines("v_mad_i64_i32").is_empty(), "{name}:\n{asm}");
     }
 }

@@ -21,6 +21,7 @@ pub mod fold;
 pub mod gvn;
 pub mod hoist;
 pub mod inline;
+pub mod known;
 pub mod licm;
 pub mod merge;
 pub mod narrow;

@@ -12,6 +12,7 @@
 //! rules hold for every bit pattern.
 
 use super::fold::{self, foldable_type};
+use super::known::{known_nonnegative, known_trailing_zeros};
 use super::rewrite::{remove_marked, definitions, defining_op, reverse_postorder, Def, Subst};
 use crate::abi::Type;
 use crate::mir::interp::ops::{mask, sext, width};
@@ -344,55 +345,6 @@ fn cast(op: CastOp, from: &Type, arg: &Operand, to: &Type, func: &Function, defs
             }
         }
         _ => Outcome::Keep,
-    }
-}
-
-/// How many low bits of `operand` are known to be 0: constants, left shifts
-/// and multiplies by constants, and what sums, masks and extensions keep of
-/// their operands' zeros. (A lower bound; 64 and more mean all.)
-fn known_trailing_zeros(func: &Function, defs: &[Option<Def>], operand: &Operand, depth: u32) -> u32 {
-    match operand {
-        Operand::Const(c) => c.bits.trailing_zeros(),
-        Operand::Value(_) if depth == 0 => 0,
-        Operand::Value(_) => match defining_op(func, defs, operand) {
-            Some(Op::Binary { op: BinOp::Shl, lhs, rhs: Operand::Const(c), ty }) if c.bits < u64::from(width(ty)) => {
-                known_trailing_zeros(func, defs, lhs, depth - 1).saturating_add(c.bits as u32).min(width(ty))
-            }
-            Some(Op::Binary { op: BinOp::Mul, lhs, rhs, ty }) => {
-                known_trailing_zeros(func, defs, lhs, depth - 1).saturating_add(known_trailing_zeros(func, defs, rhs, depth - 1)).min(width(ty))
-            }
-            Some(Op::Binary { op: BinOp::And, lhs, rhs, .. }) => known_trailing_zeros(func, defs, lhs, depth - 1).max(known_trailing_zeros(func, defs, rhs, depth - 1)),
-            Some(Op::Binary { op: BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor, lhs, rhs, .. }) => {
-                known_trailing_zeros(func, defs, lhs, depth - 1).min(known_trailing_zeros(func, defs, rhs, depth - 1))
-            }
-            Some(Op::Cast { op: CastOp::ZExt | CastOp::SExt, arg, from, .. }) => known_trailing_zeros(func, defs, arg, depth - 1).min(width(from)),
-            _ => 0,
-        },
-    }
-}
-
-/// Whether the sign bit of `operand` (of type `ty`) is known to be 0: work-item
-/// ids and work-group sizes (below 1024), lane ids, zero extensions, logical
-/// right shifts, masks with a clear sign bit, unsigned minima of such values.
-fn known_nonnegative(func: &Function, defs: &[Option<Def>], operand: &Operand, ty: &Type, depth: u32) -> bool {
-    use crate::mir::ir::{Builtin, WaveOp};
-    let w = width(ty);
-    match operand {
-        Operand::Const(c) => (c.bits >> (w - 1)) & 1 == 0,
-        Operand::Value(_) if depth == 0 => false,
-        Operand::Value(_) => match defining_op(func, defs, operand) {
-            Some(Op::Builtin { kind: Builtin::WorkitemId | Builtin::WorkgroupSize, .. }) => w > 11,
-            Some(Op::Wave { op: WaveOp::LaneId | WaveOp::WaveSize, .. }) => w > 8,
-            Some(Op::Cast { op: CastOp::ZExt, from, .. }) => from.bits() < w,
-            Some(Op::Binary { op: BinOp::LShr, rhs: Operand::Const(c), .. }) => c.bits % u64::from(w) != 0,
-            Some(Op::Binary { op: BinOp::And | BinOp::UMin, lhs, rhs, .. }) => {
-                known_nonnegative(func, defs, lhs, ty, depth - 1) || known_nonnegative(func, defs, rhs, ty, depth - 1)
-            }
-            Some(Op::Binary { op: BinOp::Or | BinOp::Xor | BinOp::SMin | BinOp::SMax | BinOp::UMax, lhs, rhs, .. }) => {
-                known_nonnegative(func, defs, lhs, ty, depth - 1) && known_nonnegative(func, defs, rhs, ty, depth - 1)
-            }
-            _ => false,
-        },
     }
 }
 

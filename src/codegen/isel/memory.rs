@@ -56,14 +56,22 @@ impl<'a> Isel<'a> {
                 }
             }
             match (&p, &o) {
-                (Lowered::S64(base), Lowered::V(off)) if !offset_is_64 => {
-                    return Ok(Lowered::Addr { base: *base, offset: *off, imm: 0 });
+                (Lowered::S64(base), _) if fold && divergent => {
+                    if let Some(off) = self.zero_extended_offset(offset)? {
+                        return Ok(Lowered::Addr { base: *base, offset: off, imm: 0, zext: true });
+                    }
+                    if let (Lowered::V(off), false) = (&o, offset_is_64) {
+                        return Ok(Lowered::Addr { base: *base, offset: *off, imm: 0, zext: false });
+                    }
                 }
-                (Lowered::Addr { base, offset, imm }, Lowered::Imm(bits)) => {
+                (Lowered::S64(base), Lowered::V(off)) if !offset_is_64 => {
+                    return Ok(Lowered::Addr { base: *base, offset: *off, imm: 0, zext: false });
+                }
+                (Lowered::Addr { base, offset, imm, zext }, Lowered::Imm(bits)) => {
                     let add = if offset_is_64 { *bits as i64 } else { *bits as u32 as i32 as i64 };
                     let sum = i64::from(*imm) + add;
                     if GLOBAL_OFFSETS.contains(&sum) {
-                        return Ok(Lowered::Addr { base: *base, offset: *offset, imm: sum as i32 });
+                        return Ok(Lowered::Addr { base: *base, offset: *offset, imm: sum as i32, zext: *zext });
                     }
                 }
                 _ => {}
@@ -194,10 +202,10 @@ impl<'a> Isel<'a> {
                 return Ok(folded);
             }
         }
-        if let Lowered::Addr { base, offset: off, imm } = *p {
+        if let Lowered::Addr { base, offset: off, imm, zext } = *p {
             let sum = i64::from(imm) + i64::from(offset);
             if GLOBAL_OFFSETS.contains(&sum) {
-                return Ok(Lowered::Addr { base, offset: off, imm: sum as i32 });
+                return Ok(Lowered::Addr { base, offset: off, imm: sum as i32, zext });
             }
             let (lo, hi) = self.to_v64(p)?;
             return self.binary64(BinOp::Add, Lowered::V64(lo, hi), Lowered::Imm(u64::from(offset)), true);
@@ -420,7 +428,10 @@ impl<'a> Isel<'a> {
 
     /// Address operands of a global/flat access: (vaddr, saddr).
     pub(super) fn vmem_address(&mut self, p: &Lowered, space: AddrSpace) -> Result<(Vec<Src>, i32), Diagnostic> {
-        if let (Lowered::Addr { base, offset, imm }, true) = (p, space != AddrSpace::Flat) {
+        if let (Lowered::Addr { base, offset, imm, zext }, true) = (p, space != AddrSpace::Flat) {
+            if *zext {
+                return Ok((vec![Src::R(*offset), Src::R(*base)], *imm));
+            }
             return Ok((vec![Src::Address(*base, *offset), Src::Off], *imm));
         }
         if let (Lowered::VmemAddr { base, imm }, true) = (p, space != AddrSpace::Flat) {
@@ -434,6 +445,42 @@ impl<'a> Isel<'a> {
             return Ok((vec![Src::Sum(*lo, *hi, *add), Src::Off], 0));
         }
         Ok((self.vmem_address_plain(p, space)?, 0))
+    }
+
+    /// The ptradd offset `offset` as a 32-bit VGPR whose zero extension is
+    /// the offset, where that is known: a zero-extended i32, a zero-extended
+    /// i32 shifted left by k where its value is known below 2^(32-k), or an
+    /// i32 (sign-extended by `ptradd`) whose sign bit is known clear
+    /// (`opt::known`). Global instructions add such an offset to an SGPR
+    /// base themselves.
+    fn zero_extended_offset(&mut self, offset: &Operand) -> Result<Option<ra::VReg>, Diagnostic> {
+        use crate::opt::known::{known_nonnegative, known_width};
+        let Operand::Value(v) = offset else { return Ok(None) };
+        if let Some((x, false)) = self.wide_ext.get(v).cloned() {
+            return Ok(match self.lowered(&x) {
+                Lowered::V(r) => Some(r),
+                _ => None,
+            });
+        }
+        if let Some((x, k, false)) = self.scaled_ext.get(v).cloned() {
+            if known_width(self.func, &self.mir_defs, &x, &Type::I32, 6) + k > 32 {
+                return Ok(None);
+            }
+            let (Lowered::V(r), Operand::Value(xv)) = (self.lowered(&x), &x) else { return Ok(None) };
+            if let Some(&shifted) = self.shifted_offsets.get(&(self.cur, *xv, k)) {
+                return Ok(Some(shifted));
+            }
+            let shifted = self.vreg(Class::Vgpr);
+            self.emit(Opcode::v_lshlrev_b32, &[Dst::R(shifted)], &[Src::Imm(k), Src::R(r)], |_| {});
+            self.shifted_offsets.insert((self.cur, *xv, k), shifted);
+            return Ok(Some(shifted));
+        }
+        if *self.func.operand_type(offset) == Type::I32 && known_nonnegative(self.func, &self.mir_defs, offset, &Type::I32, 6) {
+            if let Lowered::V(r) = self.lowered(offset) {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
     }
 
     pub(super) fn vmem_address_plain(&mut self, p: &Lowered, space: AddrSpace) -> Result<Vec<Src>, Diagnostic> {
@@ -548,7 +595,12 @@ impl<'a> Isel<'a> {
     }
 
     /// Atomics return the old value; `op` None is compare-and-swap with
-    /// `expected`. i64 uses the 64-bit forms (register pairs).
+    /// `expected`. i64 uses the 64-bit forms (register pairs). Without
+    /// `returns` (nothing reads the old value) the form that returns nothing
+    /// is used where there is one: no result register, and on global memory
+    /// no wait for the old value's round trip (the result is then a
+    /// placeholder nothing reads).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn atomic(
         &mut self,
         op: Option<AtomicOp>,
@@ -557,6 +609,7 @@ impl<'a> Isel<'a> {
         value: &Operand,
         expected: Option<&Operand>,
         sync: crate::mir::Sync,
+        returns: bool,
     ) -> Result<Lowered, Diagnostic> {
         // Float atomics reach here only where legalize found a native one.
         let native_fadd = op == Some(AtomicOp::FAdd) && *ty == Type::F32;
@@ -619,14 +672,16 @@ impl<'a> Isel<'a> {
                     (Some(AtomicOp::FAdd), false) => Opcode::ds_add_rtn_f32,
                     (Some(AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax), _) => unreachable!("checked above"),
                 };
+                let opcode = if returns { opcode } else { lds_no_return(opcode) };
+                let old_dst: &[Dst] = if opcode.info().defs9.is_empty() { &[] } else { std::slice::from_ref(&old_dst) };
                 let addr = self.to_v(&p)?;
                 match &expected {
                     // gfx9's ds_cmpst takes (compare, new), gfx11's ds_cmpstore (new, compare).
                     Some(e) => {
                         let (data0, data1) = if self.target.gpu.generation() == isa::Generation::Gfx9 { (src(e), src(&data)) } else { (src(&data), src(e)) };
-                        self.emit(opcode, &[old_dst], &[Src::R(addr), data0, data1], |_| {});
+                        self.emit(opcode, old_dst, &[Src::R(addr), data0, data1], |_| {});
                     }
-                    None => self.emit(opcode, &[old_dst], &[Src::R(addr), src(&data)], |_| {}),
+                    None => self.emit(opcode, old_dst, &[Src::R(addr), src(&data)], |_| {}),
                 }
             }
             AddrSpace::Global => {
@@ -663,8 +718,10 @@ impl<'a> Isel<'a> {
                     None => src(&data),
                 };
                 let (addr, imm) = self.vmem_address(&p, space)?;
-                let cache = isa::Cache::atomic_return(self.target.gpu) | self.atomic_scope_bits(sync);
-                self.emit(opcode, &[old_dst], &[addr[0], data, addr[1]], |i| {
+                let returned = if returns { isa::Cache::atomic_return(self.target.gpu) } else { isa::Cache::empty() };
+                let cache = returned | self.atomic_scope_bits(sync);
+                let old_dst: &[Dst] = if returns { std::slice::from_ref(&old_dst) } else { &[] };
+                self.emit(opcode, old_dst, &[addr[0], data, addr[1]], |i| {
                     i.offset = imm;
                     i.cache = cache;
                 });
@@ -672,6 +729,26 @@ impl<'a> Isel<'a> {
             other => return Err(self.error(format!("atomics on {} memory are not supported", other.keyword()))),
         }
         Ok(result)
+    }
+}
+
+/// The DS atomic that returns nothing for one that returns the old value,
+/// where the instruction set has one (the exchanges, compare-and-stores and
+/// most 64-bit operations have none: they keep their result, unread).
+fn lds_no_return(opcode: Opcode) -> Opcode {
+    match opcode {
+        Opcode::ds_add_rtn_u32 => Opcode::ds_add_u32,
+        Opcode::ds_sub_rtn_u32 => Opcode::ds_sub_u32,
+        Opcode::ds_min_rtn_i32 => Opcode::ds_min_i32,
+        Opcode::ds_max_rtn_i32 => Opcode::ds_max_i32,
+        Opcode::ds_min_rtn_u32 => Opcode::ds_min_u32,
+        Opcode::ds_max_rtn_u32 => Opcode::ds_max_u32,
+        Opcode::ds_and_rtn_b32 => Opcode::ds_and_b32,
+        Opcode::ds_or_rtn_b32 => Opcode::ds_or_b32,
+        Opcode::ds_xor_rtn_b32 => Opcode::ds_xor_b32,
+        Opcode::ds_add_rtn_f32 => Opcode::ds_add_f32,
+        Opcode::ds_add_rtn_u64 => Opcode::ds_add_u64,
+        other => other,
     }
 }
 
@@ -686,27 +763,31 @@ pub(super) fn lds_folded_pointers(func: &Function, structure: &Structure) -> has
         func,
         |ptr, _| matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Local)),
         |def, user| structure.loop_of.get(def).copied().flatten().is_none_or(|l| structure.loop_contains(l, user)),
+        false,
     )
 }
 
 /// The global and constant pointers that may stay [`Lowered::VmemAddr`]
-/// (by a constant) or [`Lowered::VSum`] (by a value): results of `ptradd`
-/// whose every use is the address of a load or store in the same block (or
-/// the base of another such `ptradd` by a constant).
+/// (by a constant), [`Lowered::VSum`] (by a value) or a zero-extended
+/// [`Lowered::Addr`]: results of `ptradd` whose every use is the address of
+/// a load, store or atomic in the same block (or the base of another such
+/// `ptradd` by a constant).
 pub(super) fn global_folded_pointers(func: &Function) -> hashbrown::HashSet<Value> {
     folded_pointers(
         func,
         |ptr, _| matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Global | AddrSpace::Constant)),
         |def, user| def == user,
+        true,
     )
 }
 
 /// The `ptradd` results (those `candidate(ptr, offset)` accepts) whose every
 /// use is the address of a load or store, or the base of another such
 /// `ptradd` by a constant, in a block `reaches(def block, use block)`
-/// accepts. Removing a pointer can disqualify the one it was built from, so
-/// this iterates until nothing changes (each round only removes).
-fn folded_pointers(func: &Function, candidate: impl Fn(&Operand, &Operand) -> bool, reaches: impl Fn(usize, usize) -> bool) -> hashbrown::HashSet<Value> {
+/// accepts; with `atomics`, the address of an atomic too. Removing a
+/// pointer can disqualify the one it was built from, so this iterates until
+/// nothing changes (each round only removes).
+fn folded_pointers(func: &Function, candidate: impl Fn(&Operand, &Operand) -> bool, reaches: impl Fn(usize, usize) -> bool, atomics: bool) -> hashbrown::HashSet<Value> {
     use crate::mir::{op_operands, terminator_operands};
     let mut block_of: HashMap<Value, usize> = HashMap::new();
     for (b, block) in func.blocks.iter().enumerate() {
@@ -726,6 +807,12 @@ fn folded_pointers(func: &Function, candidate: impl Fn(&Operand, &Operand) -> bo
                 let allowed: Option<Value> = match &inst.op {
                     Op::Load { ptr: Operand::Value(p), .. } => Some(*p),
                     Op::Store { ptr: Operand::Value(p), value, .. } if *value != Operand::Value(*p) => Some(*p),
+                    Op::AtomicRmw { ptr: Operand::Value(p), value, .. } if atomics && *value != Operand::Value(*p) => Some(*p),
+                    Op::CmpXchg { ptr: Operand::Value(p), expected, new, .. }
+                        if atomics && *expected != Operand::Value(*p) && *new != Operand::Value(*p) =>
+                    {
+                        Some(*p)
+                    }
                     Op::PtrAdd { ptr: Operand::Value(p), offset: Operand::Const(_) } if inst.result.is_some_and(|r| set.contains(&r)) => Some(*p),
                     _ => None,
                 };

@@ -75,10 +75,14 @@ pub(super) enum Lowered {
     /// A uniform compare not yet computed, whose only use is its block's branch:
     /// the branch does the compare itself and branches on SCC.
     ScalarCmp { op: Opcode, a: Box<Lowered>, b: Box<Lowered> },
-    /// A 64-bit address not yet computed: `base` (SGPR pair) + sext(`offset`)
-    /// (a VGPR) + `imm`. Memory instructions fold it (one `v_mad_i64_i32` and the
-    /// instruction's immediate offset); anything else materialises it.
-    Addr { base: ra::VReg, offset: ra::VReg, imm: i32 },
+    /// A 64-bit address not yet computed: `base` (SGPR pair) + the 32-bit
+    /// `offset` (a VGPR), sign-extended or, with `zext`, zero-extended, +
+    /// `imm`. Memory instructions fold it: a sign-extended offset with one
+    /// `v_mad_i64_i32` into an address window, a zero-extended one as the
+    /// global instructions' SGPR base and VGPR offset (their `saddr` form,
+    /// no 64-bit VGPR at all); `imm` goes to the immediate offset. Anything
+    /// else materialises it.
+    Addr { base: ra::VReg, offset: ra::VReg, imm: i32, zext: bool },
     /// An LDS address not yet computed: the MIR value `root` (in a VGPR) +
     /// `imm` (0-65535), for the DS instructions' offset field. The root's
     /// register is looked up where the address is used (control-flow
@@ -265,6 +269,15 @@ struct Isel<'a> {
     /// i64 values `shl (ext x), k` (k ≤ 6) of those: (x, k, signed), for
     /// addresses `base + ext(x) * 2^k` in one `v_mad_*`.
     scaled_ext: HashMap<Value, (Operand, u32, bool)>,
+    /// Zero-extended address offsets already shifted into a VGPR, by
+    /// (machine block, value, shift): the addresses of one index into
+    /// several arrays share one (`memory::zero_extended_offset`).
+    shifted_offsets: hashbrown::HashMap<(usize, Value, u32), ra::VReg>,
+    /// Where each MIR value is defined (`opt::known`'s walks start here).
+    mir_defs: Vec<Option<crate::opt::rewrite::Def>>,
+    /// How many operands read each MIR value (an atomic nobody reads takes
+    /// the form that returns nothing).
+    mir_uses: Vec<u32>,
     /// Private pointers `ptradd q, c` with a constant 0 < c < 65536: (q, c),
     /// so accesses through them hold c in their offset field.
     private_offsets: HashMap<Value, (Operand, u32)>,
@@ -517,11 +530,16 @@ impl<'a> Isel<'a> {
     fn to_v64(&mut self, l: &Lowered) -> Result<(ra::VReg, ra::VReg), Diagnostic> {
         Ok(match *l {
             Lowered::V64(lo, hi) => (lo, hi),
-            Lowered::Addr { base, offset, imm } => {
+            Lowered::Addr { base, offset, imm, zext } => {
                 let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-                // A shift by zero copies the 64-bit address out of its window
-                // (there is no 64-bit VGPR move before gfx940).
-                self.emit(Opcode::v_lshlrev_b64, &[Dst::VPair(lo, hi)], &[Src::Imm(0), Src::Address(base, offset)], |_| {});
+                if zext {
+                    let carry = self.vreg(self.mask_class());
+                    self.emit(Opcode::v_mad_u64_u32, &[Dst::VPair(lo, hi), Dst::R(carry)], &[Src::R(offset), Src::Imm(1), Src::R(base)], |_| {});
+                } else {
+                    // A shift by zero copies the 64-bit address out of its window
+                    // (there is no 64-bit VGPR move before gfx940).
+                    self.emit(Opcode::v_lshlrev_b64, &[Dst::VPair(lo, hi)], &[Src::Imm(0), Src::Address(base, offset)], |_| {});
+                }
                 if imm == 0 {
                     (lo, hi)
                 } else {
@@ -1059,7 +1077,8 @@ impl<'a> Isel<'a> {
                 if sync.order.releases() {
                     self.release(sync.scope);
                 }
-                let l = self.atomic(Some(*op), ty, ptr, value, None, *sync)?;
+                let returns = result.is_some_and(|r| self.mir_uses[r.0 as usize] > 0);
+                let l = self.atomic(Some(*op), ty, ptr, value, None, *sync, returns)?;
                 self.set(result.unwrap(), l);
                 if sync.order.acquires() {
                     self.acquire(sync.scope);
@@ -1069,7 +1088,7 @@ impl<'a> Isel<'a> {
                 if sync.order.releases() {
                     self.release(sync.scope);
                 }
-                let l = self.atomic(None, ty, ptr, new, Some(expected), *sync)?;
+                let l = self.atomic(None, ty, ptr, new, Some(expected), *sync, true)?;
                 self.set(result.unwrap(), l);
                 if sync.order.acquires() {
                     self.acquire(sync.scope);
@@ -1198,6 +1217,7 @@ pub fn select(
     scratch: bool,
 ) -> Result<Selected, Diagnostics> {
     let has_calls = func.blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.op, Op::Call { .. })));
+    let mir_uses = crate::opt::rewrite::use_counts(func);
     let device = func.kind == FuncKind::Device;
     let mut inputs = if device { KernelInputs::default() } else { kernel_inputs(func, callee_uses) };
     inputs.uses_scratch = scratch;
@@ -1231,11 +1251,14 @@ pub fn select(
         workgroup_id: [None; 3],
         tid: None,
         lds_size: 0,
-        deferred_compares: deferred_compares(func),
+        deferred_compares: deferred_compares(func, &mir_uses),
         inst_ref: None,
         refusals: Vec::new(),
         volatile_access: false,
         scaled_ext: HashMap::new(),
+        shifted_offsets: hashbrown::HashMap::new(),
+        mir_defs: crate::opt::rewrite::definitions(func),
+        mir_uses,
         private_offsets: HashMap::new(),
         slot_locals: HashMap::new(),
         scalar_pairs: hashbrown::HashMap::new(),
@@ -1803,16 +1826,7 @@ pub(super) fn inline_i64(bits: u64) -> bool {
 /// Uniform `icmp`s whose only use is the branch at the end of their own
 /// block or the condition of a `select` in it: the compare is made where it
 /// is used, which then reads SCC instead of a 0/1 SGPR tested again.
-fn deferred_compares(func: &Function) -> hashbrown::HashSet<Value> {
-    let mut uses: HashMap<Value, usize> = HashMap::new();
-    for block in &func.blocks {
-        let operands = block.insts.iter().flat_map(|i| crate::mir::op_operands(&i.op)).chain(crate::mir::terminator_operands(&block.term));
-        for o in operands {
-            if let Operand::Value(v) = o {
-                *uses.entry(*v).or_default() += 1;
-            }
-        }
-    }
+fn deferred_compares(func: &Function, uses: &[u32]) -> hashbrown::HashSet<Value> {
     let mut set = hashbrown::HashSet::new();
     for block in &func.blocks {
         let select_conds = block.insts.iter().filter_map(|i| match &i.op {
@@ -1829,7 +1843,7 @@ fn deferred_compares(func: &Function) -> hashbrown::HashSet<Value> {
                 i.result == Some(c)
                     && matches!(i.op, Op::Icmp { ref ty, pred, .. } if *ty == Type::I32 || (ty.bits() == 64 && matches!(pred, IntPred::Eq | IntPred::Ne)))
             });
-            if defined_here && uses.get(&c) == Some(&1) {
+            if defined_here && uses[c.0 as usize] == 1 {
                 set.insert(c);
             }
         }
