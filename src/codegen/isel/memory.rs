@@ -55,6 +55,18 @@ impl<'a> Isel<'a> {
                     return Ok(folded);
                 }
             }
+            // A uniform global pointer plus a small constant, used only by
+            // vector accesses of this block: the SGPR base, a zero VGPR
+            // offset and the constant in the immediate (no 64-bit scalar
+            // add). Constant memory is left alone: its uniform loads are
+            // scalar loads, which take the pointer as an SGPR pair.
+            if let (true, AddrSpace::Global, Lowered::S64(base), Lowered::Imm(bits)) = (fold, space, &p, &o) {
+                let add = if offset_is_64 { *bits as i64 } else { *bits as u32 as i32 as i64 };
+                if (0..=*GLOBAL_OFFSETS.end()).contains(&add) {
+                    let zero = self.zero_vgpr();
+                    return Ok(Lowered::Addr { base: *base, offset: zero, imm: add as i32, zext: true });
+                }
+            }
             match (&p, &o) {
                 (Lowered::S64(base), _) if fold && divergent => {
                     if let Some(off) = self.zero_extended_offset(offset)? {

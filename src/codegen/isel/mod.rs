@@ -247,6 +247,10 @@ struct Isel<'a> {
     /// (what changes it inside an expansion restores it), so every lane that
     /// reads the VGPR had it written.
     vector_constants: hashbrown::HashMap<(usize, u32), ra::VReg>,
+    /// 32-bit literals already written into an SGPR for gfx9's VOP3
+    /// instructions (which take no literal but one scalar source), by
+    /// machine block, like `vector_constants`: an SGPR instead of a VGPR.
+    scalar_literals: hashbrown::HashMap<(usize, u32), ra::VReg>,
     /// Uniform values (an SGPR, or one half of an SGPR pair: `Src::R` or
     /// `Src::Half`) already copied into a VGPR, by machine block, on the
     /// same grounds as `vector_constants`: SGPR values are written once.
@@ -628,6 +632,18 @@ impl<'a> Isel<'a> {
         v
     }
 
+    /// An SGPR holding the literal `c`, written once per machine block
+    /// (`scalar_literals`).
+    fn scalar_literal(&mut self, c: u32) -> ra::VReg {
+        if let Some(&s) = self.scalar_literals.get(&(self.cur, c)) {
+            return s;
+        }
+        let s = self.vreg(Class::Sgpr);
+        self.emit(Opcode::s_mov_b32, &[Dst::R(s)], &[Src::Imm(c)], |_| {});
+        self.scalar_literals.insert((self.cur, c), s);
+        s
+    }
+
     /// A VGPR holding a uniform source (an SGPR or a half of an SGPR pair),
     /// copied once per block (see `vector_copies`); constants go through
     /// [`Isel::vector_constant`].
@@ -858,6 +874,15 @@ impl<'a> Isel<'a> {
                     literal_budget -= 1;
                     scalar_budget -= 1;
                     Src::Imm(bits as u32)
+                }
+                // gfx9 VOP3: a literal the block has not put in a VGPR yet
+                // goes to an SGPR (the one scalar source), as llc-22 does:
+                // one instruction either way, and no VGPR.
+                Lowered::Imm(bits) if vop3 && !gfx11 && scalar_budget > 0 && !self.vector_constants.contains_key(&(self.cur, bits as u32)) => {
+                    scalar_budget -= 1;
+                    let s = self.scalar_literal(bits as u32);
+                    scalar_seen = Some(s);
+                    Src::R(s)
                 }
                 _ => Src::R(self.to_v(l)?),
             };
@@ -1265,6 +1290,7 @@ pub fn select(
         zero_vgprs: hashbrown::HashSet::new(),
         pair_defs: hashbrown::HashSet::new(),
         vector_constants: hashbrown::HashMap::new(),
+        scalar_literals: hashbrown::HashMap::new(),
         vector_copies: hashbrown::HashMap::new(),
         packet_words: hashbrown::HashMap::new(),
         lds_folded: memory::lds_folded_pointers(func, structure),
