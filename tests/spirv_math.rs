@@ -428,3 +428,90 @@ fn double_exp_and_log_are_within_opencl_bounds() {
         }
     }
 }
+
+/// `x` rounded to half in `mode` (0 nearest even, 1 toward zero, 2 up,
+/// 3 down), by definition: its two neighbours among the halves, compared in
+/// f64 (which holds every half exactly). Not the front end's method, which
+/// steps from a nearest-even conversion, nor the interpreter's conversion.
+fn half_by_definition(x: f64, mode: u32) -> u16 {
+    use amdgpu_cg::mir::float::f16_to_f64;
+    let sign = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_nan() {
+        return 0x7e00;
+    }
+    if x.is_infinite() {
+        return sign | 0x7c00;
+    }
+    // Magnitudes in increasing order are 0x0000..=0x7bff; past the largest
+    // (65504) the next step would be 65536, which is where IEEE's rounding
+    // to nearest overflows to infinity (0x7c00).
+    let value = |h: u16| if h == 0x7c00 { 65536.0 } else { f16_to_f64(h) };
+    let magnitude = x.abs();
+    let (low, high) = if magnitude >= 65536.0 {
+        (0x7bff, 0x7c00)
+    } else {
+        let low = (0u16..0x7c00).rev().find(|&h| value(h) <= magnitude).unwrap();
+        if value(low) == magnitude { (low, low) } else { (low, low + 1) }
+    };
+    let m = match (mode, x.is_sign_negative()) {
+        (0, _) => {
+            let (dl, dh) = (magnitude - value(low), value(high) - magnitude);
+            if dl < dh || (dl == dh && low % 2 == 0) { low } else { high }
+        }
+        (2, false) | (3, true) => high,
+        _ => low,
+    };
+    m | sign
+}
+
+#[test]
+fn rounding_mode_half_stores_round_as_opencl_defines() {
+    let Some(module) = translated("rounding") else { return };
+    const M: usize = 256;
+    let mut xs: Vec<f64> = vec![0.0, -0.0, 1.0, -1.0, 1.0 + 2f64.powi(-11), 1.0 + 2f64.powi(-12), -(1.0 + 3.0 * 2f64.powi(-12)), 65504.0, 65519.0, 65520.0, 65536.0, 1e6, -1e6, 1e-8, -1e-8, 2f64.powi(-24), 2f64.powi(-25), 3.0 * 2f64.powi(-26), 1e-30, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 0.1, -0.1, 1.0 / 3.0, 2049.0, 2051.0, -2051.0];
+    let mut rng = Rng(0x5eed_0f_4a1f);
+    while xs.len() < M {
+        let r = rng.unit();
+        let sign = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
+        xs.push(sign * 2f64.powf(r * 50.0 - 30.0));
+    }
+    // The float input is x rounded to f32; the double input is x itself
+    // plus a tail below f32's precision, so double and float differ.
+    let floats: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+    let doubles: Vec<f64> = xs.iter().map(|&x| if x.is_finite() && x != 0.0 && x.abs() < 6e4 { x * (1.0 + 2f64.powi(-40)) } else { x }).collect();
+    let json = format!(
+        r#"{{"grid":{M},"block":64,"buffers":{{"x":{{"type":"f32","data":[{}]}},"d":{{"type":"f64","data":[{}]}},"out":{{"type":"f16","len":{}}}}},"args":{{"x":"@x","d":"@d","out":"@out"}}}}"#,
+        data(floats.iter().map(|v| format!("0x{:08x}", v.to_bits()))),
+        data(doubles.iter().map(|v| format!("0x{:016x}", v.to_bits()))),
+        16 * M
+    );
+    let spec = LaunchSpec::from_json(&json).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    let got: Vec<u16> = want.buffers[2].bits().into_iter().map(|b| b as u16).collect();
+    let mut failures = Vec::new();
+    for i in 0..M {
+        let (a, b) = (f64::from(floats[i]), doubles[i]);
+        // Slots 0-3: a in modes 0-3; 4-7: b in modes 0-3; the vector
+        // stores' lanes: 8-9 rtz (a, -a), 10-11 rtp (a, -a), 12-13 rtn
+        // (b, -b), 14-15 rtp (b, -b).
+        let expect: [(f64, u32); 16] = [(a, 0), (a, 1), (a, 2), (a, 3), (b, 0), (b, 1), (b, 2), (b, 3), (a, 1), (-a, 1), (a, 2), (-a, 2), (b, 3), (-b, 3), (b, 2), (-b, 2)];
+        for (k, &(v, mode)) in expect.iter().enumerate() {
+            let w = half_by_definition(v, mode);
+            let g = got[16 * i + k];
+            let both_nan = (w & 0x7fff) > 0x7c00 && (g & 0x7fff) > 0x7c00;
+            if g != w && !both_nan {
+                failures.push(format!("slot {k}: {v:e} in mode {mode}: 0x{g:04x}, want 0x{w:04x}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(30).cloned().collect::<Vec<_>>().join("\n"));
+    for target in CodeObjectTarget::all_configurations() {
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let mut spec = spec.clone();
+        spec.wave_size = target.target.wave.lanes();
+        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        for (k, (g, w)) in sim[2].bits().iter().zip(want.buffers[2].bits()).enumerate() {
+            assert!(*g == w, "{}: slot {} of work-item {}: 0x{g:04x}, the interpreter's 0x{w:04x}", target.isa_name(), k % 16, k / 16);
+        }
+    }
+}

@@ -24,8 +24,14 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
     let ty = if void { Type::I32 } else { fx.facts.mir_type(rty)? };
     // vloadn, vload_halfn and vloada_halfn end with the literal n (the reader
     // sees every extended-instruction operand as an id): not an operand.
+    // The `_r` stores end with a literal FPRoundingMode the same way.
+    let mut rounding = None;
     let args = match op {
         CLOp::vloadn | CLOp::vload_halfn | CLOp::vloada_halfn if args.len() == 3 => &args[..2],
+        CLOp::vstore_half_r | CLOp::vstore_halfn_r | CLOp::vstorea_halfn_r if args.len() == 4 => {
+            rounding = Some(args[3]);
+            &args[..3]
+        }
         _ => args,
     };
     let mut a = Vec::new();
@@ -318,17 +324,26 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
                 v
             }
         }
-        CLOp::vstoren | CLOp::vstore_half | CLOp::vstore_halfn | CLOp::vstorea_halfn => {
-            // (data, offset, pointer); the half forms round to nearest even.
+        CLOp::vstoren | CLOp::vstore_half | CLOp::vstore_halfn | CLOp::vstorea_halfn | CLOp::vstore_half_r | CLOp::vstore_halfn_r | CLOp::vstorea_halfn_r => {
+            // (data, offset, pointer[, rounding mode]); the half forms
+            // round to nearest even unless an `_r` form names a mode.
             let (data, offset, ptr) = (arg(0)?, arg(1)?, arg(2)?);
             let dt = fx.mir_type_of(args[0])?;
             let half = op != CLOp::vstoren;
+            let aligned = matches!(op, CLOp::vstorea_halfn | CLOp::vstorea_halfn_r);
             let stored = if half { half_like(&dt) } else { dt.clone() };
             let elem = stored.element().size() as u64;
-            let n = if op == CLOp::vstorea_halfn && dt.lanes() == 3 { 4 } else { u64::from(dt.lanes()) };
+            let n = if aligned && dt.lanes() == 3 { 4 } else { u64::from(dt.lanes()) };
             let p = element_ptr(fx, ptr, args[2], offset, args[1], elem * n)?;
-            let v = if half { fx.cast(CastOp::FpTrunc, &dt, data, &stored) } else { data };
-            fx.b.push(MOp::Store { ty: stored, value: v, ptr: p, align: if op == CLOp::vstorea_halfn { (elem * n) as u32 } else { elem as u32 }, volatile: false }, None);
+            let v = match (half, rounding) {
+                (false, _) => data,
+                (true, None) => fx.cast(CastOp::FpTrunc, &dt, data, &stored),
+                (true, Some(mode)) => {
+                    let mode = Rounding::from_spirv(mode).ok_or_else(|| format!("OpenCL.std {op:?} with rounding mode {mode}, which SPIR-V does not define"))?;
+                    to_half_rounded(fx, &dt, data, mode)
+                }
+            };
+            fx.b.push(MOp::Store { ty: stored, value: v, ptr: p, align: if aligned { (elem * n) as u32 } else { elem as u32 }, volatile: false }, None);
             return Ok(None);
         }
         CLOp::prefetch => return Ok(None),
@@ -449,6 +464,62 @@ pub(super) fn int_like(ty: &Type) -> Type {
         Type::Vector(_, n) => Type::Vector(Box::new(e), *n),
         _ => e,
     }
+}
+
+/// SPIR-V's FPRoundingMode (RTE, RTZ, RTP, RTN = 0..3).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Rounding {
+    NearestEven,
+    TowardZero,
+    Up,
+    Down,
+}
+
+impl Rounding {
+    fn from_spirv(mode: u32) -> Option<Rounding> {
+        [Rounding::NearestEven, Rounding::TowardZero, Rounding::Up, Rounding::Down].get(mode as usize).copied()
+    }
+}
+
+/// `x` (f32 or f64 lanes) rounded to half in `mode`. The conversion to
+/// nearest even is exact or off by one step from the directed result: where
+/// it went the wrong way past x (compared exactly, in x's type, which holds
+/// every half), the half's bits step once toward the right side. Halves are
+/// sign-magnitude, so a step toward zero is `bits - 1` and away `bits + 1`;
+/// an infinity from a finite overflow steps to the largest finite half
+/// (0x7bff) and a zero from a tiny value to the smallest subnormal, as the
+/// directed modes require. NaNs compare false and stay as they are.
+fn to_half_rounded(fx: &mut Fx, ty: &Type, x: Operand, mode: Rounding) -> Operand {
+    let ht = half_like(ty);
+    let nearest = fx.cast(CastOp::FpTrunc, ty, x.clone(), &ht);
+    if mode == Rounding::NearestEven {
+        return nearest;
+    }
+    let back = fx.cast(CastOp::FpExt, &ht, nearest.clone(), ty);
+    let it = int_like(&ht);
+    let bits = fx.cast(CastOp::Bitcast, &ht, nearest.clone(), &it);
+    let one = fx.splat(&it, 1);
+    let toward_zero = fx.bin(BinOp::Sub, &it, bits.clone(), one.clone());
+    let away = fx.bin(BinOp::Add, &it, bits.clone(), one);
+    let fcmp = |fx: &mut Fx, pred: FloatPred, a: Operand, b: Operand| fx.value(MOp::Fcmp { pred, ty: ty.clone(), lhs: a, rhs: b });
+    let stepped = match mode {
+        Rounding::TowardZero => {
+            let (ab, ax) = (fx.un(UnOp::FAbs, ty, back.clone()), fx.un(UnOp::FAbs, ty, x.clone()));
+            let over = fcmp(fx, FloatPred::Ogt, ab, ax);
+            fx.select(&it, over, toward_zero, bits)
+        }
+        Rounding::Up | Rounding::Down => {
+            // Wrong side: below x rounding up, above it rounding down. The
+            // step is away from zero on the side the mode points to.
+            let wrong = fcmp(fx, if mode == Rounding::Up { FloatPred::Olt } else { FloatPred::Ogt }, back, x);
+            let zero = fx.splat(&it, 0);
+            let negative = fx.value(MOp::Icmp { pred: IntPred::Slt, ty: it.clone(), lhs: bits.clone(), rhs: zero });
+            let step = if mode == Rounding::Up { fx.select(&it, negative, toward_zero, away) } else { fx.select(&it, negative, away, toward_zero) };
+            fx.select(&it, wrong, step, bits)
+        }
+        Rounding::NearestEven => unreachable!(),
+    };
+    fx.cast(CastOp::Bitcast, &it, stepped, &ht)
 }
 
 fn half_like(ty: &Type) -> Type {
