@@ -164,6 +164,7 @@ fn same_structure_as_clang_and_lld() {
             let co = CodeObject {
                 target,
                 version,
+                printf: Vec::new(),
                 functions: vec![Function {
                     name: "store".into(),
                     code: store_code,

@@ -536,6 +536,7 @@ fn kernel_less_objects_are_clean() {
             target,
             version: CodeObjectVersion::V5,
             functions,
+            printf: Vec::new(),
         };
         let path = dir.join(format!("empty{i}.hsaco"));
         std::fs::write(&path, write_hsaco(&co).unwrap()).unwrap();

@@ -281,6 +281,7 @@ fn writer_errors_instead_of_partial_files() {
         target: t,
         version: v,
         functions: Vec::<Function>::new(),
+        printf: Vec::new(),
     };
     assert!(read(&write_hsaco(&empty).unwrap())
         .unwrap()

@@ -609,3 +609,247 @@ fn function_control_becomes_the_inline_hint() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// A printf buffer of `bytes` bytes as the runtime hands it over: the
+/// header (nothing used yet, the size), then zeros.
+fn printf_buffer_json(bytes: usize) -> String {
+    let mut words = vec!["0".to_string(); bytes / 4];
+    words[1] = bytes.to_string();
+    format!(r#"{{"type":"i32","data":[{}]}}"#, words.join(","))
+}
+
+/// One conversion of a printf format applied to an argument's bytes, as
+/// C's printf writes it for the conversions tests/spirv/printf uses; `%p`
+/// prints `PTR` when `mask` (addresses differ between the interpreter and
+/// the simulator).
+fn convert(spec: &str, conv: char, bytes: &[u8], mask: bool) -> String {
+    let int = |b: &[u8], signed: bool| -> i128 {
+        let mut v = [0u8; 8];
+        v[..b.len()].copy_from_slice(b);
+        let u = u64::from_le_bytes(v);
+        match (signed, b.len()) {
+            (true, 4) => i128::from(u as u32 as i32),
+            (true, _) => i128::from(u as i64),
+            (false, _) => i128::from(u),
+        }
+    };
+    let float = |b: &[u8]| if b.len() == 4 { f64::from(f32::from_le_bytes(b.try_into().unwrap())) } else { f64::from_le_bytes(b.try_into().unwrap()) };
+    let precision = spec.split_once('.').map(|(_, p)| p.trim_end_matches(|c: char| !c.is_ascii_digit()).parse::<usize>().unwrap_or(0));
+    let body = match conv {
+        'd' | 'i' => int(bytes, true).to_string(),
+        'u' => int(bytes, false).to_string(),
+        'x' => format!("{:x}", int(bytes, false)),
+        'c' => char::from(bytes[0]).to_string(),
+        'f' => format!("{:.*}", precision.unwrap_or(6), float(bytes)),
+        'e' => {
+            let t = format!("{:.*e}", precision.unwrap_or(6), float(bytes));
+            let (m, e) = t.split_once('e').unwrap();
+            let e: i32 = e.parse().unwrap();
+            format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+        }
+        's' => String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap()).into_owned(),
+        'p' if mask => "PTR".to_string(),
+        'p' => format!("0x{:x}", int(bytes, false)),
+        other => panic!("conversion %{other} is not one the test formats"),
+    };
+    let width: usize = spec.trim_start_matches(['-', '+', ' ', '#', '0']).split('.').next().unwrap().parse().unwrap_or(0);
+    if spec.starts_with('-') { format!("{body:<width$}") } else { format!("{body:>width$}") }
+}
+
+/// A format as `amdhsa.printf` holds it with its C escapes undone (the
+/// runtime's reading: `\n` and the other letters, octal `\NNN`).
+fn unescape_c(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('a') => out.push('\x07'),
+            Some('b') => out.push('\x08'),
+            Some('f') => out.push('\x0c'),
+            Some('v') => out.push('\x0b'),
+            Some(d @ '0'..='7') => {
+                let mut v = d.to_digit(8).unwrap();
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(k) => {
+                            v = v * 8 + k;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from(v as u8));
+            }
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// The text of every record in a printf buffer, with `formats` the
+/// code object's `amdhsa.printf` entries (`ID:N:SIZE1:...:FORMAT`).
+fn printf_text(buffer: &[u8], formats: &[String], mask: bool) -> Result<Vec<String>, String> {
+    let word = |at: usize| u32::from_le_bytes(buffer[at..at + 4].try_into().unwrap()) as usize;
+    let used = word(0);
+    if 8 + used > word(4) {
+        return Err(format!("{used} bytes used of a {}-byte buffer", word(4)));
+    }
+    let mut entries = std::collections::HashMap::new();
+    for f in formats {
+        let mut parts = f.splitn(3, ':');
+        let id: usize = parts.next().unwrap().parse().map_err(|_| format!("bad entry {f}"))?;
+        let n: usize = parts.next().unwrap().parse().map_err(|_| format!("bad entry {f}"))?;
+        let rest: Vec<&str> = parts.next().unwrap_or("").splitn(n + 1, ':').collect();
+        let sizes: Vec<usize> = rest[..n].iter().map(|s| s.parse().unwrap()).collect();
+        entries.insert(id, (sizes, unescape_c(rest[n])));
+    }
+    let mut lines = Vec::new();
+    let mut at = 8;
+    while at < 8 + used {
+        let id = word(at);
+        let (sizes, format) = entries.get(&id).ok_or_else(|| format!("a record with id {id}, which no format has"))?;
+        at += 4;
+        let mut args = Vec::new();
+        for s in sizes {
+            args.push(&buffer[at..at + s]);
+            at += s;
+        }
+        let mut out = String::new();
+        let mut chars = format.chars().peekable();
+        let mut next = args.into_iter();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            if chars.peek() == Some(&'%') {
+                chars.next();
+                out.push('%');
+                continue;
+            }
+            let mut spec = String::new();
+            while let Some(&c) = chars.peek() {
+                if "diouxXfFeEgGaAcsp".contains(c) {
+                    break;
+                }
+                spec.push(c);
+                chars.next();
+            }
+            let conv = chars.next().ok_or("a format ends inside a conversion")?;
+            let arg = next.next().ok_or("more conversions than arguments")?;
+            let lanes: usize = spec.split_once('v').map_or(1, |(_, l)| l.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().unwrap());
+            let parts: Vec<String> = arg.chunks(arg.len() / lanes).map(|lane| convert(&spec, conv, lane, mask)).collect();
+            out.push_str(&parts.join(","));
+        }
+        lines.push(out);
+    }
+    lines.sort();
+    Ok(lines)
+}
+
+#[test]
+fn printf_writes_the_records_clangs_code_writes() {
+    let Some(clang) = llvm_tools::require("clang-22") else { return };
+    let Some(lld) = llvm_tools::require("ld.lld-22") else { return };
+    let Some(spirv_val) = llvm_tools::require("spirv-val") else { return };
+    let Some(readelf) = llvm_tools::require("llvm-readelf-22") else { return };
+    let source = dir().join("printf/printf.cl");
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-printf-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let (spv, src) = (work.join("printf.spv").to_string_lossy().to_string(), source.to_string_lossy().to_string());
+    let mut args: Vec<&str> = CL_FLAGS.to_vec();
+    args.extend(["-target", "spirv64", "-c", "-o", &spv, &src]);
+    run(&clang, &args, "clang-22 -target spirv64 printf.cl").unwrap();
+    // spirv-val (SPIRV-Tools 2023.1) wants printf's format to point to an
+    // 8-bit integer; clang-22 passes a pointer to the string's i8 array.
+    // That complaint, and only it, is expected (spirv-val stops at it).
+    let val = Command::new(&spirv_val).arg(&spv).output().unwrap();
+    let complaint = String::from_utf8_lossy(&val.stderr).to_string();
+    assert!(val.status.success() || complaint.contains("OpenCL.std printf: expected Format data type to be 8-bit int"), "spirv-val printf.spv:\n{complaint}");
+    let module = amdgpu_cg::driver::load_spirv("printf.spv", &std::fs::read(&spv).unwrap()).unwrap();
+    assert_eq!(module.printf_formats.len(), 4, "{:?}", module.printf_formats);
+    let spec = |buffer_bytes: usize| {
+        let a: Vec<String> = (0..64).map(|i| ((i * 37 + 11) % 100).to_string()).collect();
+        LaunchSpec::from_json(&format!(
+            r#"{{"grid":64,"block":32,"buffers":{{"a":{{"type":"i32","data":[{}]}},"status":{{"type":"i32","len":64}},"pb":{}}},"args":{{"a":"@a","f":"1.25","status":"@status"}},"printf_buffer":"@pb"}}"#,
+            a.join(","),
+            printf_buffer_json(buffer_bytes)
+        ))
+        .unwrap()
+    };
+    let big = spec(16384);
+    let interpreted = mir::launch::run(&module, &big).unwrap();
+    let want = printf_text(&interpreted.buffers[2].bytes, &module.printf_formats, true).unwrap();
+    assert_eq!(want.len(), 64 + 22 + 4 + 38, "records: {want:#?}");
+    assert!(interpreted.buffers[1].bits().iter().all(|&s| s == 0), "every printf had room");
+    for gpu in ["gfx90a", "gfx942", "gfx1100"] {
+        let target = CodeObjectTarget::parse_with_wave(gpu).unwrap();
+        let mut spec_t = big.clone();
+        spec_t.wave_size = target.target.wave.lanes();
+        // Ours: the interpreter's records (the order of the work-items'
+        // reservations aside), the metadata readelf and our reader see.
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let ours = codeobj::write_hsaco(&object).unwrap();
+        let ours_path = work.join(format!("ours.{gpu}.hsaco"));
+        std::fs::write(&ours_path, &ours).unwrap();
+        let (sim, _) = amdgpu_cg::sim::run_launch(&ours, &spec_t).unwrap_or_else(|e| panic!("{gpu}: {e}"));
+        let our_formats = codeobj::reader::read(&ours).unwrap().metadata[0].printf.clone();
+        assert_eq!(our_formats, module.printf_formats, "{gpu}: amdhsa.printf");
+        assert_eq!(printf_text(&sim[2].bytes, &our_formats, true).unwrap(), want, "{gpu}: the simulator's records against the interpreter's");
+        assert_eq!(sim[1].bits(), interpreted.buffers[1].bits(), "{gpu}: what printf returned");
+        let notes = Command::new(&readelf).arg("--notes").arg(&ours_path).output().unwrap();
+        let notes = String::from_utf8_lossy(&notes.stdout).to_string();
+        assert!(notes.contains("amdhsa.printf:") && notes.contains("hidden_printf_buffer"), "{gpu}: llvm-readelf-22 --notes:\n{notes}");
+        // clang's: the same text (floats clang's amdgcn code passes as 4
+        // bytes, SPIR-V's as doubles) and the hidden argument at the same place.
+        let (obj, hsaco) = (work.join(format!("clang.{gpu}.o")), work.join(format!("clang.{gpu}.hsaco")));
+        let (obj_s, hsaco_s, mcpu) = (obj.to_string_lossy().to_string(), hsaco.to_string_lossy().to_string(), format!("-mcpu={gpu}"));
+        let mut args: Vec<&str> = CL_FLAGS.to_vec();
+        args.extend(["-target", "amdgcn-amd-amdhsa", &mcpu, "-nogpulib", "-c", "-o", &obj_s, &src]);
+        run(&clang, &args, "clang-22 -target amdgcn printf.cl").unwrap();
+        run(&lld, &["-shared", &obj_s, "-o", &hsaco_s], "ld.lld-22").unwrap();
+        let theirs = std::fs::read(&hsaco).unwrap();
+        let (their_sim, _) = amdgpu_cg::sim::run_launch(&theirs, &spec_t).unwrap_or_else(|e| panic!("{gpu}, clang's code: {e}"));
+        let their_co = codeobj::reader::read(&theirs).unwrap();
+        let their_formats = their_co.metadata[0].printf.clone();
+        assert_eq!(printf_text(&their_sim[2].bytes, &their_formats, false).unwrap(), printf_text(&sim[2].bytes, &our_formats, false).unwrap(), "{gpu}: records against clang's");
+        assert_eq!(their_sim[1].bits(), sim[1].bits(), "{gpu}: what printf returned, against clang's");
+        // The formats as the metadata spells them (escapes included), but
+        // for their sizes: clang's amdgcn code stores a float printed with
+        // %f as a float, SPIR-V hands it over as a double.
+        let text_of = |entries: &[String]| {
+            let mut v: Vec<String> = entries.iter().map(|e| { let mut p = e.splitn(3, ':'); p.next(); let n: usize = p.next().unwrap().parse().unwrap(); p.next().unwrap().splitn(n + 1, ':').last().unwrap().to_string() }).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(text_of(&our_formats), text_of(&their_formats), "{gpu}: amdhsa.printf formats");
+        let printf_arg = |co: &codeobj::reader::LoadedCodeObject| {
+            let k = co.kernels.iter().find(|k| k.name == "printing").unwrap();
+            k.metadata.as_ref().unwrap().args.iter().find(|a| a.value_kind == codeobj::metadata::ValueKind::Hidden(codeobj::metadata::HiddenArg::PrintfBuffer)).map(|a| a.offset)
+        };
+        let ours_co = codeobj::reader::read(&ours).unwrap();
+        assert!(printf_arg(&ours_co).is_some());
+        assert_eq!(printf_arg(&ours_co), printf_arg(&their_co), "{gpu}: hidden_printf_buffer offset");
+    }
+    // A buffer with room for a few records: the others are dropped and their
+    // printf returns -1; the count never passes the size.
+    let small = spec(120);
+    let interpreted = mir::launch::run(&module, &small).unwrap();
+    let kept = printf_text(&interpreted.buffers[2].bytes, &module.printf_formats, true).unwrap();
+    let failed = interpreted.buffers[1].bits().iter().filter(|&&s| (s as i32) < 0).count();
+    assert!(!kept.is_empty() && failed > 0, "{} records kept, {failed} work-items saw a failure", kept.len());
+    let target = CodeObjectTarget::parse_with_wave("gfx90a").unwrap();
+    let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+    let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &small).unwrap();
+    let sim_kept = printf_text(&sim[2].bytes, &module.printf_formats, true).unwrap();
+    assert!(!sim_kept.is_empty() && sim[1].bits().iter().any(|&s| (s as i32) < 0));
+    let _ = std::fs::remove_dir_all(&work);
+}

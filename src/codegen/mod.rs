@@ -600,7 +600,7 @@ pub fn implicit_uses(module: &Module) -> HashMap<String, Vec<ImplicitInput>> {
                     Op::Builtin { kind: Builtin::WorkgroupId, dim: 1 } => Some(ImplicitInput::WorkgroupIdY),
                     Op::Builtin { kind: Builtin::WorkgroupId, .. } => Some(ImplicitInput::WorkgroupIdZ),
                     Op::Builtin { kind: Builtin::WorkgroupSize | Builtin::GridSize, .. } => Some(ImplicitInput::DispatchPtr),
-                    Op::Builtin { kind: Builtin::GlobalOffset | Builtin::WorkDim, .. } => Some(ImplicitInput::ImplicitArgPtr),
+                    Op::Builtin { kind: Builtin::GlobalOffset | Builtin::WorkDim | Builtin::PrintfBuffer, .. } => Some(ImplicitInput::ImplicitArgPtr),
                     Op::Call { ref callee, .. } => {
                         calls.push((f.name.clone(), callee.clone()));
                         None
@@ -762,6 +762,13 @@ pub fn compile_module(
             let args: Vec<KernelArg> = k.args.iter().zip(&k.kernarg.explicit).map(|((name, ty, info), a)| kernel_arg(name, ty, info, a.offset)).collect();
             let mut info = KernelInfo::from_resources(target, version, args, true, k.resources.clone(), k.attrs.max_flat_work_group_size())
                 .map_err(|e| Diagnostic::new(format!("@{}: {e}", k.name), Span::NONE))?;
+            if reaches_printf(&k.name, module, &callees) {
+                let explicit_end = info.metadata.args.iter().filter(|a| !matches!(a.value_kind, codeobj::metadata::ValueKind::Hidden(_))).map(|a| a.offset + a.size).max().unwrap_or(0);
+                let arg = codeobj::metadata::printf_buffer_arg(version, explicit_end)
+                    .ok_or_else(|| Diagnostic::new(format!("@{}: printf needs code object version 5 or 6 (version 4 has no printf-buffer argument)", k.name), Span::NONE))?;
+                let at = info.metadata.args.iter().position(|a| a.offset > arg.offset).unwrap_or(info.metadata.args.len());
+                info.metadata.args.insert(at, arg);
+            }
             info.metadata.reqd_workgroup_size = k.attrs.reqd_work_group_size;
             info.metadata.workgroup_size_hint = k.attrs.work_group_size_hint;
             Some(info)
@@ -771,7 +778,27 @@ pub fn compile_module(
         let visibility = if k.is_kernel { codeobj::Visibility::Protected } else { codeobj::Visibility::Hidden };
         functions.push(codeobj::Function { name: k.name.clone(), code: k.code.clone(), visibility, kernel, relocs, frame: k.frame_rows.clone() });
     }
-    Ok((CodeObject { target: *target, version, functions }, compiled))
+    Ok((CodeObject { target: *target, version, functions, printf: module.printf_formats.clone() }, compiled))
+}
+
+/// Whether `kernel` or a function it calls (directly or not) reads the
+/// printf buffer: LLVM 22 gives exactly those kernels the hidden argument.
+fn reaches_printf(kernel: &str, module: &Module, callees: &HashMap<&str, Vec<&str>>) -> bool {
+    let mut seen: Vec<&str> = vec![kernel];
+    let mut stack = vec![kernel];
+    while let Some(f) = stack.pop() {
+        let reads = module.function(f).is_some_and(|func| func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::Builtin { kind: crate::mir::Builtin::PrintfBuffer, .. })));
+        if reads {
+            return true;
+        }
+        for c in callees.get(f).into_iter().flatten() {
+            if !seen.contains(c) {
+                seen.push(c);
+                stack.push(c);
+            }
+        }
+    }
+    false
 }
 
 /// [`CalleeFacts::vgprs_clobbered`]: the VGPRs below v32 each compiled

@@ -23,6 +23,7 @@ pub enum HiddenArg {
     GlobalOffsetY,
     GlobalOffsetZ,
     GridDims,
+    PrintfBuffer,
     HostcallBuffer,
     MultigridSyncArg,
     HeapV1,
@@ -35,7 +36,7 @@ pub enum HiddenArg {
     None,
 }
 
-const HIDDEN_NAMES: [(HiddenArg, &str); 23] = [
+const HIDDEN_NAMES: [(HiddenArg, &str); 24] = [
     (HiddenArg::BlockCountX, "hidden_block_count_x"),
     (HiddenArg::BlockCountY, "hidden_block_count_y"),
     (HiddenArg::BlockCountZ, "hidden_block_count_z"),
@@ -49,6 +50,7 @@ const HIDDEN_NAMES: [(HiddenArg, &str); 23] = [
     (HiddenArg::GlobalOffsetY, "hidden_global_offset_y"),
     (HiddenArg::GlobalOffsetZ, "hidden_global_offset_z"),
     (HiddenArg::GridDims, "hidden_grid_dims"),
+    (HiddenArg::PrintfBuffer, "hidden_printf_buffer"),
     (HiddenArg::HostcallBuffer, "hidden_hostcall_buffer"),
     (HiddenArg::MultigridSyncArg, "hidden_multigrid_sync_arg"),
     (HiddenArg::HeapV1, "hidden_heap_v1"),
@@ -266,6 +268,17 @@ pub fn hidden_args(version: CodeObjectVersion, explicit_end: u32) -> (Vec<Kernel
     (args, shift(layout.size))
 }
 
+/// The hidden printf-buffer argument of a kernel whose explicit arguments
+/// end at `explicit_end` (LLVM 22 lists it only in kernels that can reach a
+/// printf); None in code object v4, whose slot for it is the hostcall
+/// buffer's.
+pub fn printf_buffer_arg(version: CodeObjectVersion, explicit_end: u32) -> Option<KernelArg> {
+    let layout = amdgpu_abi::kernarg::layout(&[], version.number());
+    let h = layout.hidden_arg("hidden_printf_buffer")?;
+    let base = explicit_end.div_ceil(8) * 8;
+    Some(KernelArg::hidden(HiddenArg::PrintfBuffer, h.offset - layout.hidden_offset + base, h.size))
+}
+
 /// One entry of `amdhsa.kernels`.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct KernelMetadata {
@@ -303,6 +316,9 @@ pub struct Metadata {
     pub version: [u32; 2],
     pub target: String,
     pub kernels: Vec<KernelMetadata>,
+    /// `amdhsa.printf`: the printf formats (`ID:N:SIZE1:...:FORMAT`), absent
+    /// when empty.
+    pub printf: Vec<String>,
     /// The decoded msgpack as read (for keys this struct does not model); empty
     /// map when built for writing.
     pub raw: Value,
@@ -460,7 +476,7 @@ fn kernel_value(k: &KernelMetadata) -> Node<'_> {
 impl Metadata {
     /// The msgpack bytes of the note descriptor (unpadded).
     pub fn to_msgpack(&self) -> Vec<u8> {
-        let root = map(vec![
+        let mut entries = vec![
             (
                 "amdhsa.version",
                 Node::Array(self.version.iter().map(|v| uint(*v)).collect()),
@@ -470,7 +486,11 @@ impl Metadata {
                 "amdhsa.kernels",
                 Node::Array(self.kernels.iter().map(kernel_value).collect()),
             ),
-        ]);
+        ];
+        if !self.printf.is_empty() {
+            entries.push(("amdhsa.printf", Node::Array(self.printf.iter().map(|f| s(f)).collect())));
+        }
+        let root = map(entries);
         let mut out = Vec::new();
         root.write(&mut out);
         out
@@ -502,10 +522,18 @@ impl Metadata {
                 kernels.push(read_kernel(k)?);
             }
         }
+        let printf = match root.get("amdhsa.printf") {
+            Some(list) => list
+                .as_array()
+                .and_then(|l| l.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
+                .ok_or_else(|| CodeObjectError::Metadata("amdhsa.printf is not an array of strings".into()))?,
+            None => Vec::new(),
+        };
         Ok(Metadata {
             version,
             target,
             kernels,
+            printf,
             raw,
         })
     }
@@ -689,6 +717,7 @@ mod tests {
         let md = Metadata {
             version: [1, 2],
             target: "amdgcn-amd-amdhsa--gfx90a".into(),
+            printf: Vec::new(),
             kernels: vec![KernelMetadata {
                 name: "k".into(),
                 symbol: "k.kd".into(),

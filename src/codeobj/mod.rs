@@ -291,6 +291,8 @@ pub struct CodeObject {
     pub target: CodeObjectTarget,
     pub version: CodeObjectVersion,
     pub functions: Vec<Function>,
+    /// `amdhsa.printf`: the module's printf formats (MIR's `printf_format`).
+    pub printf: Vec<String>,
 }
 
 /// Why a code object could not be written or read.

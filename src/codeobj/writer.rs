@@ -241,6 +241,7 @@ pub(super) fn build_metadata(co: &CodeObject) -> Metadata {
         version: co.version.metadata_version(),
         target: co.target.isa_name(),
         kernels,
+        printf: co.printf.clone(),
         raw: rmpv::Value::Nil,
     }
 }

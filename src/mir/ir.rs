@@ -787,11 +787,15 @@ pub enum Builtin {
     /// The number of dimensions the launch was enqueued with, 1 to 3 (OpenCL's
     /// `get_work_dim`; the hidden grid-dimensions argument).
     WorkDim,
+    /// The address of the launch's printf buffer (a `ptr<global>`; the code
+    /// object's hidden printf-buffer argument, which ROCm's runtime fills for
+    /// kernels that have one; docs/mir.md "Printf").
+    PrintfBuffer,
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 6] =
-        [Builtin::WorkitemId, Builtin::WorkgroupId, Builtin::WorkgroupSize, Builtin::GridSize, Builtin::GlobalOffset, Builtin::WorkDim];
+    pub const ALL: [Builtin; 7] =
+        [Builtin::WorkitemId, Builtin::WorkgroupId, Builtin::WorkgroupSize, Builtin::GridSize, Builtin::GlobalOffset, Builtin::WorkDim, Builtin::PrintfBuffer];
 
     pub fn mnemonic(self) -> &'static str {
         match self {
@@ -801,13 +805,27 @@ impl Builtin {
             Builtin::GridSize => "grid_size",
             Builtin::GlobalOffset => "global_offset",
             Builtin::WorkDim => "work_dim",
+            Builtin::PrintfBuffer => "printf_buffer",
+        }
+    }
+
+    /// Whether the query names no dimension.
+    pub fn dimensionless(self) -> bool {
+        matches!(self, Builtin::WorkDim | Builtin::PrintfBuffer)
+    }
+
+    /// The type of the query's result.
+    pub fn result_type(self) -> Type {
+        match self {
+            Builtin::PrintfBuffer => Type::Ptr(AddrSpace::Global),
+            _ => Type::I32,
         }
     }
 
     /// Whether the query reads a hidden kernel argument (through the kernarg
     /// segment in kernels, the implicit-argument pointer in device functions).
     pub fn reads_hidden_args(self) -> bool {
-        matches!(self, Builtin::GlobalOffset | Builtin::WorkDim)
+        matches!(self, Builtin::GlobalOffset | Builtin::WorkDim | Builtin::PrintfBuffer)
     }
 }
 
@@ -1114,12 +1132,16 @@ pub struct Module {
     /// `amdgcn-amd-amdhsa--gfx90a:xnack-`, each checked by the parser. Empty when
     /// the module names none (the command line's `--mcpu` decides).
     pub device_triples: Vec<String>,
+    /// The module's printf formats, from its `printf_format "..."` lines, as
+    /// the code object's `amdhsa.printf` metadata lists them
+    /// (`ID:N:SIZE1:...:SIZEN:FORMAT`; docs/mir.md "Printf").
+    pub printf_formats: Vec<String>,
 }
 
 impl Module {
     /// A module of `functions` that names no devices.
     pub fn new(functions: Vec<Function>) -> Module {
-        Module { functions, device_triples: Vec::new() }
+        Module { functions, device_triples: Vec::new(), printf_formats: Vec::new() }
     }
 
     /// Finds a function by name (without `@`).
@@ -1153,7 +1175,7 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
         Op::StackSlot { .. } => Some(Type::Ptr(AddrSpace::Private)),
         Op::LdsSlot { .. } => Some(Type::Ptr(AddrSpace::Local)),
         Op::Call { callee, .. } => module.and_then(|m| m.function(callee)).and_then(|f| f.ret.clone()),
-        Op::Builtin { .. } => Some(Type::I32),
+        Op::Builtin { kind, .. } => Some(kind.result_type()),
         Op::Extract { agg, index } => match func.operand_type(agg) {
             Type::Vector(elem, _) => Some((**elem).clone()),
             Type::Struct(fields) => fields.get(*index as usize).cloned(),

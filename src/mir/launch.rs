@@ -121,6 +121,11 @@ pub struct LaunchSpec {
     /// The dimensions the launch is enqueued with (JSON key `"work_dim"`; by
     /// default the highest one with more than one work-item).
     pub work_dim: Option<u32>,
+    /// The buffer the launch gives kernels as their printf buffer (JSON key
+    /// `"printf_buffer": "@name"`): the hidden printf-buffer argument and what
+    /// `printf_buffer` reads. Its first two dwords are the runtime's header
+    /// (bytes used after the header, the buffer's size); docs/mir.md "Printf".
+    pub printf_buffer: Option<String>,
 }
 
 /// A JSON object with its keys in document order (serde_json's own map sorts).
@@ -172,6 +177,8 @@ struct JsonSpec {
     offset: Option<serde_json::Value>,
     #[serde(default)]
     work_dim: Option<u32>,
+    #[serde(default)]
+    printf_buffer: Option<String>,
 }
 
 fn json_text(v: &serde_json::Value) -> Option<String> {
@@ -327,6 +334,10 @@ impl LaunchSpec {
                 None => [0; 3],
             },
             work_dim: spec.work_dim,
+            printf_buffer: match spec.printf_buffer {
+                Some(b) => Some(b.strip_prefix('@').map(str::to_string).ok_or_else(|| format!("\"printf_buffer\": expected a buffer like \"@name\", not '{b}'"))?),
+                None => None,
+            },
         };
         out.check()?;
         Ok(out)
@@ -348,6 +359,7 @@ impl LaunchSpec {
             wave_size: 64,
             offset: [0; 3],
             work_dim: None,
+            printf_buffer: None,
         };
         for b in buffers {
             let (name, rest) = b.split_once('=').ok_or_else(|| format!("--buffer '{b}': expected NAME=TYPE:CONTENTS"))?;
@@ -436,6 +448,9 @@ impl LaunchSpec {
                 return Err(format!("argument '{name}' is given more than once"));
             }
             self.check_arg_buffers(name, arg)?;
+        }
+        if let Some(b) = &self.printf_buffer {
+            self.check_arg_buffers("printf_buffer", &ArgSpec::Buffer(b.clone()))?;
         }
         for p in &self.print {
             if !self.buffers.iter().any(|b| &b.name == p) {
@@ -742,7 +757,10 @@ pub fn run(module: &Module, spec: &LaunchSpec) -> Result<RunOutput, String> {
     if let Some(max) = spec.max_instructions {
         options.max_instructions = max;
     }
-    let launch = spec.launch();
+    let mut launch = spec.launch();
+    if let Some(b) = &spec.printf_buffer {
+        launch.printf_buffer = addresses.iter().find(|(n, _)| n == b).map(|(_, a)| *a).ok_or_else(|| format!("there is no buffer named '{b}'"))?;
+    }
     let stats = run_kernel_with(module, &kernel.name, &launch, &args, &mut memory, &options).map_err(|e| e.to_string())?;
     let mut buffers = Vec::new();
     for (b, (_, address)) in spec.buffers.iter().zip(&addresses) {

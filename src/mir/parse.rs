@@ -35,6 +35,13 @@ pub fn parse(text: &str) -> Result<Module, Diagnostic> {
             module.device_triples = parser.device_triples()?;
             continue;
         }
+        if parser.peek() == Tok::Ident("printf_format") {
+            if !module.functions.is_empty() {
+                return parser.error("'printf_format' lines come before the first function");
+            }
+            module.printf_formats.push(parser.printf_format()?);
+            continue;
+        }
         let (func, calls) = parser.function()?;
         if module.functions.iter().any(|f: &Function| f.name == func.name) {
             return Err(Diagnostic::new(format!("function '@{}' is defined more than once", func.name), func.span));
@@ -411,6 +418,29 @@ impl<'a> Parser<'a> {
             return Err(Diagnostic::new(format!("'{name}' asks for more than 1024 work-items per work-group"), Span::new(open.start as usize, (close.start + close.len) as usize)));
         }
         Ok(size)
+    }
+
+    /// `printf_format "ID:N:SIZE1:...:FORMAT"`: one entry of the code object's
+    /// `amdhsa.printf` list, with `\n`, `\t`, `\\` and `\xHH` escapes (the
+    /// string holds no `"` of its own: that is `\x22`).
+    fn printf_format(&mut self) -> Result<String, Diagnostic> {
+        self.next();
+        let (tok, span) = self.next();
+        let Tok::Str(raw) = tok else {
+            return Err(Diagnostic::new(format!("expected a quoted printf format after 'printf_format', found {}", tok.describe()), span));
+        };
+        let text = super::print::unescape(raw).map_err(|e| Diagnostic::new(format!("printf format: {e}"), span))?;
+        let mut fields = text.splitn(3, ':');
+        let id = fields.next().and_then(|f| f.parse::<u32>().ok());
+        let n = fields.next().and_then(|f| f.parse::<usize>().ok());
+        let (Some(_), Some(n)) = (id, n) else {
+            return Err(Diagnostic::new("a printf format starts 'ID:N:' (its id and argument count)", span));
+        };
+        let sizes: Vec<&str> = fields.next().unwrap_or("").splitn(n + 1, ':').collect();
+        if sizes.len() != n + 1 || sizes[..n].iter().any(|s| s.parse::<u32>().is_err()) {
+            return Err(Diagnostic::new(format!("a printf format with {n} arguments has {n} byte sizes after 'ID:N:', then the format"), span));
+        }
+        Ok(text)
     }
 
     /// `target device_triples = "amdgcn-amd-amdhsa--gfx90a,amdgcn-amd-amdhsa--gfx942"`:
@@ -864,7 +894,7 @@ impl<'a> Parser<'a> {
             return Ok(Op::Cast { op, from, arg, to });
         }
         if let Some(kind) = Builtin::ALL.into_iter().find(|b| b.mnemonic() == opcode) {
-            if kind == Builtin::WorkDim {
+            if kind.dimensionless() {
                 return Ok(Op::Builtin { kind, dim: 0 });
             }
             let (tok, span) = self.next();

@@ -6,10 +6,58 @@ use std::fmt::{self, Write};
 use super::ir::*;
 use crate::abi::Type;
 
+/// A printf format as the text writes it: `\n`, `\t`, `\\`, and `\xHH`
+/// for `"` and the other control characters.
+pub fn escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\x22"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The inverse of [`escape`].
+pub fn unescape(text: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some('x') => {
+                let hex: String = chars.by_ref().take(2).collect();
+                let byte = u8::from_str_radix(&hex, 16).ok().filter(|_| hex.len() == 2).ok_or_else(|| format!("'\\x{hex}' is not an escape of two hex digits"))?;
+                out.push(char::from(byte));
+            }
+            Some(other) => return Err(format!("unknown escape '\\{other}' (\\n, \\t, \\\\ and \\xHH are)")),
+            None => return Err("the text ends in a lone '\\'".to_string()),
+        }
+    }
+    Ok(out)
+}
+
 impl fmt::Display for Module {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.device_triples.is_empty() {
             writeln!(f, "target device_triples = \"{}\"\n", self.device_triples.join(","))?;
+        }
+        for format in &self.printf_formats {
+            writeln!(f, "printf_format \"{}\"", escape(format))?;
+        }
+        if !self.printf_formats.is_empty() {
+            writeln!(f)?;
         }
         for (i, func) in self.functions.iter().enumerate() {
             if i > 0 {
@@ -221,7 +269,7 @@ impl fmt::Display for InstDisplay<'_> {
                 }
                 f.write_str(")")
             }
-            Op::Builtin { kind: Builtin::WorkDim, .. } => write!(f, "{}", Builtin::WorkDim.mnemonic()),
+            Op::Builtin { kind, .. } if kind.dimensionless() => write!(f, "{}", kind.mnemonic()),
             Op::Builtin { kind, dim } => write!(f, "{} {}", kind.mnemonic(), dim_name(*dim)),
             Op::Barrier => f.write_str("barrier"),
             Op::DynamicLds => f.write_str("dynamic_lds"),

@@ -317,7 +317,7 @@ impl Checker<'_> {
             }
             Op::Call { callee, args } => self.call(b, i, callee, args, inst.result),
             Op::Builtin { kind, dim } => {
-                if *dim > 2 || (*kind == Builtin::WorkDim && *dim != 0) {
+                if *dim > 2 || (kind.dimensionless() && *dim != 0) {
                     self.error(at(), "dimension must be x, y or z");
                 }
             }

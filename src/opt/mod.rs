@@ -161,7 +161,7 @@ pub fn optimize_in_parallel(module: &Module, level: OptLevel, observe: &Observe,
         }
     }
     trace.timings.push(("inline (module)".to_string(), inline_time));
-    Ok(Module { functions, device_triples: module.device_triples.clone() })
+    Ok(Module { functions, device_triples: module.device_triples.clone(), printf_formats: module.printf_formats.clone() })
 }
 
 /// One function through the pass rounds: the function, what it printed, and

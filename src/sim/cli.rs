@@ -77,6 +77,9 @@ pub fn run_launch_with(hsaco: &[u8], spec: &LaunchSpec, options: &Options) -> Re
         let bytes = b.bytes()?;
         addrs.push((b.name.clone(), b.ty.clone(), sim.alloc(&b.name, bytes)));
     }
+    if let Some(b) = &spec.printf_buffer {
+        sim.options.printf_buffer = addrs.iter().find(|(n, _, _)| n == b).map(|x| x.2).ok_or_else(|| format!("printf_buffer: no buffer '{b}'"))?;
+    }
     let mut kernarg = Vec::new();
     // Local pointer arguments get LDS after the kernel's own, in argument
     // order at their `.pointee_align`, as the ROCm runtime places them.

@@ -79,6 +79,8 @@ pub struct HiddenValues {
     pub offset: [u32; 3],
     /// None: the highest dimension with more than one work-item.
     pub work_dim: Option<u32>,
+    /// The hidden printf-buffer argument (0: none).
+    pub printf_buffer: u64,
 }
 
 /// The kernarg segment: the explicit argument bytes followed by the hidden
@@ -115,6 +117,7 @@ pub fn kernarg_segment(explicit: &[u8], md: Option<&KernelMetadata>, kd: &Kernel
             HiddenArg::GlobalOffsetX => u64::from(offset[0]),
             HiddenArg::GlobalOffsetY => u64::from(offset[1]),
             HiddenArg::GlobalOffsetZ => u64::from(offset[2]),
+            HiddenArg::PrintfBuffer => hidden.printf_buffer,
             // No hostcall buffer, heap, default queue, completion action,
             // multigrid sync.
             _ => 0,

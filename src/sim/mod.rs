@@ -162,6 +162,8 @@ pub struct Options {
     /// The hidden grid-dimensions argument; None: the highest dimension with
     /// more than one work-item (as the dispatch packet's `setup` field).
     pub work_dim: Option<u32>,
+    /// The device address the hidden printf-buffer argument holds (0: none).
+    pub printf_buffer: u64,
     /// Print every instruction executed to stderr.
     pub trace: bool,
     /// Register snapshots taken when a wave reaches one of the watched
@@ -225,6 +227,7 @@ impl Default for Options {
             dynamic_lds_bytes: 0,
             global_offset: [0; 3],
             work_dim: None,
+            printf_buffer: 0,
             trace: false,
             watch: None,
         }
@@ -428,7 +431,7 @@ impl Simulator {
         let lanes = target.wave.lanes();
         // Device objects of the dispatch.
         let queue = self.device.alloc("queue", vec![0u8; 256]);
-        let hidden = dispatch::HiddenValues { grid, block, queue, dynamic_lds, offset: self.options.global_offset, work_dim: self.options.work_dim };
+        let hidden = dispatch::HiddenValues { grid, block, queue, dynamic_lds, offset: self.options.global_offset, work_dim: self.options.work_dim, printf_buffer: self.options.printf_buffer };
         let kernarg_seg = dispatch::kernarg_segment(kernarg, k.metadata.as_ref(), &kd, &hidden).map_err(other)?;
         let kernarg_addr = self.device.alloc_readonly("kernarg segment", kernarg_seg.clone());
         let kernel_object = co.base + k.descriptor_address;

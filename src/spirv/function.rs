@@ -44,6 +44,8 @@ pub struct Fx<'a> {
     imports: &'a HashMap<u32, String>,
     byval_params: &'a HashMap<u32, Vec<Option<u32>>>,
     lds_uses: &'a HashMap<u32, Vec<u32>>,
+    /// The module's printf formats (`OpenCL.std printf`).
+    pub printf: &'a super::printf::Formats,
     /// The memory of module variables: a kernel's LDS slots, a device
     /// function's LDS parameters, constant tables' private copies.
     module_slots: HashMap<u32, Operand>,
@@ -192,11 +194,12 @@ pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
         v.sort_unstable();
     }
     let mut functions = Vec::new();
+    let printf = super::printf::Formats::default();
     for body in &facts.bodies {
         if !reachable.contains(&body.id) || imports.contains_key(&body.id) {
             continue;
         }
-        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, &byval, &lds_uses, body.id) {
+        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, &byval, &lds_uses, &printf, body.id) {
             Ok(f) => functions.push(f),
             Err(e) => errors.push(e),
         }
@@ -209,7 +212,9 @@ pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
         }
     }
     if errors.is_empty() {
-        Ok(Module::new(functions))
+        let mut module = Module::new(functions);
+        module.printf_formats = printf.into_inner();
+        Ok(module)
     } else {
         Err(errors)
     }
@@ -315,6 +320,7 @@ fn translate_function(
     imports: &HashMap<u32, String>,
     byval_params: &HashMap<u32, Vec<Option<u32>>>,
     lds_uses: &HashMap<u32, Vec<u32>>,
+    printf: &super::printf::Formats,
     id: u32,
 ) -> Result<crate::mir::Function, Error> {
     let (name, ret) = names[&id].clone();
@@ -334,6 +340,7 @@ fn translate_function(
         imports,
         byval_params,
         lds_uses,
+        printf,
         module_slots: HashMap::new(),
         fresh: 0,
         poisoned: None,

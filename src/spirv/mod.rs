@@ -22,6 +22,7 @@ mod module;
 mod convert;
 mod libm;
 mod opencl;
+mod printf;
 mod subgroups;
 mod read;
 

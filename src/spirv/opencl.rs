@@ -20,6 +20,12 @@ fn float_bits(ty: &Type, v: f64) -> u64 {
 /// instructions without a result (stores).
 pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<Operand>, String> {
     let op = CLOp::from_u32(n).ok_or_else(|| format!("OpenCL.std instruction {n} does not exist"))?;
+    if op == CLOp::printf {
+        // Before the operands are read: the format and %s strings are
+        // constants written into the record, not values.
+        let formats = fx.printf;
+        return super::printf::translate(fx, formats, args).map(Some);
+    }
     let void = matches!(fx.facts.ty(rty)?, super::module::SpvType::Void);
     let ty = if void { Type::I32 } else { fx.facts.mir_type(rty)? };
     // vloadn, vload_halfn and vloada_halfn end with the literal n (the reader

@@ -985,6 +985,7 @@ impl Combination {
             wave_size: 64,
             offset: [0; 3],
             work_dim: None,
+            printf_buffer: None,
         };
         Case { text: self.kernel_text(operands), spec, per_unit: buffers.iter().map(|b| (b.name.clone(), b.per_unit)).collect(), unit_inputs, unit_values }
     }

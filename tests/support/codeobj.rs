@@ -208,6 +208,7 @@ pub fn sample(
         target: t,
         version,
         functions,
+        printf: Vec::new(),
     }
 }
 

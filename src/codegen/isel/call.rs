@@ -46,17 +46,23 @@ impl<'a> Isel<'a> {
                 }
                 Ok(Lowered::S(d))
             }
-            Builtin::GlobalOffset | Builtin::WorkDim => {
+            Builtin::GlobalOffset | Builtin::WorkDim | Builtin::PrintfBuffer => {
                 let (ptr, base) = self.implicit_args.ok_or_else(|| self.error("internal: hidden kernel arguments not available"))?;
                 let name = match (kind, dim) {
                     (Builtin::WorkDim, _) => "hidden_grid_dims",
+                    (Builtin::PrintfBuffer, _) => "hidden_printf_buffer",
                     (_, 0) => "hidden_global_offset_x",
                     (_, 1) => "hidden_global_offset_y",
                     _ => "hidden_global_offset_z",
                 };
                 let block = crate::abi::kernarg::layout(&[], self.code_object_version);
                 let at = block.hidden.iter().find(|h| h.name == name).map(|h| h.offset - block.hidden_offset);
-                let at = at.ok_or_else(|| self.error(format!("code object version {} has no {name} argument", self.code_object_version)))?;
+                let at = at.ok_or_else(|| self.error(format!("code object version {} has no {name} argument (printf needs version 5 or 6)", self.code_object_version)))?;
+                if kind == Builtin::PrintfBuffer {
+                    let d = self.vreg(Class::SgprPair);
+                    self.emit(Opcode::s_load_dwordx2, &[Dst::R(d)], &[Src::R(ptr), Src::Off], |i| i.offset = (base + at) as i32);
+                    return Ok(Lowered::S64(d));
+                }
                 // The low dword of a global offset; the 16-bit dimension count
                 // shares its dword with reserved bytes, so it is masked.
                 let word = self.vreg(Class::Sgpr);

@@ -1201,7 +1201,7 @@ fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInpu
                         _ => inputs.workgroup_id_z = true,
                     },
                     Builtin::WorkgroupSize | Builtin::GridSize => inputs.dispatch_ptr = true,
-                    Builtin::GlobalOffset | Builtin::WorkDim => inputs.kernarg_segment_ptr = true,
+                    Builtin::GlobalOffset | Builtin::WorkDim | Builtin::PrintfBuffer => inputs.kernarg_segment_ptr = true,
                 }
             }
         }

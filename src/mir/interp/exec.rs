@@ -590,6 +590,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                         frames.push(new);
                         continue 'frames;
                     }
+                    Op::Builtin { kind: Builtin::PrintfBuffer, .. } => RtValue::Scalar(self.launch.printf_buffer),
                     Op::Builtin { kind, dim } => {
                         let d = usize::from(*dim).min(2);
                         let v = match kind {
@@ -599,6 +600,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                             Builtin::GridSize => self.launch.grid[d],
                             Builtin::GlobalOffset => self.launch.offset[d],
                             Builtin::WorkDim => self.launch.work_dim,
+                            Builtin::PrintfBuffer => unreachable!("read above"),
                         };
                         RtValue::Scalar(u64::from(v))
                     }

@@ -116,13 +116,15 @@ pub struct Launch {
     pub offset: [u32; 3],
     /// The dimensions the launch was enqueued with (`work_dim`), 1 to 3.
     pub work_dim: u32,
+    /// The address `printf_buffer` reads (0: the launch gives none).
+    pub printf_buffer: u64,
 }
 
 impl Launch {
     /// A launch without a global offset, its dimension count the highest one
     /// with more than one work-item (as the simulator's dispatch packet says).
     pub fn new(grid: [u32; 3], block: [u32; 3]) -> Launch {
-        Launch { grid, block, offset: [0; 3], work_dim: default_work_dim(grid) }
+        Launch { grid, block, offset: [0; 3], work_dim: default_work_dim(grid), printf_buffer: 0 }
     }
 }
 
