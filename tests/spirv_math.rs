@@ -158,7 +158,10 @@ fn translated(name: &str) -> Option<mir::Module> {
     let clang = llvm_tools::require("clang-22")?;
     let spirv_val = llvm_tools::require("spirv-val")?;
     let source = format!("{}/tests/spirv/math/{name}.cl", env!("CARGO_MANIFEST_DIR"));
-    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-math-{name}-{}", std::process::id()));
+    // One directory per call: tests translating the same file run at once.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-math-{name}-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
     let spv = work.join(format!("{name}.spv"));
     let out = Command::new(&clang)
@@ -385,7 +388,7 @@ fn double_exp_and_log_are_within_opencl_bounds() {
         });
     }
     let json = format!(
-        r#"{{"grid":{M},"block":64,"buffers":{{"x":{{"type":"f64","data":[{}]}},"out":{{"type":"f64","len":{}}}}},"args":{{"x":"@x","out":"@out"}}}}"#,
+        r#"{{"kernel":"double_math","grid":{M},"block":64,"buffers":{{"x":{{"type":"f64","data":[{}]}},"out":{{"type":"f64","len":{}}}}},"args":{{"x":"@x","out":"@out"}}}}"#,
         data(xs.iter().map(|v| format!("0x{:016x}", v.to_bits()))),
         6 * M
     );
@@ -512,6 +515,146 @@ fn rounding_mode_half_stores_round_as_opencl_defines() {
         let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
         for (k, (g, w)) in sim[2].bits().iter().zip(want.buffers[2].bits()).enumerate() {
             assert!(*g == w, "{}: slot {} of work-item {}: 0x{g:04x}, the interpreter's 0x{w:04x}", target.isa_name(), k % 16, k / 16);
+        }
+    }
+}
+
+/// The exponent of a finite nonzero double (subnormals included).
+fn exponent64(x: f64) -> i32 {
+    let b = x.abs().to_bits();
+    let e = (b >> 52) as i32;
+    if e == 0 {
+        -1011 - (b.leading_zeros() as i32)
+    } else {
+        e - 1023
+    }
+}
+
+/// C's frexp: x = m · 2^e with |m| in [½, 1) (x itself and 0 for zeros,
+/// infinities and NaN); the scaling in two exact steps.
+fn frexp64(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let e = exponent64(x) + 1;
+    let h = -e / 2;
+    (x * 2f64.powi(h) * 2f64.powi(-e - h), e)
+}
+
+/// (sin πx, cos πx) by exact reduction to a quarter turn, then Rust's sin and
+/// cos of π·f for |f| <= 1/4 (where that product's rounding costs under an
+/// ulp); the quadrant by the signs as for any angle.
+fn sincospi64(x: f64) -> (f64, f64) {
+    if !x.is_finite() {
+        return (f64::NAN, f64::NAN);
+    }
+    let r = x - 2.0 * (x / 2.0).round();
+    let q = (2.0 * r).round();
+    let f = r - q / 2.0;
+    let (s, c) = ((std::f64::consts::PI * f).sin(), (std::f64::consts::PI * f).cos());
+    let (sin, cos) = match (q as i64).rem_euclid(4) {
+        0 => (s, c),
+        1 => (c, -s),
+        2 => (-s, -c),
+        _ => (-c, s),
+    };
+    let sin = if sin == 0.0 { 0f64.copysign(x) } else { sin };
+    let cos = if cos == 0.0 { 0.0 } else { cos };
+    (sin, cos)
+}
+
+#[test]
+fn double_library_is_within_opencl_bounds() {
+    let Some(module) = translated("double") else { return };
+    const M: usize = 512;
+    let specials = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1.5, 0.25, 0.75, 3.0, -7.5, 1e-300, 5e-324, -5e-324, 2.2e-308, 1e-310, f64::MAX, -f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e16, 4503599627370497.0, 9007199254740993.0, 1e300, 123.456, -0.1, 1.0 - 1e-16];
+    let mut rng = Rng(0x0dd_ba11_d0b1e);
+    let mut xs: Vec<f64> = specials.to_vec();
+    let mut ys: Vec<f64> = specials.iter().rev().copied().collect();
+    let mut us: Vec<f64> = vec![0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-300, -1e-20, 0.999_999_999_999, -0.999_999_999_999_9, 1e-8, f64::NAN, 2.0, -1.5];
+    let wide = |rng: &mut Rng, k: usize| {
+        let r = rng.unit();
+        let sign = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
+        sign * match k % 3 {
+            0 => r * 16.0,
+            1 => 2f64.powf(r * 2000.0 - 1000.0),
+            _ => 2f64.powf(r * 80.0 - 40.0),
+        }
+    };
+    while xs.len() < M {
+        xs.push(wide(&mut rng, xs.len()));
+    }
+    while ys.len() < M {
+        ys.push(wide(&mut rng, ys.len() + 1));
+    }
+    while us.len() < M {
+        let r = rng.unit() * 2.0 - 1.0;
+        us.push(if us.len() % 4 == 0 { r.signum() * (1.0 - r.abs() * 1e-6) } else { r });
+    }
+    let hex = |v: &[f64]| data(v.iter().map(|v| format!("0x{:016x}", v.to_bits())));
+    let json = format!(
+        r#"{{"kernel":"double_library","grid":{M},"block":64,"buffers":{{"x":{{"type":"f64","data":[{}]}},"y":{{"type":"f64","data":[{}]}},"u":{{"type":"f64","data":[{}]}},"out":{{"type":"f64","len":{}}}}},"args":{{"x":"@x","y":"@y","u":"@u","out":"@out"}}}}"#,
+        hex(&xs),
+        hex(&ys),
+        hex(&us),
+        24 * M
+    );
+    let spec = LaunchSpec::from_json(&json).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    let got: Vec<f64> = want.buffers[3].bits().into_iter().map(f64::from_bits).collect();
+    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022) - 52);
+    let pi = std::f64::consts::PI;
+    // (name, OpenCL's bound in ulp; 0 = exact)
+    let names: [(&str, f64); 24] = [
+        ("logb", 0.0), ("ilogb", 0.0), ("frexp", 0.0), ("frexp exponent", 0.0), ("modf", 0.0), ("modf whole", 0.0), ("fract", 0.0), ("fract floor", 0.0),
+        ("nextafter", 0.0), ("maxmag", 0.0), ("minmag", 0.0), ("hypot", 4.0), ("sinpi", 4.0), ("cospi", 4.0), ("tanpi", 6.0), ("atan", 5.0),
+        ("atanpi", 5.0), ("atan2", 6.0), ("atan2pi", 6.0), ("asin", 4.0), ("acos", 4.0), ("asinpi", 5.0), ("acospi", 5.0), ("nan", 0.0),
+    ];
+    let mut worst = [0f64; 24];
+    let mut failures = Vec::new();
+    for i in 0..M {
+        let (a, b, c) = (xs[i], ys[i], us[i]);
+        let (m, e) = frexp64(a);
+        let logb = if a == 0.0 { f64::NEG_INFINITY } else if a.is_nan() { a } else if a.is_infinite() { f64::INFINITY } else { f64::from(exponent64(a)) };
+        let ilogb = if a == 0.0 { f64::from(i32::MIN) } else if !a.is_finite() { f64::from(i32::MAX) } else { f64::from(exponent64(a)) };
+        let (modf, whole) = if a.is_infinite() { (0f64.copysign(a), a) } else { ((a - a.trunc()).copysign(a), a.trunc()) };
+        let (fract, floor) = if a.is_nan() { (a, a) } else if a.is_infinite() { (0f64.copysign(a), a) } else { ((a - a.floor()).min(f64::from_bits(0x3fef_ffff_ffff_ffff)), a.floor()) };
+        let next = if a.is_nan() || b.is_nan() { f64::NAN } else if a == b { b } else if b > a { a.next_up() } else { a.next_down() };
+        let mag = |max: bool| if a.abs() > b.abs() { if max { a } else { b } } else if a.abs() < b.abs() { if max { b } else { a } } else if max { a.max(b) } else { a.min(b) };
+        let (sp, cp) = sincospi64(a);
+        let refs = [
+            logb, ilogb, m, f64::from(e), modf, whole, fract, floor, next, mag(true), mag(false), a.hypot(b), sp, cp, sp / cp, a.atan(),
+            a.atan() / pi, a.atan2(b), a.atan2(b) / pi, c.asin(), c.acos(), c.asin() / pi, c.acos() / pi, f64::from_bits(0x7ff8_0000_0000_0000 | ((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) & 0x0007_ffff_ffff_ffff)),
+        ];
+        for (f, &w) in refs.iter().enumerate() {
+            let g = got[24 * i + f];
+            let (name, bound) = names[f];
+            let bad = if f == 23 {
+                g.to_bits() != w.to_bits()
+            } else if w.is_nan() || g.is_nan() {
+                w.is_nan() != g.is_nan()
+            } else if bound == 0.0 || w.is_infinite() || w == 0.0 {
+                g != w || g.is_sign_negative() != w.is_sign_negative()
+            } else {
+                let u = (g - w).abs() / ulp(w);
+                worst[f] = worst[f].max(u);
+                u > bound
+            };
+            if bad {
+                failures.push(format!("{name}({a:e}, {b:e} / {c:e}) = {g:e}, want {w:e}"));
+            }
+        }
+    }
+    eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).filter(|((_, b), _)| *b > 0.0).map(|((n, _), w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
+    assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
+    for target in CodeObjectTarget::all_configurations() {
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let mut spec = spec.clone();
+        spec.wave_size = target.target.wave.lanes();
+        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        for (k, (g, w)) in sim[3].bits().iter().zip(want.buffers[3].bits()).enumerate() {
+            let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan() && k % 24 != 23;
+            assert!(*g == w || both_nan, "{}: {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), names[k % 24].0, k / 24, f64::from_bits(*g), f64::from_bits(w));
         }
     }
 }

@@ -449,6 +449,33 @@ pub fn handles(op: CLOp) -> bool {
     )
 }
 
+/// The functions of [`translate`] that take double too: computed in f64
+/// without a wider type to round from, so only those whose method keeps
+/// OpenCL's double bounds (measured by `double_library_is_within_opencl_bounds`
+/// in tests/spirv_math.rs).
+fn on_double(op: CLOp) -> bool {
+    use CLOp::*;
+    matches!(op, logb | ilogb | frexp | modf | fract | nan | nextafter | maxmag | minmag | hypot | sinpi | cospi | tanpi | atan | atanpi | atan2 | atan2pi | asin | asinpi | acos | acospi)
+}
+
+/// `x` scaled into the normal range when it is a double subnormal: (x ·
+/// 2^54 or x, and 54 or 0 to take off its exponent). f32 and f16 widened
+/// to f64 are never subnormal there.
+fn unsubnormal(d: &mut D, x: Operand) -> (Operand, Operand) {
+    let ax = d.abs(x.clone());
+    let zero = d.cmpk(FloatPred::Oeq, ax.clone(), 0.0);
+    let tiny = d.cmpk(FloatPred::Olt, ax, f64::MIN_POSITIVE);
+    let not_zero = d.not(zero);
+    let sub = d.and(tiny, not_zero);
+    let big = d.k(2f64.powi(54));
+    let scaled = d.mul(x.clone(), big);
+    let xs = d.sel(sub.clone(), scaled, x);
+    let it = d.t(Type::I64);
+    let (k, z) = (d.ki(Type::I64, 54), d.ki(Type::I64, 0));
+    let adj = d.fx.select(&it, sub, k, z);
+    (xs, adj)
+}
+
 /// The low parts of constants (the exact value minus the f64 one), for
 /// products that must keep more than 53 bits.
 const LOG2_E_LO: f64 = 2.035_527_374_093_103_3e-17;
@@ -509,8 +536,9 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
     if op != CLOp::nan && !ft.element().is_float() {
         return Err(format!("OpenCL.std {op:?} of {ft}"));
     }
-    if ft.element() == &Type::F64 {
-        return Err(format!("OpenCL.std {op:?} on double is not supported (the math library is f16/f32)"));
+    let double = ft.element() == &Type::F64;
+    if double && !on_double(op) {
+        return Err(format!("OpenCL.std {op:?} on double is not supported (docs/spirv.md lists the double functions)"));
     }
     let lanes = if ft.lanes() > 1 { ft.lanes() as u8 } else { 0 };
     let mut d = D { fx, lanes };
@@ -596,9 +624,33 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
         CLOp::hypot => {
             let yv = y()?;
             let yv = wide(&mut d, yv, &ft);
-            let xx = d.mul(x.clone(), x.clone());
-            let s = d.fma(yv.clone(), yv.clone(), xx);
+            // Doubles: both scaled by the larger one's power of two, so the
+            // squares neither overflow nor underflow (exact scaling; what the
+            // smaller loses to subnormals is below the larger's ulp).
+            let (xs, ys, scale) = if double {
+                let (ax, ay) = (d.abs(x.clone()), d.abs(yv.clone()));
+                let m = d.bin(BinOp::FMax, ax, ay);
+                let (ms, adj) = unsubnormal(&mut d, m);
+                let b = d.bits(ms);
+                let e = d.ibink(BinOp::LShr, b, 52);
+                let e = d.ibink(BinOp::And, e, 0x7ff);
+                let e = d.ibink(BinOp::Sub, e, 1023);
+                let e = d.ibin(BinOp::Sub, e, adj);
+                let (it, w) = (d.t(Type::I64), d.t(Type::I32));
+                let e = d.fx.cast(CastOp::Trunc, &it, e, &w);
+                let zero = d.fx.splat(&w, 0);
+                let ne = d.fx.bin(BinOp::Sub, &w, zero, e.clone());
+                (d.ldexp(x.clone(), ne.clone()), d.ldexp(yv.clone(), ne), Some(e))
+            } else {
+                (x.clone(), yv.clone(), None)
+            };
+            let xx = d.mul(xs.clone(), xs);
+            let s = d.fma(ys.clone(), ys, xx);
             let r = d.un(UnOp::Sqrt, s);
+            let r = match scale {
+                Some(e) => d.ldexp(r, e),
+                None => r,
+            };
             let xi = d.is_inf(&x);
             let yi = d.is_inf(&yv);
             let inf = d.or(xi, yi);
@@ -710,11 +762,13 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
         }
         CLOp::logb | CLOp::ilogb => {
             // The unbiased exponent of the f64 value (f32 and f16 subnormals
-            // are normal there).
-            let b = d.bits(x.clone());
+            // are normal there; double ones are scaled first).
+            let (xs, adj) = unsubnormal(&mut d, x.clone());
+            let b = d.bits(xs);
             let e = d.ibink(BinOp::LShr, b, 52);
             let e = d.ibink(BinOp::And, e, 0x7ff);
             let e = d.ibink(BinOp::Sub, e, 1023);
+            let e = d.ibin(BinOp::Sub, e, adj);
             let it = d.t(Type::I64);
             if op == CLOp::logb {
                 let ef = d.fx.cast(CastOp::SiToFp, &it, e, &dt);
@@ -743,10 +797,12 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
         CLOp::frexp => {
             // x = m · 2^e with |m| in [½, 1); 0, infinities and NaN keep x
             // with exponent 0.
-            let b = d.bits(x.clone());
+            let (xs, adj) = unsubnormal(&mut d, x.clone());
+            let b = d.bits(xs);
             let e = d.ibink(BinOp::LShr, b, 52);
             let e = d.ibink(BinOp::And, e, 0x7ff);
             let e = d.ibink(BinOp::Sub, e, 1022);
+            let e = d.ibin(BinOp::Sub, e, adj);
             let it = d.t(Type::I64);
             let w = d.t(Type::I32);
             let e = d.fx.cast(CastOp::Trunc, &it, e, &w);
@@ -776,6 +832,7 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
             let part = if op == CLOp::fract {
                 let cap = match ft.element() {
                     Type::F16 => 0x3bffu64,
+                    Type::F64 => 0x3fef_ffff_ffff_ffff,
                     _ => 0x3f7f_ffff,
                 };
                 let cap = fx.splat(&ft, cap);
@@ -787,6 +844,7 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
             let mag = fx.un(UnOp::FAbs, &ft, xv.clone());
             let inf_bits = match ft.element() {
                 Type::F16 => 0x7c00u64,
+                Type::F64 => 0x7ff0_0000_0000_0000,
                 _ => 0x7f80_0000,
             };
             let inf = fx.splat(&ft, inf_bits);
@@ -809,6 +867,7 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
             let code = d.fx.resize(&ct, code, &it, false);
             let (quiet, mask) = match ty.element() {
                 Type::F16 => (0x7e00u64, 0x01ffu64),
+                Type::F64 => (0x7ff8_0000_0000_0000, 0x0007_ffff_ffff_ffff),
                 _ => (0x7fc0_0000, 0x003f_ffff),
             };
             let m = d.fx.splat(&it, mask);
@@ -840,6 +899,7 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
             // From ±0: the smallest subnormal with y's sign.
             let sign = match ft.element() {
                 Type::F16 => 0x8000u64,
+                Type::F64 => 0x8000_0000_0000_0000,
                 _ => 0x8000_0000,
             };
             let sm = fx.splat(&it, sign);

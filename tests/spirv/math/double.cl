@@ -11,3 +11,37 @@ __kernel void double_math(__global const double *x, __global double *out) {
     o[4] = log2(a);
     o[5] = log10(a);
 }
+
+// The rest of the double library (src/spirv/libm.rs `on_double`), 24
+// results per work-item: x and y any doubles, u in [-1, 1].
+__kernel void double_library(__global const double *x, __global const double *y, __global const double *u, __global double *out) {
+    size_t i = get_global_id(0);
+    double a = x[i], b = y[i], c = u[i];
+    __global double *o = out + 24 * i;
+    int e;
+    double whole;
+    o[0] = logb(a);
+    o[1] = (double)ilogb(a);
+    o[2] = frexp(a, &e);
+    o[3] = (double)e;
+    o[4] = modf(a, &whole);
+    o[5] = whole;
+    o[6] = fract(a, &whole);
+    o[7] = whole;
+    o[8] = nextafter(a, b);
+    o[9] = maxmag(a, b);
+    o[10] = minmag(a, b);
+    o[11] = hypot(a, b);
+    o[12] = sinpi(a);
+    o[13] = cospi(a);
+    o[14] = tanpi(a);
+    o[15] = atan(a);
+    o[16] = atanpi(a);
+    o[17] = atan2(a, b);
+    o[18] = atan2pi(a, b);
+    o[19] = asin(c);
+    o[20] = acos(c);
+    o[21] = asinpi(c);
+    o[22] = acospi(c);
+    o[23] = nan((ulong)i * 0x9e3779b97f4a7c15UL);
+}
