@@ -658,3 +658,80 @@ fn double_library_is_within_opencl_bounds() {
         }
     }
 }
+
+#[test]
+fn double_exponential_relatives_are_within_opencl_bounds() {
+    let Some(module) = translated("double") else { return };
+    const M: usize = 512;
+    let mut rng = Rng(0xfa_41_1e5);
+    let mut xs: Vec<f64> = vec![0.0, -0.0, 1.0, -1.0, 1e-300, -5e-324, 1e-310, 2.2e-308, 1e-20, -1e-17, 1e-9, 0.03, -0.03, 0.3465, -0.3466, 0.5, 0.7, 1.5, 21.9, 22.1, -22.5, 36.0, -37.5, -40.5, 100.0, 709.7, 709.8, 710.4, 710.5, -745.0, 1e300, f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -0.9999999999, -0.5, 2f64.powi(28) + 1.0, 3e8, 27.0, -8.0];
+    let mut ys: Vec<f64> = vec![1.0, 1.0 + 2f64.powi(-52), 1.0 + 1e-10, 1.5, 2.0, 2.0000000001, 1e10, 3e8, f64::MAX, f64::INFINITY, 0.5, f64::NAN];
+    let mut us: Vec<f64> = vec![0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.4999999999, 1e-300, -1e-18, 0.9999999999999999, 1.5, f64::NAN];
+    while xs.len() < M {
+        let r = rng.unit();
+        let sign = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
+        xs.push(sign * match xs.len() % 4 { 0 => r * 4.0, 1 => r * 60.0, 2 => 2f64.powf(r * 100.0 - 90.0), _ => 2f64.powf(r * 2000.0 - 1000.0) });
+    }
+    while ys.len() < M {
+        let r = rng.unit();
+        ys.push(if ys.len() % 2 == 0 { 1.0 + 2f64.powf(r * 60.0 - 55.0) } else { 2f64.powf(r * 100.0) });
+    }
+    while us.len() < M {
+        let r = rng.unit();
+        let sign = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
+        us.push(sign * if us.len() % 2 == 0 { r } else { 1.0 - 2f64.powf(-r * 50.0) });
+    }
+    let hex = |v: &[f64]| data(v.iter().map(|v| format!("0x{:016x}", v.to_bits())));
+    let json = format!(
+        r#"{{"kernel":"double_family","grid":{M},"block":64,"buffers":{{"x":{{"type":"f64","data":[{}]}},"y":{{"type":"f64","data":[{}]}},"u":{{"type":"f64","data":[{}]}},"out":{{"type":"f64","len":{}}}}},"args":{{"x":"@x","y":"@y","u":"@u","out":"@out"}}}}"#,
+        hex(&xs),
+        hex(&ys),
+        hex(&us),
+        9 * M
+    );
+    let spec = LaunchSpec::from_json(&json).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    let got: Vec<f64> = want.buffers[3].bits().into_iter().map(f64::from_bits).collect();
+    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022) - 52);
+    let names: [(&str, f64); 9] = [("expm1", 2.0), ("log1p", 2.0), ("sinh", 4.0), ("cosh", 4.0), ("tanh", 5.0), ("asinh", 4.0), ("acosh", 4.0), ("atanh", 5.0), ("cbrt", 2.0)];
+    let mut worst = [0f64; 9];
+    let mut failures = Vec::new();
+    for i in 0..M {
+        let (a, b, c) = (xs[i], ys[i], us[i]);
+        // acosh through 2 asinh √((x - 1)/2) (Rust's acosh loses bits near 1).
+        let acosh = if b < 1.0 || b.is_nan() { f64::NAN } else if b.is_infinite() { b } else if b > 1e300 { b.ln() + std::f64::consts::LN_2 } else { 2.0 * ((b - 1.0) / 2.0).sqrt().asinh() };
+        // Rust's asinh overflows near MAX, and its atanh loses bits near -1
+        // (2x / (1 - x) close to -1 into ln_1p); both are odd functions.
+        let asinh = if a.abs() > 1e300 { (a.abs().ln() + std::f64::consts::LN_2).copysign(a) } else { a.asinh() };
+        let atanh = c.abs().atanh().copysign(c);
+        let refs = [a.exp_m1(), a.ln_1p(), a.sinh(), a.cosh(), a.tanh(), asinh, acosh, atanh, a.cbrt()];
+        for (f, &w) in refs.iter().enumerate() {
+            let g = got[9 * i + f];
+            let (name, bound) = names[f];
+            let bad = if w.is_nan() || g.is_nan() {
+                w.is_nan() != g.is_nan()
+            } else if w.is_infinite() || w == 0.0 || g.is_infinite() {
+                g != w || g.is_sign_negative() != w.is_sign_negative()
+            } else {
+                let u = (g - w).abs() / ulp(w);
+                worst[f] = worst[f].max(u);
+                u > bound
+            };
+            if bad {
+                failures.push(format!("{name}({:e}) = {g:e}, want {w:e}", [a, a, a, a, a, a, b, c, a][f]));
+            }
+        }
+    }
+    eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).map(|((n, _), w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
+    assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
+    for target in CodeObjectTarget::all_configurations() {
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let mut spec = spec.clone();
+        spec.wave_size = target.target.wave.lanes();
+        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        for (k, (g, w)) in sim[3].bits().iter().zip(want.buffers[3].bits()).enumerate() {
+            let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan();
+            assert!(*g == w || both_nan, "{}: {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), names[k % 9].0, k / 9, f64::from_bits(*g), f64::from_bits(w));
+        }
+    }
+}

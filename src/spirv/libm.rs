@@ -19,6 +19,7 @@ use crate::mir::{BinOp, CastOp, FloatPred, IntPred, Op as MOp, Operand, UnOp};
 
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_6, LN_2, LOG2_E, PI};
 
+mod double;
 mod special;
 pub use special::fmod;
 use special::{erf, lgamma, remainder, Remainder};
@@ -256,6 +257,30 @@ impl D<'_, '_> {
         self.log_specials(x, r)
     }
 
+    /// e^x (or 10^x) of a double: x log2 e (log2 10) as an exact pair, then
+    /// 2^(hi + lo).
+    fn exp_scaled(&mut self, x: Operand, ten: bool) -> Operand {
+        let (hi_c, lo_c, lim) = if ten { (std::f64::consts::LOG2_10, LOG2_10_LO, 400.0) } else { (LOG2_E, LOG2_E_LO, 800.0) };
+        // Beyond ±lim the result is 0 or inf anyway; x log2 e must not
+        // overflow.
+        let (lo_k, hi_k) = (self.k(-lim), self.k(lim));
+        let xc = self.bin(BinOp::FMax, x.clone(), lo_k);
+        let xc = self.bin(BinOp::FMin, xc, hi_k);
+        let h = self.k(hi_c);
+        let hi = self.mul(xc.clone(), h.clone());
+        let nhi = self.un(UnOp::FNeg, hi.clone());
+        let err = self.fma(xc.clone(), h, nhi);
+        let l = self.k(lo_c);
+        let lo = self.fma(xc, l, err);
+        let r = self.exp2_parts(hi, lo);
+        let nan = self.is_nan(&x);
+        self.sel(nan, x, r)
+    }
+    /// e^x of a double.
+    fn exp_double(&mut self, x: Operand) -> Operand {
+        self.exp_scaled(x, false)
+    }
+
     /// IEEE's special cases of a logarithm of `x` around its core's result
     /// `r`: -inf at ±0, +inf at +inf, NaN below 0 and at NaN.
     fn log_specials(&mut self, x: Operand, r: Operand) -> Operand {
@@ -455,7 +480,7 @@ pub fn handles(op: CLOp) -> bool {
 /// in tests/spirv_math.rs).
 fn on_double(op: CLOp) -> bool {
     use CLOp::*;
-    matches!(op, logb | ilogb | frexp | modf | fract | nan | nextafter | maxmag | minmag | hypot | sinpi | cospi | tanpi | atan | atanpi | atan2 | atan2pi | asin | asinpi | acos | acospi)
+    matches!(op, logb | ilogb | frexp | modf | fract | nan | nextafter | maxmag | minmag | hypot | sinpi | cospi | tanpi | atan | atanpi | atan2 | atan2pi | asin | asinpi | acos | acospi) || double::handles(op)
 }
 
 /// `x` scaled into the normal range when it is a double subnormal: (x ·
@@ -495,23 +520,7 @@ pub fn double(fx: &mut Fx, op: CLOp, ty: &Type, x: Operand) -> Result<Operand, S
             let zero = d.k(0.0);
             d.exp2_parts(x, zero)
         }
-        CLOp::exp | CLOp::exp10 => {
-            let (hi_c, lo_c, lim) = if op == CLOp::exp { (LOG2_E, LOG2_E_LO, 800.0) } else { (std::f64::consts::LOG2_10, LOG2_10_LO, 400.0) };
-            // Beyond ±lim the result is 0 or inf anyway; x log2 e must not
-            // overflow.
-            let (lo_k, hi_k) = (d.k(-lim), d.k(lim));
-            let xc = d.bin(BinOp::FMax, x.clone(), lo_k);
-            let xc = d.bin(BinOp::FMin, xc, hi_k);
-            let h = d.k(hi_c);
-            let hi = d.mul(xc.clone(), h.clone());
-            let nhi = d.un(UnOp::FNeg, hi.clone());
-            let err = d.fma(xc.clone(), h, nhi);
-            let l = d.k(lo_c);
-            let lo = d.fma(xc, l, err);
-            let r = d.exp2_parts(hi, lo);
-            let nan = d.is_nan(&x);
-            d.sel(nan, x, r)
-        }
+        CLOp::exp | CLOp::exp10 => d.exp_scaled(x, op == CLOp::exp10),
         CLOp::log | CLOp::log2 | CLOp::log10 => {
             d.log_with_parts(x, op)
         }
@@ -556,6 +565,7 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
     };
     let y = || -> Result<Operand, String> { arg(1) };
     let r = match op {
+        op if double && double::handles(op) => double::translate(&mut d, op, x),
         CLOp::pow | CLOp::pown | CLOp::powr | CLOp::rootn => {
             let yv = match op {
                 CLOp::pown | CLOp::rootn => {

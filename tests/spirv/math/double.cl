@@ -45,3 +45,21 @@ __kernel void double_library(__global const double *x, __global const double *y,
     o[22] = acospi(c);
     o[23] = nan((ulong)i * 0x9e3779b97f4a7c15UL);
 }
+
+// expm1, log1p, the hyperbolic functions and their inverses, cbrt on double
+// (src/spirv/libm/double.rs), 9 results per work-item: x any double, y >= 1,
+// u in (-1, 1).
+__kernel void double_family(__global const double *x, __global const double *y, __global const double *u, __global double *out) {
+    size_t i = get_global_id(0);
+    double a = x[i];
+    __global double *o = out + 9 * i;
+    o[0] = expm1(a);
+    o[1] = log1p(a);
+    o[2] = sinh(a);
+    o[3] = cosh(a);
+    o[4] = tanh(a);
+    o[5] = asinh(a);
+    o[6] = acosh(y[i]);
+    o[7] = atanh(u[i]);
+    o[8] = cbrt(a);
+}
