@@ -423,6 +423,13 @@ impl D<'_, '_> {
     }
 }
 
+/// (sin x, cos x) of double (lanes) `x`: `double::sin_cos`.
+pub fn double_sin_cos(fx: &mut Fx, ty: &Type, x: Operand) -> (Operand, Operand) {
+    let lanes = if ty.lanes() > 1 { ty.lanes() as u8 } else { 0 };
+    let mut d = D { fx, lanes };
+    double::sin_cos(&mut d, x)
+}
+
 /// Whether `op` is one of this module's functions.
 pub fn handles(op: CLOp) -> bool {
     use CLOp::*;

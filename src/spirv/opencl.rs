@@ -96,6 +96,20 @@ pub fn translate(fx: &mut Fx, n: u32, rty: u32, args: &[u32]) -> Result<Option<O
         }
         CLOp::fma | CLOp::mad => fx.value(MOp::Fma { ty: ty.clone(), a: arg(0)?, b: arg(1)?, c: arg(2)? }),
         CLOp::exp | CLOp::exp2 | CLOp::log | CLOp::log2 | CLOp::exp10 | CLOp::log10 if ty.element() == &Type::F64 => super::libm::double(fx, op, &ty, arg(0)?)?,
+        CLOp::sin | CLOp::cos | CLOp::tan if ty.element() == &Type::F64 => {
+            let (s, c) = super::libm::double_sin_cos(fx, &ty, arg(0)?);
+            match op {
+                CLOp::sin => s,
+                CLOp::cos => c,
+                _ => fx.bin(BinOp::FDiv, &ty, s, c),
+            }
+        }
+        CLOp::sincos if ty.element() == &Type::F64 => {
+            let (s, c) = super::libm::double_sin_cos(fx, &ty, arg(0)?);
+            let align = fx.facts.layout(rty)?.1 as u32;
+            fx.b.push(MOp::Store { ty: ty.clone(), value: c, ptr: arg(1)?, align, volatile: false }, None);
+            s
+        }
         CLOp::exp | CLOp::exp2 | CLOp::log | CLOp::log2 | CLOp::sin | CLOp::cos | CLOp::tan => {
             f64_transcendental()?;
             let u = match op {

@@ -286,3 +286,205 @@ fn cbrt(d: &mut D, x: Operand) -> Operand {
     let r = d.sel(zero, x.clone(), r);
     d.copysign(r, x)
 }
+
+/// 2/π in binary, 64 bits a word from the first bit after the point
+/// (0.a2f9836e...: 1280 bits, enough for the largest double's reduction).
+const TWO_OVER_PI: [u64; 20] = [
+    0xa2f9_836e_4e44_1529, 0xfc27_57d1_f534_ddc0, 0xdb62_9599_3c43_9041, 0xfe51_63ab_debb_c561, 0xb724_6e3a_424d_d2e0,
+    0x0649_2eea_09d1_921c, 0xfe1d_eb1c_b129_a73e, 0xe882_35f5_2ebb_4484, 0xe99c_7026_b45f_7e41, 0x3991_d639_8353_39f4,
+    0x9c84_5f8b_bdf9_283b, 0x1ff8_97ff_de05_980f, 0xef2f_118b_5a0a_6d1f, 0x6d36_7ecf_27cb_09b7, 0x4f46_3f66_9e5f_ea2d,
+    0x7527_bac7_ebe5_f17b, 0x3d07_39f7_8a52_92ea, 0x6bfb_5fb1_1f8d_5d08, 0x5603_3046_fc7b_6bab, 0xf0cf_bc20_9af4_361d,
+];
+
+/// π/2 in three parts: 33 bits, 33 more, then the next 53 (so k · part is
+/// exact for the first two while k < 2^20), and π/2 as a double pair.
+const PIO2_1: f64 = f64::from_bits(0x3ff9_21fb_5440_0000);
+const PIO2_2: f64 = f64::from_bits(0x3dd0_b461_1a60_0000);
+const PIO2_3: f64 = f64::from_bits(0x3ba3_198a_2e03_7073);
+const PIO2_LO: f64 = 6.123_233_995_736_766e-17;
+
+/// Below this |x|, k = round(x · 2/π) is under 2^20 and the three-part
+/// reduction is exact enough; above it, Payne and Hanek's.
+const CODY_WAITE_LIMIT: f64 = 1_572_864.0;
+
+/// (sin x, cos x) of a double: x = k π/2 + r with |r| <= π/4, then the
+/// series of `sincos_small` and the quadrant k mod 4. Below 2^20·1.5 r comes
+/// from three parts of π/2 (fma by fma); above (rare: a branch taken only
+/// when some lane needs it), from Payne and Hanek's reduction by the bits of
+/// 2/π the exponent selects. Infinities and NaN give NaN; sin keeps ±0.
+pub fn sin_cos(d: &mut D, x: Operand) -> (Operand, Operand) {
+    let ft = d.f();
+    let ax = d.abs(x.clone());
+    let two_over_pi = d.k(std::f64::consts::FRAC_2_PI);
+    let t = d.mul(ax.clone(), two_over_pi);
+    let k = d.un(UnOp::RoundEven, t);
+    let nk = d.un(UnOp::FNeg, k.clone());
+    let (p1, p2, p3) = (d.k(PIO2_1), d.k(PIO2_2), d.k(PIO2_3));
+    let r = d.fma(nk.clone(), p1, ax.clone());
+    let r = d.fma(nk.clone(), p2, r);
+    let r = d.fma(nk, p3, r);
+    let large = d.cmpk(FloatPred::Oge, ax.clone(), CODY_WAITE_LIMIT);
+    let any = any_lane(d, large.clone());
+    let slow = d.fx.new_block("sin.reduce_large");
+    let join = d.fx.new_block("sin.reduced");
+    let r_param = d.fx.b.block_param(join, "r", ft.clone());
+    let k_param = d.fx.b.block_param(join, "k", ft.clone());
+    d.fx.b.brif(any, slow, vec![], join, vec![r.clone(), k.clone()]);
+    d.fx.enter(slow);
+    let (r_big, k_big) = payne_hanek(d, ax.clone());
+    let r2 = d.sel(large.clone(), r_big, r);
+    let k2 = d.sel(large, k_big, k);
+    d.fx.b.br(join, vec![r2, k2]);
+    d.fx.enter(join);
+    let (r, k) = (Operand::Value(r_param), Operand::Value(k_param));
+    let (s, c) = d.sincos_small(r);
+    let w = d.t(Type::I32);
+    let ki = d.fx.cast(CastOp::FpToSi, &ft, k, &w);
+    let three = d.fx.splat(&w, 3);
+    let q = d.fx.bin(BinOp::And, &w, ki, three);
+    let is = |d: &mut D, v: u64| {
+        let kv = d.fx.splat(&w, v);
+        d.fx.value(crate::mir::Op::Icmp { pred: crate::mir::IntPred::Eq, ty: w.clone(), lhs: q.clone(), rhs: kv })
+    };
+    let (q1, q2, q3) = (is(d, 1), is(d, 2), is(d, 3));
+    let ns = d.un(UnOp::FNeg, s.clone());
+    let nc = d.un(UnOp::FNeg, c.clone());
+    let sin = d.sel(q1.clone(), c.clone(), s.clone());
+    let sin = d.sel(q2.clone(), ns.clone(), sin);
+    let sin = d.sel(q3.clone(), nc.clone(), sin);
+    let cos = d.sel(q1, ns, c);
+    let cos = d.sel(q2, nc, cos);
+    let cos = d.sel(q3, s, cos);
+    // sin is odd: the sign of x (an exact negation, -0 for -0).
+    let neg = d.cmpk(FloatPred::Olt, x.clone(), 0.0);
+    let nsin = d.un(UnOp::FNeg, sin.clone());
+    let sin = d.sel(neg, nsin, sin);
+    let zero = d.cmpk(FloatPred::Oeq, x.clone(), 0.0);
+    let sin = d.sel(zero, x.clone(), sin);
+    let finite = d.cmpk(FloatPred::Olt, ax, f64::INFINITY);
+    let not_finite = d.not(finite);
+    let sin = d.selk(not_finite.clone(), f64::NAN, sin);
+    let cos = d.selk(not_finite, f64::NAN, cos);
+    (sin, cos)
+}
+
+/// Whether any lane of the boolean `c` is set (c itself for scalars).
+fn any_lane(d: &mut D, c: Operand) -> Operand {
+    if d.lanes == 0 {
+        return c;
+    }
+    let mut acc = d.fx.value(crate::mir::Op::Extract { agg: c.clone(), index: 0 });
+    for j in 1..u32::from(d.lanes) {
+        let lane = d.fx.value(crate::mir::Op::Extract { agg: c.clone(), index: j });
+        acc = d.fx.bin(BinOp::Or, &Type::I1, acc, lane);
+    }
+    acc
+}
+
+/// Payne and Hanek's reduction of a finite a >= 2^20 (a = m · 2^E, m a
+/// 53-bit integer): the bits of 2/π below weight 4 / 2^E (the others make
+/// multiples of 4 in a · 2/π) as a 192-bit window W from bit i0 = max(1,
+/// E - 1), the 245-bit product m · W in four words, and from it the two
+/// integer bits (k mod 4) and 126 bits of fraction at the binary point p =
+/// i0 + 191 - E. The fraction, rounded to the nearest k, is at most ½ in
+/// magnitude; r = f · π/2 (π/2 as a pair). Returns (r, k mod 4).
+fn payne_hanek(d: &mut D, a: Operand) -> (Operand, Operand) {
+    let it = d.t(Type::I64);
+    let b = d.bits(a);
+    let e = d.ibink(BinOp::LShr, b.clone(), 52);
+    let e = d.ibink(BinOp::And, e, 0x7ff);
+    let big_e = d.ibink(BinOp::Sub, e, 1075);
+    let m = d.ibink(BinOp::And, b, 0x000f_ffff_ffff_ffff);
+    let m = d.ibink(BinOp::Or, m, 1 << 52);
+    let em1 = d.ibink(BinOp::Sub, big_e.clone(), 1);
+    let one = d.ki(Type::I64, 1);
+    let icmp = |d: &mut D, pred: crate::mir::IntPred, l: Operand, r: Operand| d.fx.value(crate::mir::Op::Icmp { pred, ty: it.clone(), lhs: l, rhs: r });
+    let above = icmp(d, crate::mir::IntPred::Sgt, em1.clone(), one.clone());
+    let i0 = d.fx.select(&it, above, em1, one);
+    let from = d.ibink(BinOp::Sub, i0.clone(), 1);
+    let q = d.ibink(BinOp::LShr, from.clone(), 6);
+    let s = d.ibink(BinOp::And, from, 63);
+    // Words q .. q + 3 of the table (q <= 15 for every double).
+    let mut words = Vec::new();
+    for j in 0..4 {
+        let mut w = d.ki(Type::I64, TWO_OVER_PI[j] as i64);
+        for idx in 1..16usize {
+            let kq = d.ki(Type::I64, idx as i64);
+            let hit = icmp(d, crate::mir::IntPred::Eq, q.clone(), kq);
+            let v = d.ki(Type::I64, TWO_OVER_PI[idx + j] as i64);
+            w = d.fx.select(&it, hit, v, w);
+        }
+        words.push(w);
+    }
+    // The window, s bits in: w_j = T_j << s | T_{j+1} >> (64 - s), the
+    // second shift in two steps so that s = 0 shifts nothing in.
+    let k63 = d.ki(Type::I64, 63);
+    let s63 = d.ibin(BinOp::Sub, k63, s.clone());
+    let mut w = Vec::new();
+    for j in 0..3 {
+        let hi = d.ibin(BinOp::Shl, words[j].clone(), s.clone());
+        let lo = d.ibink(BinOp::LShr, words[j + 1].clone(), 1);
+        let lo = d.ibin(BinOp::LShr, lo, s63.clone());
+        w.push(d.ibin(BinOp::Or, hi, lo));
+    }
+    // m · (w0 w1 w2): four words P3 P2 P1 P0.
+    // (P0, m · w2's low word, lies below the 126 fraction bits taken.)
+    let hi2 = d.ibin(BinOp::MulHiU, m.clone(), w[2].clone());
+    let lo1 = d.ibin(BinOp::Mul, m.clone(), w[1].clone());
+    let hi1 = d.ibin(BinOp::MulHiU, m.clone(), w[1].clone());
+    let lo0 = d.ibin(BinOp::Mul, m.clone(), w[0].clone());
+    let hi0 = d.ibin(BinOp::MulHiU, m, w[0].clone());
+    let zero = d.ki(Type::I64, 0);
+    let carry = |d: &mut D, sum: &Operand, part: &Operand| {
+        let c = icmp(d, crate::mir::IntPred::Ult, sum.clone(), part.clone());
+        let one = d.ki(Type::I64, 1);
+        d.fx.select(&it, c, one, zero.clone())
+    };
+    let p1 = d.ibin(BinOp::Add, hi2.clone(), lo1);
+    let c1 = carry(d, &p1, &hi2);
+    let p2a = d.ibin(BinOp::Add, hi1.clone(), lo0);
+    let c2a = carry(d, &p2a, &hi1);
+    let p2 = d.ibin(BinOp::Add, p2a.clone(), c1);
+    let c2b = carry(d, &p2, &p2a);
+    let p3 = d.ibin(BinOp::Add, hi0, c2a);
+    let p3 = d.ibin(BinOp::Add, p3, c2b);
+    // The point p = i0 + 191 - E (190 from E = 2 on); 128 bits from p - 126:
+    // F = P >> (p - 126), a shift of 64 + t with t = p - 190 in 0..=34.
+    let p = d.ibink(BinOp::Add, i0, 191);
+    let p = d.ibin(BinOp::Sub, p, big_e);
+    let t = d.ibink(BinOp::Sub, p, 190);
+    let k63 = d.ki(Type::I64, 63);
+    let t63 = d.ibin(BinOp::Sub, k63, t.clone());
+    let join = |d: &mut D, low: &Operand, high: &Operand| {
+        let a = d.ibin(BinOp::LShr, low.clone(), t.clone());
+        let b = d.ibink(BinOp::Shl, high.clone(), 1);
+        let b = d.ibin(BinOp::Shl, b, t63.clone());
+        d.ibin(BinOp::Or, a, b)
+    };
+    let f_hi = join(d, &p2, &p3);
+    let f_lo = join(d, &p1, &p2);
+    // k mod 4 from the top two bits; the fraction as a signed 128-bit value
+    // G = F << 2 (so a fraction from ½ up is negative: the nearer k above).
+    let k4 = d.ibink(BinOp::LShr, f_hi.clone(), 62);
+    let g_hi = d.ibink(BinOp::Shl, f_hi, 2);
+    let top = d.ibink(BinOp::LShr, f_lo.clone(), 62);
+    let g_hi = d.ibin(BinOp::Or, g_hi, top);
+    let g_lo = d.ibink(BinOp::Shl, f_lo, 2);
+    let up = icmp(d, crate::mir::IntPred::Slt, g_hi.clone(), zero.clone());
+    let one = d.ki(Type::I64, 1);
+    let inc = d.ibin(BinOp::Add, k4.clone(), one);
+    let k4 = d.fx.select(&it, up, inc, k4);
+    let k4 = d.ibink(BinOp::And, k4, 3);
+    let ft = d.f();
+    let fh = d.fx.cast(CastOp::SiToFp, &it, g_hi, &ft);
+    let fl = d.fx.cast(CastOp::UiToFp, &it, g_lo, &ft);
+    let s64 = d.k(2f64.powi(-64));
+    let fl = d.mul(fl, s64.clone());
+    let f = d.add(fh, fl);
+    let f = d.mul(f, s64);
+    let (hi, lo) = (d.k(std::f64::consts::FRAC_PI_2), d.k(PIO2_LO));
+    let flo = d.mul(f.clone(), lo);
+    let r = d.fma(f, hi, flo);
+    let k = d.fx.cast(CastOp::SiToFp, &it, k4, &ft);
+    (r, k)
+}

@@ -63,3 +63,20 @@ __kernel void double_family(__global const double *x, __global const double *y, 
     o[7] = atanh(u[i]);
     o[8] = cbrt(a);
 }
+
+// sin, cos, tan and sincos on double (src/spirv/libm/double.rs `sin_cos`),
+// scalars and a double2: 7 results per work-item.
+__kernel void double_trig(__global const double *x, __global const double *y, __global double *out) {
+    size_t i = get_global_id(0);
+    double a = x[i];
+    __global double *o = out + 7 * i;
+    o[0] = sin(a);
+    o[1] = cos(a);
+    o[2] = tan(a);
+    double c;
+    o[3] = sincos(a, &c);
+    o[4] = c;
+    double2 v = sin((double2)(a, y[i]));
+    o[5] = v.x;
+    o[6] = v.y;
+}
