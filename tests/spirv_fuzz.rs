@@ -6,7 +6,7 @@
 //! with the seed and the mutation to reproduce it.
 //!
 //! `SPIRV_FUZZ_COUNT` (default 1500) mutants per seed (a tenth of that for the
-//! three large seeds); `SPIRV_FUZZ_SEED` changes the stream.
+//! four large seeds); `SPIRV_FUZZ_SEED` changes the stream.
 
 use std::path::Path;
 use std::process::Command;
@@ -106,9 +106,10 @@ fn mutated_modules_never_panic() {
     let count: usize = std::env::var("SPIRV_FUZZ_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
     let base: u64 = std::env::var("SPIRV_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x005e_ed0f_5b1e);
     let target = CodeObjectTarget::new(Target::new(Gpu::Gfx942));
-    // The last five reach the math library, the work-group collectives,
-    // conversions, local pointer arguments and 8/16-element vectors.
-    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics", "math/library", "collectives/work_group", "conversions", "local_args", "vectors_8_16"];
+    // The last seven reach the math library, the work-group collectives,
+    // conversions, local pointer arguments, 8/16-element vectors, printf and
+    // the double library.
+    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics", "math/library", "collectives/work_group", "conversions", "local_args", "vectors_8_16", "printf/printf", "math/double"];
     let mut modules = Vec::new();
     for seed in seeds {
         let spv = work.join(format!("{}.spv", seed.replace('/', "_")));
@@ -131,7 +132,7 @@ fn mutated_modules_never_panic() {
         let seed = *seed;
         let mut rng = Rng(base ^ (seed.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         // The large kernels take longer per mutant: a tenth as many.
-        let large = ["math/library", "collectives/work_group", "vectors_8_16"].contains(&seed);
+        let large = ["math/library", "collectives/work_group", "vectors_8_16", "math/double"].contains(&seed);
         for k in 0..if large { count.div_ceil(10) } else { count } {
             let (mutant, what) = mutate(words, &mut rng);
             let outcome = std::panic::catch_unwind(|| match amdgpu_cg::spirv::to_mir(&mutant) {

@@ -602,7 +602,7 @@ fn double_library_is_within_opencl_bounds() {
     let spec = LaunchSpec::from_json(&json).unwrap();
     let want = mir::launch::run(&module, &spec).unwrap();
     let got: Vec<f64> = want.buffers[3].bits().into_iter().map(f64::from_bits).collect();
-    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022) - 52);
+    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022)) * 2f64.powi(-52);
     let pi = std::f64::consts::PI;
     // (name, OpenCL's bound in ulp; 0 = exact)
     let names: [(&str, f64); 24] = [
@@ -692,7 +692,7 @@ fn double_exponential_relatives_are_within_opencl_bounds() {
     let spec = LaunchSpec::from_json(&json).unwrap();
     let want = mir::launch::run(&module, &spec).unwrap();
     let got: Vec<f64> = want.buffers[3].bits().into_iter().map(f64::from_bits).collect();
-    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022) - 52);
+    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022)) * 2f64.powi(-52);
     let names: [(&str, f64); 9] = [("expm1", 2.0), ("log1p", 2.0), ("sinh", 4.0), ("cosh", 4.0), ("tanh", 5.0), ("asinh", 4.0), ("acosh", 4.0), ("atanh", 5.0), ("cbrt", 2.0)];
     let mut worst = [0f64; 9];
     let mut failures = Vec::new();
@@ -762,7 +762,7 @@ fn double_sin_cos_and_tan_are_within_opencl_bounds() {
     let spec = LaunchSpec::from_json(&json).unwrap();
     let want = mir::launch::run(&module, &spec).unwrap();
     let got: Vec<f64> = want.buffers[2].bits().into_iter().map(f64::from_bits).collect();
-    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022) - 52);
+    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022)) * 2f64.powi(-52);
     let names: [(&str, f64); 7] = [("sin", 4.0), ("cos", 4.0), ("tan", 5.0), ("sincos sin", 4.0), ("sincos cos", 4.0), ("sin lane 0", 4.0), ("sin lane 1", 4.0)];
     let mut worst = [0f64; 7];
     let mut failures = Vec::new();
@@ -809,6 +809,100 @@ fn double_sin_cos_and_tan_are_within_opencl_bounds() {
         for (k, (g, w)) in sim[2].bits().iter().zip(want.buffers[2].bits()).enumerate() {
             let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan();
             assert!(*g == w || both_nan, "{}: {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), names[k % 7].0, k / 7, f64::from_bits(*g), f64::from_bits(w));
+        }
+    }
+}
+
+#[test]
+fn double_powers_are_within_opencl_bounds() {
+    let Some(module) = translated("double") else { return };
+    const M: usize = 512;
+    let mut rng = Rng(0x90_3e_b1);
+    let sx = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, 10.0, 1e-300, 5e-324, 1e300, f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1.0 + 1e-15, 1.0 - 1e-16, 3.0, -8.0, 27.0];
+    let sy = [0.0, -0.0, 1.0, 2.0, -1.0, 0.5, -0.5, 3.0, 1e300, -1e300, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1024.0, -1074.0, 1e-17, 7.0, 0.25, 100.5, -3.0];
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    for a in sx {
+        for b in sy {
+            xs.push(a);
+            ys.push(b);
+        }
+    }
+    xs.truncate(M / 2);
+    ys.truncate(M / 2);
+    while xs.len() < M {
+        let (r, s) = (rng.unit(), rng.unit());
+        let sign = if rng.next() & 3 == 0 { -1.0 } else { 1.0 };
+        let a = sign * match xs.len() % 3 { 0 => r * 4.0, 1 => 2f64.powf(r * 200.0 - 100.0), _ => 2f64.powf(r * 2000.0 - 1000.0) };
+        // Exponents that keep a^b mostly in range, and integers for a < 0.
+        let lim = 1000.0 / a.abs().log2().abs().max(1.0);
+        let b = (s * 2.0 - 1.0) * lim;
+        xs.push(a);
+        ys.push(if a < 0.0 { b.round() } else { b });
+    }
+    let ns: Vec<i32> = (0..M).map(|k| (k as i32 * 7919) % 81 - 40).collect();
+    let rs: Vec<i32> = (0..M).map(|k| [1, 2, 3, -1, -2, -3, 0][k % 7]).collect();
+    let hex = |v: &[f64]| data(v.iter().map(|v| format!("0x{:016x}", v.to_bits())));
+    let ints = |v: &[i32]| v.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+    let json = format!(
+        r#"{{"kernel":"double_pow","grid":{M},"block":64,"buffers":{{"x":{{"type":"f64","data":[{}]}},"y":{{"type":"f64","data":[{}]}},"n":{{"type":"i32","data":[{}]}},"r":{{"type":"i32","data":[{}]}},"out":{{"type":"f64","len":{}}}}},"args":{{"x":"@x","y":"@y","n":"@n","r":"@r","out":"@out"}}}}"#,
+        hex(&xs),
+        hex(&ys),
+        ints(&ns),
+        ints(&rs),
+        4 * M
+    );
+    let spec = LaunchSpec::from_json(&json).unwrap();
+    let want = mir::launch::run(&module, &spec).unwrap();
+    let got: Vec<f64> = want.buffers[4].bits().into_iter().map(f64::from_bits).collect();
+    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022)) * 2f64.powi(-52);
+    let names = ["pow", "powr", "pown", "rootn"];
+    let mut worst = [0f64; 4];
+    let mut failures = Vec::new();
+    for i in 0..M {
+        let (a, b, n, r) = (xs[i], ys[i], ns[i], rs[i]);
+        let aa = a.abs();
+        // OpenCL's powr: x < 0, 0^0, inf^0 and 1^inf are NaN; otherwise pow.
+        let powr = if aa.is_nan() || b.is_nan() || (aa == 0.0 && b == 0.0) || (aa.is_infinite() && b == 0.0) || (aa == 1.0 && b.is_infinite()) { f64::NAN } else { aa.powf(b) };
+        let root = match r {
+            1 => a,
+            // Even roots of -0 are +0 (and +inf for negative n), as OpenCL
+            // defines rootn.
+            2 => if a == 0.0 { 0.0 } else { a.sqrt() },
+            3 => a.cbrt(),
+            -1 => 1.0 / a,
+            -2 => if a == 0.0 { f64::INFINITY } else { 1.0 / a.sqrt() },
+            -3 => 1.0 / a.cbrt(),
+            _ => f64::NAN,
+        };
+        let refs = [a.powf(b), powr, a.powf(f64::from(n)), root];
+        for (f, &w) in refs.iter().enumerate() {
+            let g = got[4 * i + f];
+            let bad = if w.is_nan() || g.is_nan() {
+                w.is_nan() != g.is_nan()
+            } else if w.is_infinite() || w == 0.0 || g.is_infinite() || g == 0.0 {
+                // At the edges of the range the reference's last ulp may decide.
+                (g != w || g.is_sign_negative() != w.is_sign_negative()) && (g - w).abs() > 16.0 * ulp(w.abs().min(f64::MAX))
+            } else {
+                let u = (g - w).abs() / ulp(w);
+                worst[f] = worst[f].max(u);
+                u > 16.0
+            };
+            if bad {
+                failures.push(format!("{}({a:e}, {:e}) = {g:e} ({:x}), want {w:e} ({:x})", names[f], [b, b, f64::from(n), f64::from(r)][f], g.to_bits(), w.to_bits()));
+            }
+        }
+    }
+    eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).map(|(n, w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
+    assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
+    for target in CodeObjectTarget::all_configurations() {
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let mut spec = spec.clone();
+        spec.wave_size = target.target.wave.lanes();
+        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        for (k, (g, w)) in sim[4].bits().iter().zip(want.buffers[4].bits()).enumerate() {
+            let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan();
+            assert!(*g == w || both_nan, "{}: {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), names[k % 4], k / 4, f64::from_bits(*g), f64::from_bits(w));
         }
     }
 }

@@ -487,7 +487,7 @@ pub fn handles(op: CLOp) -> bool {
 /// in tests/spirv_math.rs).
 fn on_double(op: CLOp) -> bool {
     use CLOp::*;
-    matches!(op, logb | ilogb | frexp | modf | fract | nan | nextafter | maxmag | minmag | hypot | sinpi | cospi | tanpi | atan | atanpi | atan2 | atan2pi | asin | asinpi | acos | acospi) || double::handles(op)
+    matches!(op, logb | ilogb | frexp | modf | fract | nan | nextafter | maxmag | minmag | hypot | sinpi | cospi | tanpi | atan | atanpi | atan2 | atan2pi | asin | asinpi | acos | acospi | pow | pown | powr | rootn) || double::handles(op)
 }
 
 /// `x` scaled into the normal range when it is a double subnormal: (x ·
@@ -585,7 +585,7 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
                     wide(&mut d, v, &ft)
                 }
             };
-            pow_like(&mut d, op, x, yv)
+            pow_like(&mut d, op, x, yv, double)
         }
         CLOp::cbrt => {
             let ax = d.abs(x.clone());
@@ -1001,11 +1001,20 @@ fn per_pi(d: &mut D, by_pi: bool, r: Operand) -> Operand {
 /// pow, pown, powr and rootn: 2^(y log2 |x|) with the sign and the special
 /// cases each defines (C99 Annex F for pow and pown; OpenCL's table for powr
 /// and rootn).
-fn pow_like(d: &mut D, op: CLOp, x: Operand, y: Operand) -> Operand {
+///
+/// On double (`pair`) the exponent is formed as a pair: log2 |x| from
+/// `double::log2_pair`, times y (or over n) by fma, into `exp2_parts`.
+fn pow_like(d: &mut D, op: CLOp, x: Operand, y: Operand, pair: bool) -> Operand {
     let ax = d.abs(x.clone());
-    let l = if op == CLOp::powr { d.log2(x.clone()) } else { d.log2(ax) };
-    let t = if op == CLOp::rootn { d.div(l, y.clone()) } else { d.mul(y.clone(), l) };
-    let r = d.exp2(t);
+    let base = if op == CLOp::powr { x.clone() } else { ax };
+    let r = if pair {
+        let (hi, lo) = double::log2_pair(d, base);
+        double::exp2_of_product(d, y.clone(), hi, lo, op == CLOp::rootn)
+    } else {
+        let l = d.log2(base);
+        let t = if op == CLOp::rootn { d.div(l, y.clone()) } else { d.mul(y.clone(), l) };
+        d.exp2(t)
+    };
     let xneg = d.cmpk(FloatPred::Olt, x.clone(), 0.0);
     // The sign of x^y for x < 0 (-0 included: its sign survives odd powers).
     let xb = d.bits(x.clone());

@@ -488,3 +488,113 @@ fn payne_hanek(d: &mut D, a: Operand) -> (Operand, Operand) {
     let k = d.fx.cast(CastOp::SiToFp, &it, k4, &ft);
     (r, k)
 }
+
+/// log2 a for a double a > 0 as a pair hi + lo good to about 2^-100
+/// relative (subnormals scaled by 2^54): a = m · 2^e, ln m = 2s + 2s·z·q(z)
+/// with s = (m - 1)/(m + 1) as an exact pair (m + 1 by two-sum, the quotient's
+/// residual by fma), times log2 e as a pair, plus e by two-sum. Zero gives
+/// -inf, +inf +inf, anything else not positive NaN (lo 0 whenever hi is not
+/// finite).
+pub fn log2_pair(d: &mut D, a: Operand) -> (Operand, Operand) {
+    let sub = d.cmpk(FloatPred::Olt, a.clone(), f64::MIN_POSITIVE);
+    let big = d.k(2f64.powi(54));
+    let scaled = d.mul(a.clone(), big);
+    let xs = d.sel(sub.clone(), scaled, a.clone());
+    let ok = d.cmpk(FloatPred::Ogt, xs.clone(), 0.0);
+    let fin = d.cmpk(FloatPred::Olt, xs.clone(), f64::INFINITY);
+    let ok = d.and(ok, fin);
+    let one = d.k(1.0);
+    let safe = d.sel(ok.clone(), xs, one.clone());
+    // m and e as in log_parts.
+    let b = d.bits(safe);
+    let e = d.ibink(BinOp::LShr, b.clone(), 52);
+    let e = d.ibink(BinOp::Sub, e, 1023);
+    let frac = d.ibink(BinOp::And, b, 0x000f_ffff_ffff_ffff);
+    let mb = d.ibink(BinOp::Or, frac, 0x3ff0_0000_0000_0000);
+    let m = d.int_to_float(mb);
+    let bigm = d.cmpk(FloatPred::Ogt, m.clone(), std::f64::consts::SQRT_2);
+    let half = d.k(0.5);
+    let mh = d.mul(m.clone(), half);
+    let m = d.sel(bigm.clone(), mh, m);
+    let e1 = d.ibink(BinOp::Add, e.clone(), 1);
+    let it = d.t(Type::I64);
+    let e = d.fx.select(&it, bigm, e1, e);
+    let ft = d.f();
+    let ef = d.fx.cast(CastOp::SiToFp, &it, e, &ft);
+    let k54 = d.k(54.0);
+    let ef_sub = d.sub(ef.clone(), k54);
+    let ef = d.sel(sub, ef_sub, ef);
+    // s = num / (dh + dl) as sh + sl.
+    let num = d.sub(m.clone(), one.clone());
+    let dh = d.add(m.clone(), one.clone());
+    let back = d.sub(dh.clone(), one);
+    let dl = d.sub(m, back);
+    let sh = d.div(num.clone(), dh.clone());
+    let nsh = d.un(UnOp::FNeg, sh.clone());
+    let res = d.fma(nsh.clone(), dh.clone(), num);
+    let res = d.fma(nsh, dl, res);
+    let sl = d.div(res, dh);
+    let z = d.mul(sh.clone(), sh.clone());
+    let coeffs: Vec<f64> = (1..14).map(|k| 1.0 / (2 * k + 1) as f64).collect();
+    let q = d.poly(&z, &coeffs);
+    let two = d.k(2.0);
+    let hi = d.mul(sh.clone(), two.clone());
+    let slt = d.mul(sl, two.clone());
+    let zq = d.mul(z, q);
+    let tail = d.mul(hi.clone(), zq);
+    let lo = d.add(slt, tail);
+    // Renormalised (|lo| is at most a hundredth of hi): hi + lo exactly as
+    // a rounded sum and what it lost.
+    let sum = d.add(hi.clone(), lo.clone());
+    let took = d.sub(sum.clone(), hi);
+    let lo = d.sub(lo, took);
+    let hi = sum;
+    // (hi + lo) · (log2 e as a pair).
+    let (l, ll) = (d.k(LOG2_E), d.k(super::LOG2_E_LO));
+    let ph = d.mul(hi.clone(), l.clone());
+    let nph = d.un(UnOp::FNeg, ph.clone());
+    let pe = d.fma(hi.clone(), l.clone(), nph);
+    let c1 = d.mul(hi, ll);
+    let c2 = d.fma(lo, l, c1);
+    let pl = d.add(pe, c2);
+    // e + ph by two-sum, then the low parts.
+    let th = d.add(ef.clone(), ph.clone());
+    let bv = d.sub(th.clone(), ef.clone());
+    let av = d.sub(th.clone(), bv.clone());
+    let eb = d.sub(ph, bv);
+    let ea = d.sub(ef, av);
+    let tl = d.add(ea, eb);
+    let tl = d.add(tl, pl);
+    let th = d.log_specials(a, th);
+    let zero = d.k(0.0);
+    let tl = d.sel(ok, tl, zero);
+    (th, tl)
+}
+
+/// 2^(y · (hi + lo)), or 2^((hi + lo) / y) with `divide`, the exponent as a
+/// pair (what pow, powr, pown and rootn need on double: an error δ in the
+/// exponent is a relative error δ ln 2 in the result, up to 1075 · 2^-53
+/// without the pair).
+pub fn exp2_of_product(d: &mut D, y: Operand, hi: Operand, lo: Operand, divide: bool) -> Operand {
+    let (uh, ul) = if divide {
+        let uh = d.div(hi.clone(), y.clone());
+        let nuh = d.un(UnOp::FNeg, uh.clone());
+        let r = d.fma(nuh, y.clone(), hi);
+        let r = d.add(r, lo);
+        let ul = d.div(r, y);
+        (uh, ul)
+    } else {
+        let uh = d.mul(y.clone(), hi.clone());
+        let nuh = d.un(UnOp::FNeg, uh.clone());
+        let e = d.fma(y.clone(), hi, nuh);
+        let c = d.mul(y, lo);
+        (uh.clone(), d.add(e, c))
+    };
+    // Only an exponent in range has a low part (inf - inf would be NaN, and
+    // beyond ±2200 the result is 0 or inf whatever the low part).
+    let ax = d.abs(uh.clone());
+    let fin = d.cmpk(FloatPred::Olt, ax, 4096.0);
+    let zero = d.k(0.0);
+    let ul = d.sel(fin, ul, zero);
+    d.exp2_parts(uh, ul)
+}

@@ -80,3 +80,15 @@ __kernel void double_trig(__global const double *x, __global const double *y, __
     o[5] = v.x;
     o[6] = v.y;
 }
+
+// pow, powr, pown and rootn on double (the exponent as a pair): 4 results
+// per work-item; n for pown, r (in -3..3) for rootn.
+__kernel void double_pow(__global const double *x, __global const double *y, __global const int *n, __global const int *r, __global double *out) {
+    size_t i = get_global_id(0);
+    double a = x[i], b = y[i];
+    __global double *o = out + 4 * i;
+    o[0] = pow(a, b);
+    o[1] = powr(fabs(a), b);
+    o[2] = pown(a, n[i]);
+    o[3] = rootn(a, r[i]);
+}
