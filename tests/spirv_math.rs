@@ -420,16 +420,7 @@ fn double_exp_and_log_are_within_opencl_bounds() {
     }
     eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).map(|(n, w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
     assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(30).cloned().collect::<Vec<_>>().join("\n"));
-    for target in CodeObjectTarget::all_configurations() {
-        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
-        let mut spec = spec.clone();
-        spec.wave_size = target.target.wave.lanes();
-        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
-        for (k, (g, w)) in sim[1].bits().iter().zip(want.buffers[1].bits()).enumerate() {
-            let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan();
-            assert!(*g == w || both_nan, "{}: result {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), k % 6, k / 6, f64::from_bits(*g), f64::from_bits(w));
-        }
-    }
+    doubles_agree_on_every_target(&module, &spec, &want, 1, 6, |k| k.to_string(), false);
 }
 
 /// `x` rounded to half in `mode` (0 nearest even, 1 toward zero, 2 up,
@@ -519,6 +510,45 @@ fn rounding_mode_half_stores_round_as_opencl_defines() {
     }
 }
 
+/// Compiles `module` for every target, runs `spec` on the simulator and
+/// requires buffer `buffer` to hold the interpreter's doubles (`want`) bit
+/// for bit, NaNs aside unless `exact_nans` (`per_item` results per
+/// work-item, named by `name` of the result's index for the message).
+fn doubles_agree_on_every_target(module: &mir::Module, spec: &LaunchSpec, want: &mir::launch::RunOutput, buffer: usize, per_item: usize, name: impl Fn(usize) -> String, exact_nans: bool) {
+    for target in CodeObjectTarget::all_configurations() {
+        let (object, _) = codegen::compile_module(module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let mut spec = spec.clone();
+        spec.wave_size = target.target.wave.lanes();
+        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
+        for (k, (g, w)) in sim[buffer].bits().iter().zip(want.buffers[buffer].bits()).enumerate() {
+            let (gf, wf) = (f64::from_bits(*g), f64::from_bits(w));
+            let both_nan = gf.is_nan() && wf.is_nan() && !(exact_nans && name(k % per_item) == "nan");
+            assert!(*g == w || both_nan, "{}: {} of work-item {}: {gf:e}, the interpreter's {wf:e}", target.isa_name(), name(k % per_item), k / per_item);
+        }
+    }
+}
+
+/// One ulp of a double's binade (zero, infinities and NaN: the subnormals').
+fn ulp64(v: f64) -> f64 {
+    2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022)) * 2f64.powi(-52)
+}
+
+/// A launch of `kernel` (of tests/spirv/math/double.cl) over `M` work-items
+/// with the double buffers `inputs` as its arguments of the same names and
+/// `per_item` doubles per work-item in `out`.
+fn double_launch(kernel: &str, inputs: &[(&str, &[f64])], per_item: usize) -> LaunchSpec {
+    let n = inputs[0].1.len();
+    let buffers: Vec<String> = inputs.iter().map(|(name, v)| format!(r#""{name}":{{"type":"f64","data":[{}]}}"#, data(v.iter().map(|v| format!("0x{:016x}", v.to_bits()))))).collect();
+    let args: Vec<String> = inputs.iter().map(|(name, _)| format!(r#""{name}":"@{name}""#)).collect();
+    LaunchSpec::from_json(&format!(
+        r#"{{"kernel":"{kernel}","grid":{n},"block":64,"buffers":{{{},"out":{{"type":"f64","len":{}}}}},"args":{{{},"out":"@out"}}}}"#,
+        buffers.join(","),
+        per_item * n,
+        args.join(",")
+    ))
+    .unwrap()
+}
+
 /// The exponent of a finite nonzero double (subnormals included).
 fn exponent64(x: f64) -> i32 {
     let b = x.abs().to_bits();
@@ -591,18 +621,10 @@ fn double_library_is_within_opencl_bounds() {
         let r = rng.unit() * 2.0 - 1.0;
         us.push(if us.len() % 4 == 0 { r.signum() * (1.0 - r.abs() * 1e-6) } else { r });
     }
-    let hex = |v: &[f64]| data(v.iter().map(|v| format!("0x{:016x}", v.to_bits())));
-    let json = format!(
-        r#"{{"kernel":"double_library","grid":{M},"block":64,"buffers":{{"x":{{"type":"f64","data":[{}]}},"y":{{"type":"f64","data":[{}]}},"u":{{"type":"f64","data":[{}]}},"out":{{"type":"f64","len":{}}}}},"args":{{"x":"@x","y":"@y","u":"@u","out":"@out"}}}}"#,
-        hex(&xs),
-        hex(&ys),
-        hex(&us),
-        24 * M
-    );
-    let spec = LaunchSpec::from_json(&json).unwrap();
+    let spec = double_launch("double_library", &[("x", &xs), ("y", &ys), ("u", &us)], 24);
     let want = mir::launch::run(&module, &spec).unwrap();
     let got: Vec<f64> = want.buffers[3].bits().into_iter().map(f64::from_bits).collect();
-    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022)) * 2f64.powi(-52);
+    let ulp = ulp64;
     let pi = std::f64::consts::PI;
     // (name, OpenCL's bound in ulp; 0 = exact)
     let names: [(&str, f64); 24] = [
@@ -647,16 +669,7 @@ fn double_library_is_within_opencl_bounds() {
     }
     eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).filter(|((_, b), _)| *b > 0.0).map(|((n, _), w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
     assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
-    for target in CodeObjectTarget::all_configurations() {
-        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
-        let mut spec = spec.clone();
-        spec.wave_size = target.target.wave.lanes();
-        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
-        for (k, (g, w)) in sim[3].bits().iter().zip(want.buffers[3].bits()).enumerate() {
-            let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan() && k % 24 != 23;
-            assert!(*g == w || both_nan, "{}: {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), names[k % 24].0, k / 24, f64::from_bits(*g), f64::from_bits(w));
-        }
-    }
+    doubles_agree_on_every_target(&module, &spec, &want, 3, 24, |k| names[k].0.to_string(), true);
 }
 
 #[test]
@@ -681,18 +694,10 @@ fn double_exponential_relatives_are_within_opencl_bounds() {
         let sign = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
         us.push(sign * if us.len() % 2 == 0 { r } else { 1.0 - 2f64.powf(-r * 50.0) });
     }
-    let hex = |v: &[f64]| data(v.iter().map(|v| format!("0x{:016x}", v.to_bits())));
-    let json = format!(
-        r#"{{"kernel":"double_family","grid":{M},"block":64,"buffers":{{"x":{{"type":"f64","data":[{}]}},"y":{{"type":"f64","data":[{}]}},"u":{{"type":"f64","data":[{}]}},"out":{{"type":"f64","len":{}}}}},"args":{{"x":"@x","y":"@y","u":"@u","out":"@out"}}}}"#,
-        hex(&xs),
-        hex(&ys),
-        hex(&us),
-        9 * M
-    );
-    let spec = LaunchSpec::from_json(&json).unwrap();
+    let spec = double_launch("double_family", &[("x", &xs), ("y", &ys), ("u", &us)], 9);
     let want = mir::launch::run(&module, &spec).unwrap();
     let got: Vec<f64> = want.buffers[3].bits().into_iter().map(f64::from_bits).collect();
-    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022)) * 2f64.powi(-52);
+    let ulp = ulp64;
     let names: [(&str, f64); 9] = [("expm1", 2.0), ("log1p", 2.0), ("sinh", 4.0), ("cosh", 4.0), ("tanh", 5.0), ("asinh", 4.0), ("acosh", 4.0), ("atanh", 5.0), ("cbrt", 2.0)];
     let mut worst = [0f64; 9];
     let mut failures = Vec::new();
@@ -724,16 +729,7 @@ fn double_exponential_relatives_are_within_opencl_bounds() {
     }
     eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).map(|((n, _), w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
     assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
-    for target in CodeObjectTarget::all_configurations() {
-        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
-        let mut spec = spec.clone();
-        spec.wave_size = target.target.wave.lanes();
-        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
-        for (k, (g, w)) in sim[3].bits().iter().zip(want.buffers[3].bits()).enumerate() {
-            let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan();
-            assert!(*g == w || both_nan, "{}: {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), names[k % 9].0, k / 9, f64::from_bits(*g), f64::from_bits(w));
-        }
-    }
+    doubles_agree_on_every_target(&module, &spec, &want, 3, 9, |k| names[k].0.to_string(), false);
 }
 
 #[test]
@@ -752,17 +748,10 @@ fn double_sin_cos_and_tan_are_within_opencl_bounds() {
         xs.push(sign * match xs.len() % 4 { 0 => r * 10.0, 1 => r * 2e6, 2 => 2f64.powf(r * 60.0 - 40.0), _ => 2f64.powf(r * 1023.0) });
     }
     let ys: Vec<f64> = xs.iter().rev().copied().collect();
-    let hex = |v: &[f64]| data(v.iter().map(|v| format!("0x{:016x}", v.to_bits())));
-    let json = format!(
-        r#"{{"kernel":"double_trig","grid":{M},"block":64,"buffers":{{"x":{{"type":"f64","data":[{}]}},"y":{{"type":"f64","data":[{}]}},"out":{{"type":"f64","len":{}}}}},"args":{{"x":"@x","y":"@y","out":"@out"}}}}"#,
-        hex(&xs),
-        hex(&ys),
-        7 * M
-    );
-    let spec = LaunchSpec::from_json(&json).unwrap();
+    let spec = double_launch("double_trig", &[("x", &xs), ("y", &ys)], 7);
     let want = mir::launch::run(&module, &spec).unwrap();
     let got: Vec<f64> = want.buffers[2].bits().into_iter().map(f64::from_bits).collect();
-    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022)) * 2f64.powi(-52);
+    let ulp = ulp64;
     let names: [(&str, f64); 7] = [("sin", 4.0), ("cos", 4.0), ("tan", 5.0), ("sincos sin", 4.0), ("sincos cos", 4.0), ("sin lane 0", 4.0), ("sin lane 1", 4.0)];
     let mut worst = [0f64; 7];
     let mut failures = Vec::new();
@@ -801,16 +790,7 @@ fn double_sin_cos_and_tan_are_within_opencl_bounds() {
     }
     eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).map(|((n, _), w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
     assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
-    for target in CodeObjectTarget::all_configurations() {
-        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
-        let mut spec = spec.clone();
-        spec.wave_size = target.target.wave.lanes();
-        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
-        for (k, (g, w)) in sim[2].bits().iter().zip(want.buffers[2].bits()).enumerate() {
-            let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan();
-            assert!(*g == w || both_nan, "{}: {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), names[k % 7].0, k / 7, f64::from_bits(*g), f64::from_bits(w));
-        }
-    }
+    doubles_agree_on_every_target(&module, &spec, &want, 2, 7, |k| names[k].0.to_string(), false);
 }
 
 #[test]
@@ -855,7 +835,7 @@ fn double_powers_are_within_opencl_bounds() {
     let spec = LaunchSpec::from_json(&json).unwrap();
     let want = mir::launch::run(&module, &spec).unwrap();
     let got: Vec<f64> = want.buffers[4].bits().into_iter().map(f64::from_bits).collect();
-    let ulp = |v: f64| 2f64.powi((if v == 0.0 || !v.is_finite() { -1022 } else { exponent64(v) }).max(-1022)) * 2f64.powi(-52);
+    let ulp = ulp64;
     let names = ["pow", "powr", "pown", "rootn"];
     let mut worst = [0f64; 4];
     let mut failures = Vec::new();
@@ -895,14 +875,5 @@ fn double_powers_are_within_opencl_bounds() {
     }
     eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).map(|(n, w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
     assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
-    for target in CodeObjectTarget::all_configurations() {
-        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
-        let mut spec = spec.clone();
-        spec.wave_size = target.target.wave.lanes();
-        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap_or_else(|e| panic!("{}: {e}", target.isa_name()));
-        for (k, (g, w)) in sim[4].bits().iter().zip(want.buffers[4].bits()).enumerate() {
-            let both_nan = f64::from_bits(*g).is_nan() && f64::from_bits(w).is_nan();
-            assert!(*g == w || both_nan, "{}: {} of work-item {}: {:e}, the interpreter's {:e}", target.isa_name(), names[k % 4], k / 4, f64::from_bits(*g), f64::from_bits(w));
-        }
-    }
+    doubles_agree_on_every_target(&module, &spec, &want, 4, 4, |k| names[k].to_string(), false);
 }

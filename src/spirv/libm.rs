@@ -159,8 +159,9 @@ impl D<'_, '_> {
 
     // ---- cores: finite, in range -----------------------------------------
 
-    /// (ln m, e) with x = m · 2^e, m in [√½, √2), for a positive normal x.
-    fn log_parts(&mut self, x: Operand) -> (Operand, Operand) {
+    /// (m, e) with x = m · 2^e, m in [√½, √2) and e as a double, for a
+    /// positive normal x.
+    fn mantissa_exponent(&mut self, x: Operand) -> (Operand, Operand) {
         let b = self.bits(x);
         let e = self.ibink(BinOp::LShr, b.clone(), 52);
         let e = self.ibink(BinOp::Sub, e, 1023);
@@ -174,7 +175,12 @@ impl D<'_, '_> {
         let e1 = self.ibink(BinOp::Add, e.clone(), 1);
         let it = self.t(Type::I64);
         let e = self.fx.select(&it, big, e1, e);
-        let ef = self.fx.cast(CastOp::SiToFp, &it, e, &self.f());
+        (m, self.fx.cast(CastOp::SiToFp, &it, e, &self.f()))
+    }
+
+    /// (ln m, e) with x = m · 2^e, m in [√½, √2), for a positive normal x.
+    fn log_parts(&mut self, x: Operand) -> (Operand, Operand) {
+        let (m, ef) = self.mantissa_exponent(x);
         // ln m = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716: the odd
         // series to s^23 leaves less than 2^-56.
         let one = self.k(1.0);

@@ -505,22 +505,7 @@ pub fn log2_pair(d: &mut D, a: Operand) -> (Operand, Operand) {
     let ok = d.and(ok, fin);
     let one = d.k(1.0);
     let safe = d.sel(ok.clone(), xs, one.clone());
-    // m and e as in log_parts.
-    let b = d.bits(safe);
-    let e = d.ibink(BinOp::LShr, b.clone(), 52);
-    let e = d.ibink(BinOp::Sub, e, 1023);
-    let frac = d.ibink(BinOp::And, b, 0x000f_ffff_ffff_ffff);
-    let mb = d.ibink(BinOp::Or, frac, 0x3ff0_0000_0000_0000);
-    let m = d.int_to_float(mb);
-    let bigm = d.cmpk(FloatPred::Ogt, m.clone(), std::f64::consts::SQRT_2);
-    let half = d.k(0.5);
-    let mh = d.mul(m.clone(), half);
-    let m = d.sel(bigm.clone(), mh, m);
-    let e1 = d.ibink(BinOp::Add, e.clone(), 1);
-    let it = d.t(Type::I64);
-    let e = d.fx.select(&it, bigm, e1, e);
-    let ft = d.f();
-    let ef = d.fx.cast(CastOp::SiToFp, &it, e, &ft);
+    let (m, ef) = d.mantissa_exponent(safe);
     let k54 = d.k(54.0);
     let ef_sub = d.sub(ef.clone(), k54);
     let ef = d.sel(sub, ef_sub, ef);
