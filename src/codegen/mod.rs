@@ -36,7 +36,7 @@ pub mod vcode;
 pub mod window_rename;
 pub mod waitcnt;
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::abi::ImplicitInput;
@@ -600,7 +600,7 @@ pub fn implicit_uses(module: &Module) -> HashMap<String, Vec<ImplicitInput>> {
                     Op::Builtin { kind: Builtin::WorkgroupId, dim: 1 } => Some(ImplicitInput::WorkgroupIdY),
                     Op::Builtin { kind: Builtin::WorkgroupId, .. } => Some(ImplicitInput::WorkgroupIdZ),
                     Op::Builtin { kind: Builtin::WorkgroupSize | Builtin::GridSize, .. } => Some(ImplicitInput::DispatchPtr),
-                    Op::Builtin { kind: Builtin::GlobalOffset | Builtin::WorkDim | Builtin::PrintfBuffer, .. } => Some(ImplicitInput::ImplicitArgPtr),
+                    Op::Builtin { kind, .. } if kind.reads_hidden_args() => Some(ImplicitInput::ImplicitArgPtr),
                     Op::Call { ref callee, .. } => {
                         calls.push((f.name.clone(), callee.clone()));
                         None
@@ -755,6 +755,12 @@ pub fn compile_module(
     if options.time_passes {
         report.timings.push(("code generation (wall)".to_string(), codegen_start.elapsed()));
     }
+    let printf_readers: HashSet<&str> = module
+        .functions
+        .iter()
+        .filter(|f| f.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::Builtin { kind: crate::mir::Builtin::PrintfBuffer, .. })))
+        .map(|f| f.name.as_str())
+        .collect();
     let mut functions = Vec::new();
     for k in &compiled {
         let relocs = k.calls.iter().flat_map(|(pc, callee)| codeobj::Reloc::getpc_pair(*pc, callee)).collect();
@@ -762,10 +768,10 @@ pub fn compile_module(
             let args: Vec<KernelArg> = k.args.iter().zip(&k.kernarg.explicit).map(|((name, ty, info), a)| kernel_arg(name, ty, info, a.offset)).collect();
             let mut info = KernelInfo::from_resources(target, version, args, true, k.resources.clone(), k.attrs.max_flat_work_group_size())
                 .map_err(|e| Diagnostic::new(format!("@{}: {e}", k.name), Span::NONE))?;
-            if reaches_printf(&k.name, module, &callees) {
-                let explicit_end = info.metadata.args.iter().filter(|a| !matches!(a.value_kind, codeobj::metadata::ValueKind::Hidden(_))).map(|a| a.offset + a.size).max().unwrap_or(0);
-                let arg = codeobj::metadata::printf_buffer_arg(version, explicit_end)
-                    .ok_or_else(|| Diagnostic::new(format!("@{}: printf needs code object version 5 or 6 (version 4 has no printf-buffer argument)", k.name), Span::NONE))?;
+            // Selection refused printf_buffer where the version has no slot
+            // for it, so the kernel's own layout has one here.
+            if let Some(h) = k.kernarg.hidden_arg("hidden_printf_buffer").filter(|_| reaches_printf(&k.name, &printf_readers, &callees)) {
+                let arg = KernelArg::hidden(codeobj::metadata::HiddenArg::PrintfBuffer, h.offset, h.size);
                 let at = info.metadata.args.iter().position(|a| a.offset > arg.offset).unwrap_or(info.metadata.args.len());
                 info.metadata.args.insert(at, arg);
             }
@@ -781,19 +787,21 @@ pub fn compile_module(
     Ok((CodeObject { target: *target, version, functions, printf: module.printf_formats.clone() }, compiled))
 }
 
-/// Whether `kernel` or a function it calls (directly or not) reads the
-/// printf buffer: LLVM 22 gives exactly those kernels the hidden argument.
-fn reaches_printf(kernel: &str, module: &Module, callees: &HashMap<&str, Vec<&str>>) -> bool {
-    let mut seen: Vec<&str> = vec![kernel];
+/// Whether `kernel` or a function it calls (directly or not) is one of
+/// `readers` (those that read the printf buffer): LLVM 22 gives exactly
+/// those kernels the hidden argument.
+fn reaches_printf(kernel: &str, readers: &HashSet<&str>, callees: &HashMap<&str, Vec<&str>>) -> bool {
+    if readers.is_empty() {
+        return false;
+    }
+    let mut seen: HashSet<&str> = [kernel].into_iter().collect();
     let mut stack = vec![kernel];
     while let Some(f) = stack.pop() {
-        let reads = module.function(f).is_some_and(|func| func.blocks.iter().flat_map(|b| &b.insts).any(|i| matches!(i.op, crate::mir::Op::Builtin { kind: crate::mir::Builtin::PrintfBuffer, .. })));
-        if reads {
+        if readers.contains(f) {
             return true;
         }
-        for c in callees.get(f).into_iter().flatten() {
-            if !seen.contains(c) {
-                seen.push(c);
+        for &c in callees.get(f).into_iter().flatten() {
+            if seen.insert(c) {
                 stack.push(c);
             }
         }

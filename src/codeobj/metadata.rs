@@ -240,7 +240,8 @@ impl KernelArg {
         self.size.max(1).next_power_of_two().min(16)
     }
 
-    fn hidden(kind: HiddenArg, offset: u32, size: u32) -> KernelArg {
+    /// A hidden argument of `kind` at `offset`.
+    pub fn hidden(kind: HiddenArg, offset: u32, size: u32) -> KernelArg {
         KernelArg {
             offset,
             size,
@@ -266,17 +267,6 @@ pub fn hidden_args(version: CodeObjectVersion, explicit_end: u32) -> (Vec<Kernel
         .filter_map(|h| HiddenArg::from_name(h.name).map(|k| KernelArg::hidden(k, shift(h.offset), h.size)))
         .collect();
     (args, shift(layout.size))
-}
-
-/// The hidden printf-buffer argument of a kernel whose explicit arguments
-/// end at `explicit_end` (LLVM 22 lists it only in kernels that can reach a
-/// printf); None in code object v4, whose slot for it is the hostcall
-/// buffer's.
-pub fn printf_buffer_arg(version: CodeObjectVersion, explicit_end: u32) -> Option<KernelArg> {
-    let layout = amdgpu_abi::kernarg::layout(&[], version.number());
-    let h = layout.hidden_arg("hidden_printf_buffer")?;
-    let base = explicit_end.div_ceil(8) * 8;
-    Some(KernelArg::hidden(HiddenArg::PrintfBuffer, h.offset - layout.hidden_offset + base, h.size))
 }
 
 /// One entry of `amdhsa.kernels`.

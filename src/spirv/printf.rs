@@ -25,35 +25,33 @@ use crate::abi::{AddrSpace, Type};
 use crate::mir::{BinOp, CastOp, Const, IntPred, Op as MOp, Operand};
 
 /// The module's printf formats, in the order their calls were translated;
-/// identical entries share one id.
+/// identical entries share one id. Each is kept without its id
+/// (`N:SIZE1:...:FORMAT`), which is its position plus one.
 #[derive(Default)]
 pub struct Formats(RefCell<Vec<String>>);
 
 impl Formats {
     /// The id of the entry `sizes` + `format`, added if new (ids start at 1).
     fn id(&self, sizes: &[u32], format: &str) -> u32 {
-        let mut list = self.0.borrow_mut();
-        let find = |list: &Vec<String>, id: usize| {
-            let mut entry = format!("{id}:{}:", sizes.len());
-            for s in sizes {
-                entry.push_str(&format!("{s}:"));
-            }
-            entry.push_str(format);
-            (list.get(id - 1) == Some(&entry), entry)
-        };
-        for id in 1..=list.len() {
-            if find(&list, id).0 {
-                return id as u32;
-            }
+        let mut body = format!("{}:", sizes.len());
+        for s in sizes {
+            body.push_str(&format!("{s}:"));
         }
-        let id = list.len() + 1;
-        let entry = find(&list, id).1;
-        list.push(entry);
-        id as u32
+        body.push_str(format);
+        let mut list = self.0.borrow_mut();
+        let at = match list.iter().position(|b| *b == body) {
+            Some(at) => at,
+            None => {
+                list.push(body);
+                list.len() - 1
+            }
+        };
+        at as u32 + 1
     }
 
+    /// The `amdhsa.printf` entries, `ID:N:SIZE1:...:FORMAT`.
     pub fn into_inner(self) -> Vec<String> {
-        self.0.into_inner()
+        self.0.into_inner().into_iter().enumerate().map(|(k, body)| format!("{}:{body}", k + 1)).collect()
     }
 }
 

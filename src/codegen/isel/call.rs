@@ -46,7 +46,8 @@ impl<'a> Isel<'a> {
                 }
                 Ok(Lowered::S(d))
             }
-            Builtin::GlobalOffset | Builtin::WorkDim | Builtin::PrintfBuffer => {
+            hidden => {
+                debug_assert!(hidden.reads_hidden_args());
                 let (ptr, base) = self.implicit_args.ok_or_else(|| self.error("internal: hidden kernel arguments not available"))?;
                 let name = match (kind, dim) {
                     (Builtin::WorkDim, _) => "hidden_grid_dims",
@@ -57,7 +58,8 @@ impl<'a> Isel<'a> {
                 };
                 let block = crate::abi::kernarg::layout(&[], self.code_object_version);
                 let at = block.hidden.iter().find(|h| h.name == name).map(|h| h.offset - block.hidden_offset);
-                let at = at.ok_or_else(|| self.error(format!("code object version {} has no {name} argument (printf needs version 5 or 6)", self.code_object_version)))?;
+                let why = if kind == Builtin::PrintfBuffer { " (printf needs version 5 or 6)" } else { "" };
+                let at = at.ok_or_else(|| self.error(format!("code object version {} has no {name} argument{why}", self.code_object_version)))?;
                 if kind == Builtin::PrintfBuffer {
                     let d = self.vreg(Class::SgprPair);
                     self.emit(Opcode::s_load_dwordx2, &[Dst::R(d)], &[Src::R(ptr), Src::Off], |i| i.offset = (base + at) as i32);

@@ -1201,7 +1201,8 @@ fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInpu
                         _ => inputs.workgroup_id_z = true,
                     },
                     Builtin::WorkgroupSize | Builtin::GridSize => inputs.dispatch_ptr = true,
-                    Builtin::GlobalOffset | Builtin::WorkDim | Builtin::PrintfBuffer => inputs.kernarg_segment_ptr = true,
+                    hidden if hidden.reads_hidden_args() => inputs.kernarg_segment_ptr = true,
+                    other => unreachable!("{other:?} reads no hidden argument but has no input of its own"),
                 }
             }
         }

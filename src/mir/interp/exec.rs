@@ -590,19 +590,18 @@ impl<'m, 'a> Machine<'m, 'a> {
                         frames.push(new);
                         continue 'frames;
                     }
-                    Op::Builtin { kind: Builtin::PrintfBuffer, .. } => RtValue::Scalar(self.launch.printf_buffer),
                     Op::Builtin { kind, dim } => {
                         let d = usize::from(*dim).min(2);
-                        let v = match kind {
-                            Builtin::WorkitemId => id[d],
-                            Builtin::WorkgroupId => self.group[d],
-                            Builtin::WorkgroupSize => self.launch.block[d],
-                            Builtin::GridSize => self.launch.grid[d],
-                            Builtin::GlobalOffset => self.launch.offset[d],
-                            Builtin::WorkDim => self.launch.work_dim,
-                            Builtin::PrintfBuffer => unreachable!("read above"),
+                        let v: u64 = match kind {
+                            Builtin::WorkitemId => u64::from(id[d]),
+                            Builtin::WorkgroupId => u64::from(self.group[d]),
+                            Builtin::WorkgroupSize => u64::from(self.launch.block[d]),
+                            Builtin::GridSize => u64::from(self.launch.grid[d]),
+                            Builtin::GlobalOffset => u64::from(self.launch.offset[d]),
+                            Builtin::WorkDim => u64::from(self.launch.work_dim),
+                            Builtin::PrintfBuffer => self.launch.printf_buffer,
                         };
-                        RtValue::Scalar(u64::from(v))
+                        RtValue::Scalar(v)
                     }
                     Op::Barrier => return Ok(State::Barrier),
                     Op::Extract { agg, index } => match val(regs, agg) {
