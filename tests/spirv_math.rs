@@ -125,7 +125,8 @@ fn nextafter(x: f32, y: f32) -> f32 {
 }
 
 /// remainder(x, y) and remquo's quotient bits from the exact f64 `%`
-/// (libm's fmod): x - k y with k nearest to x / y, ties to even.
+/// (libm's fmod): x - k y with k nearest to x / y, ties to even. k mod 128
+/// comes from x mod 128 y (x itself where 128 y overflows: then k < 128).
 fn remquo(x: f64, y: f64) -> (f64, i32) {
     if x.is_nan() || y.is_nan() || x.is_infinite() || y == 0.0 {
         return (f64::NAN, 0);
@@ -134,9 +135,10 @@ fn remquo(x: f64, y: f64) -> (f64, i32) {
         return (x, 0);
     }
     let (ax, ay) = (x.abs(), y.abs());
-    let r128 = ax % (128.0 * ay);
-    let mut q = (r128 / ay).floor();
-    let mut r = r128 - q * ay;
+    let r128 = if (128.0 * ay).is_finite() { ax % (128.0 * ay) } else { ax };
+    let mut r = ax % ay;
+    // r128 - r = q ay with q < 128: the division is within an ulp of q.
+    let mut q = ((r128 - r) / ay).round();
     if 2.0 * r > ay || (2.0 * r == ay && q % 2.0 == 1.0) {
         r -= ay;
         q += 1.0;
@@ -876,4 +878,56 @@ fn double_powers_are_within_opencl_bounds() {
     eprintln!("worst ulps against Rust's f64 library: {}", names.iter().zip(&worst).map(|(n, w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
     assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
     doubles_agree_on_every_target(&module, &spec, &want, 4, 4, |k| names[k].to_string(), false);
+}
+
+#[test]
+fn double_remainders_are_exact() {
+    let Some(module) = translated("double") else { return };
+    const M: usize = 512;
+    let mut rng = Rng(0x0f_30d_64);
+    let sx = [0.0, -0.0, 1.0, -1.0, 7.5, -7.5, 5e-324, -1e-310, 2.2250738585072014e-308, f64::MAX, -f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e300, 3.0, 2.5, 6.0];
+    let sy = [0.0, 1.0, -2.0, 5e-324, 1e-310, 3.0, 0.5, f64::MAX, f64::INFINITY, f64::NAN, 1e-300, 2.0, 4.0, -5.0];
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for a in sx {
+        for b in sy {
+            xs.push(a);
+            ys.push(b);
+        }
+    }
+    // Exponents far apart (the longest loops) and near each other (ties
+    // among them: x = (k + ½) y).
+    while xs.len() < M {
+        let (r, s) = (rng.unit(), rng.unit());
+        let sign = |rng: &mut Rng| if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
+        let (a, b) = match xs.len() % 4 {
+            0 => (2f64.powf(r * 2098.0 - 1074.0), 2f64.powf(s * 2098.0 - 1074.0)),
+            1 => (2f64.powf(r * 60.0 - 30.0), 2f64.powf(s * 60.0 - 30.0)),
+            2 => {
+                let b = 2f64.powf(s * 40.0 - 20.0);
+                ((f64::from(rng.next() as u32 % 1000) + 0.5) * b, b)
+            }
+            _ => (f64::MAX * r, 2f64.powf(-1074.0 + s * 60.0)),
+        };
+        xs.push(sign(&mut rng) * a);
+        ys.push(sign(&mut rng) * b);
+    }
+    let spec = double_launch("double_remainder", &[("x", &xs), ("y", &ys)], 7);
+    let want = mir::launch::run(&module, &spec).unwrap();
+    let got: Vec<f64> = want.buffers[2].bits().into_iter().map(f64::from_bits).collect();
+    let names = ["fmod", "remainder", "remquo", "remquo quotient", "OpFRem", "fmod double2.x", "fmod double2.y"];
+    let mut failures = Vec::new();
+    for i in 0..M {
+        let (a, b) = (xs[i], ys[i]);
+        let (rem, quo) = remquo(a, b);
+        let refs = [a % b, rem, rem, f64::from(quo), a % b, a % b, b % a];
+        for (f, &w) in refs.iter().enumerate() {
+            let g = got[7 * i + f];
+            let same = if w.is_nan() { g.is_nan() } else { g.to_bits() == w.to_bits() };
+            if !same {
+                failures.push(format!("{}({a:e}, {b:e}) = {g:e}, want {w:e}", names[f]));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
+    doubles_agree_on_every_target(&module, &spec, &want, 2, 7, |k| names[k].to_string(), false);
 }

@@ -493,7 +493,7 @@ pub fn handles(op: CLOp) -> bool {
 /// in tests/spirv_math.rs).
 fn on_double(op: CLOp) -> bool {
     use CLOp::*;
-    matches!(op, logb | ilogb | frexp | modf | fract | nan | nextafter | maxmag | minmag | hypot | sinpi | cospi | tanpi | atan | atanpi | atan2 | atan2pi | asin | asinpi | acos | acospi | pow | pown | powr | rootn) || double::handles(op)
+    matches!(op, logb | ilogb | frexp | modf | fract | nan | nextafter | maxmag | minmag | fmod | remainder | remquo | hypot | sinpi | cospi | tanpi | atan | atanpi | atan2 | atan2pi | asin | asinpi | acos | acospi | pow | pown | powr | rootn) || double::handles(op)
 }
 
 /// `x` scaled into the normal range when it is a double subnormal: (x ·

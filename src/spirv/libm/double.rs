@@ -369,7 +369,7 @@ pub fn sin_cos(d: &mut D, x: Operand) -> (Operand, Operand) {
 }
 
 /// Whether any lane of the boolean `c` is set (c itself for scalars).
-fn any_lane(d: &mut D, c: Operand) -> Operand {
+pub(super) fn any_lane(d: &mut D, c: Operand) -> Operand {
     if d.lanes == 0 {
         return c;
     }

@@ -177,12 +177,15 @@ pub(super) fn erf(d: &mut D, complement: bool, x: Operand) -> Operand {
 
 /// OpenCL's fmod of `x` by `y` (type `ty`), for OpFRem and OpFMod.
 pub fn fmod(fx: &mut Fx, ty: &Type, x: Operand, y: Operand) -> Result<Operand, String> {
-    if !ty.element().is_float() || ty.element() == &Type::F64 {
-        return Err(format!("floating-point remainder (OpFRem/OpFMod) of {ty} is not supported (f16 and f32 are)"));
+    if !ty.element().is_float() {
+        return Err(format!("floating-point remainder (OpFRem/OpFMod) of {ty}"));
     }
     let lanes = if ty.lanes() > 1 { ty.lanes() as u8 } else { 0 };
     let mut d = D { fx, lanes };
     let (r, _) = remainder(&mut d, Remainder::Truncated, ty, x, y);
+    if ty.element() == &Type::F64 {
+        return Ok(r);
+    }
     let dt = d.f();
     Ok(d.fx.cast(CastOp::FpTrunc, &dt, r, ty))
 }
@@ -197,81 +200,95 @@ pub(super) enum Remainder {
     NearestWithQuotient,
 }
 
-/// The exact remainder of f32 or f16 `x` by `y` (as f64), and for remquo the
-/// quotient bits. |x| = mx 2^ex and |y| = my 2^ey with integer mantissas; the
-/// remainder of mx 2^(ex-ey) by 128 my is found 22 bits of the exponent
-/// difference at a time (every step's product stays below 2^53, so each
-/// reduction, a multiply by 1/(128 my), a floor and an fma, is exact after at
-/// most one correction). That remainder by my gives fmod, and its quotient
-/// (< 128) the low bits and the parity of k for the other two.
+/// Bits of the exponent difference one step of [`remainder`] takes: the
+/// quotient of a step is below 2^49, so the product by 1/my that estimates
+/// it is off by at most 2^-3 and rounding it is never two away.
+const REMAINDER_STEP: u64 = 48;
+
+/// The exact remainder of `x` by `y` (f16, f32 or f64, computed in f64), and
+/// for remquo the quotient's low bits. |x| = mx 2^ex and |y| = my 2^ey with
+/// integer mantissas in [2^52, 2^53) (subnormals scaled first). The
+/// remainder of mx 2^(ex-ey) by my is found 48 bits of the exponent
+/// difference at a time in a loop (at most 46 rounds for doubles, 6 for
+/// f32): t = r 2^k is exact, q = rint(t / my) is the quotient or one more,
+/// and t - q my, in (-my, my), is exact by fma; a negative one takes my
+/// back. The loop runs while any lane has bits left; the others' rounds
+/// (k = 0) change nothing. That remainder times 2^ey is fmod; the
+/// quotient's low seven bits, kept mod 128 in every round, give the
+/// parity for remainder and the bits for remquo.
 pub(super) fn remainder(d: &mut D, kind: Remainder, ft: &Type, x: Operand, y: Operand) -> (Operand, Option<Operand>) {
-    let f32t = d.t(Type::F32);
     let w = d.t(Type::I32);
+    let it = d.t(Type::I64);
     let dt = d.f();
-    let (x, y) = (d.fx.cast(CastOp::FpExt, ft, x, &f32t), d.fx.cast(CastOp::FpExt, ft, y, &f32t));
-    // Mantissa (an f64 integer) and exponent (i32) of |v|.
-    let parts = |d: &mut D, v: &Operand| -> (Operand, Operand) {
-        let fx = &mut *d.fx;
-        let b = fx.cast(CastOp::Bitcast, &f32t, v.clone(), &w);
-        let mask = fx.splat(&w, 0x7fff_ffff);
-        let b = fx.bin(BinOp::And, &w, b, mask);
-        let k23 = fx.splat(&w, 23);
-        let field = fx.bin(BinOp::LShr, &w, b.clone(), k23);
-        let fm = fx.splat(&w, 0x007f_ffff);
-        let frac = fx.bin(BinOp::And, &w, b, fm);
-        let zero = fx.splat(&w, 0);
-        let normal = fx.value(MOp::Icmp { pred: IntPred::Ne, ty: w.clone(), lhs: field.clone(), rhs: zero });
-        let hidden = fx.splat(&w, 0x0080_0000);
-        let with_hidden = fx.bin(BinOp::Or, &w, frac.clone(), hidden);
-        let m = fx.select(&w, normal.clone(), with_hidden, frac);
-        let bias = fx.splat(&w, 150);
-        let e = fx.bin(BinOp::Sub, &w, field, bias);
-        let sub = fx.splat(&w, (-149i32) as u32 as u64);
-        let e = fx.select(&w, normal, e, sub);
-        (fx.cast(CastOp::UiToFp, &w, m, &dt), e)
+    let widen = |d: &mut D, v: Operand| if ft.element() == &Type::F64 { v } else { d.fx.cast(CastOp::FpExt, ft, v, &dt) };
+    let (x, y) = (widen(d, x), widen(d, y));
+    let (xa, ya) = (d.abs(x.clone()), d.abs(y.clone()));
+    // The integer mantissa (as a double) and the i32 exponent of |v|.
+    let parts = |d: &mut D, a: Operand| -> (Operand, Operand) {
+        let (s, adj) = super::unsubnormal(d, a);
+        let b = d.bits(s);
+        let field = d.ibink(BinOp::LShr, b.clone(), 52);
+        let e = d.ibink(BinOp::Sub, field, 1075);
+        let e = d.ibin(BinOp::Sub, e, adj);
+        let frac = d.ibink(BinOp::And, b, 0x000f_ffff_ffff_ffff);
+        let mb = d.ibink(BinOp::Or, frac, 1075 << 52);
+        (d.int_to_float(mb), d.fx.cast(CastOp::Trunc, &it, e, &w))
     };
-    let (mx, ex) = parts(d, &x);
-    let (my, ey) = parts(d, &y);
-    let k128 = d.k(128.0);
-    let modulus = d.mul(my.clone(), k128);
-    let one = d.k(1.0);
-    let inv = d.div(one, modulus.clone());
-    let reduce = |d: &mut D, t: Operand| -> Operand {
-        let q = d.mul(t.clone(), inv.clone());
-        let q = d.un(UnOp::Floor, q);
-        let nq = d.un(UnOp::FNeg, q);
-        let r = d.fma(nq, modulus.clone(), t);
-        let neg = d.cmpk(FloatPred::Olt, r.clone(), 0.0);
-        let up = d.add(r.clone(), modulus.clone());
-        let r = d.sel(neg, up, r);
-        let over = d.cmp(FloatPred::Oge, r.clone(), modulus.clone());
-        let down = d.sub(r.clone(), modulus.clone());
-        d.sel(over, down, r)
-    };
-    let mut r = reduce(d, mx);
-    let diff = d.fx.bin(BinOp::Sub, &w, ex.clone(), ey.clone());
+    let (mx, ex) = parts(d, xa.clone());
+    let (my, ey) = parts(d, ya.clone());
+    let diff = d.fx.bin(BinOp::Sub, &w, ex, ey.clone());
     let zero_i = d.fx.splat(&w, 0);
-    let mut left = d.fx.bin(BinOp::SMax, &w, diff.clone(), zero_i.clone());
-    let step = d.fx.splat(&w, 22);
-    // 253 bits at most (from 2^104 mantissa units down to 2^-149).
-    for _ in 0..12 {
-        let k = d.fx.bin(BinOp::SMin, &w, left.clone(), step.clone());
-        let t = d.ldexp(r, k.clone());
-        r = reduce(d, t);
-        left = d.fx.bin(BinOp::Sub, &w, left, k);
-    }
-    // r = q7 my + rem, q7 < 128: the division is exact after flooring.
-    let q7 = d.div(r.clone(), my.clone());
-    let q7 = d.un(UnOp::Floor, q7);
-    let nq = d.un(UnOp::FNeg, q7.clone());
-    let rem = d.fma(nq, my.clone(), r);
-    let mut q = q7;
-    // |x| < |y| with ex < ey: the remainder is |x| itself (in units of 2^ey it
-    // would not be an integer), computed below in f64 instead.
-    let xa = d.fx.cast(CastOp::FpExt, &f32t, x.clone(), &dt);
-    let ya = d.fx.cast(CastOp::FpExt, &f32t, y.clone(), &dt);
-    let (xa, ya) = (d.abs(xa), d.abs(ya));
+    let left = d.fx.bin(BinOp::SMax, &w, diff.clone(), zero_i.clone());
+    // mx < 2 my: the first remainder is one subtraction away.
+    let over = d.cmp(FloatPred::Oge, mx.clone(), my.clone());
+    let less = d.sub(mx.clone(), my.clone());
+    let r0 = d.sel(over.clone(), less, mx);
+    let (one, zero) = (d.k(1.0), d.k(0.0));
+    let q0 = d.sel(over, one.clone(), zero.clone());
+    let inv = d.div(one.clone(), my.clone());
+    let header = d.fx.new_block("rem.round");
+    let body = d.fx.new_block("rem.step");
+    let exit = d.fx.new_block("rem.done");
+    let r_now = Operand::Value(d.fx.b.block_param(header, "r", dt.clone()));
+    let q_now = Operand::Value(d.fx.b.block_param(header, "q", dt.clone()));
+    let left_now = Operand::Value(d.fx.b.block_param(header, "left", w.clone()));
+    d.fx.b.br(header, vec![r0, q0, left]);
+    d.fx.enter(header);
+    let active = d.fx.value(MOp::Icmp { pred: IntPred::Sgt, ty: w.clone(), lhs: left_now.clone(), rhs: zero_i.clone() });
+    let any = super::double::any_lane(d, active);
+    d.fx.b.brif(any, body, vec![], exit, vec![]);
+    d.fx.enter(body);
+    let step = d.fx.splat(&w, REMAINDER_STEP);
+    let k = d.fx.bin(BinOp::SMin, &w, left_now.clone(), step);
+    let t = d.ldexp(r_now.clone(), k.clone());
+    let p = d.mul(t.clone(), inv.clone());
+    let qs = d.un(UnOp::RoundEven, p);
+    let nq = d.un(UnOp::FNeg, qs.clone());
+    let r = d.fma(nq, my.clone(), t);
+    let neg = d.cmpk(FloatPred::Olt, r.clone(), 0.0);
+    let back = d.add(r.clone(), my.clone());
+    let r = d.sel(neg.clone(), back, r);
+    let q = if kind == Remainder::Truncated {
+        q_now.clone()
+    } else {
+        // (q 2^k + qs) mod 128, each term reduced first (all exact).
+        let fewer = d.sub(qs.clone(), one.clone());
+        let qs = d.sel(neg, fewer, qs);
+        let shifted = d.ldexp(q_now.clone(), k.clone());
+        let a = mod128(d, shifted);
+        let b = mod128(d, qs);
+        let s = d.add(a, b);
+        mod128(d, s)
+    };
+    let left_after = d.fx.bin(BinOp::Sub, &w, left_now.clone(), k);
+    d.fx.b.br(header, vec![r, q, left_after]);
+    d.fx.enter(exit);
+    let rem = r_now;
+    let mut q = q_now;
+    // |x| < |y| (ex < ey) and x = 0: the remainder is |x| itself.
     let small = d.fx.value(MOp::Icmp { pred: IntPred::Slt, ty: w.clone(), lhs: diff, rhs: zero_i });
+    let x0 = d.cmpk(FloatPred::Oeq, xa.clone(), 0.0);
+    let small = d.or(small, x0);
     let scaled = d.ldexp(rem.clone(), ey.clone());
     let mut mag = d.sel(small.clone(), xa.clone(), scaled);
     let zero_q = d.k(0.0);
@@ -286,14 +303,12 @@ pub(super) fn remainder(d: &mut D, kind: Remainder, ft: &Type, x: Operand, y: Op
         let round_up = d.or(above, tie_odd);
         let lowered = d.sub(mag.clone(), ya.clone());
         mag = d.sel(round_up.clone(), lowered, mag);
-        let one = d.k(1.0);
         let q1 = d.add(q.clone(), one);
         q = d.sel(round_up, q1, q);
     }
     // The sign of x; NaN for y = 0, x infinite and NaN operands; x itself for
     // an infinite y.
-    let xf = d.fx.cast(CastOp::FpExt, &f32t, x.clone(), &dt);
-    let yf = d.fx.cast(CastOp::FpExt, &f32t, y.clone(), &dt);
+    let (xf, yf) = (x, y);
     let r = d.copysign(mag, xf.clone());
     let yi = d.is_inf(&yf);
     let r = d.sel(yi.clone(), xf.clone(), r);
@@ -317,7 +332,6 @@ pub(super) fn remainder(d: &mut D, kind: Remainder, ft: &Type, x: Operand, y: Op
     let yb = d.bits(yf);
     let sb = d.ibin(BinOp::Xor, xb, yb);
     let zero64 = d.ki(Type::I64, 0);
-    let it = d.t(Type::I64);
     let negative = d.fx.value(MOp::Icmp { pred: IntPred::Slt, ty: it, lhs: sb, rhs: zero64 });
     let zero = d.fx.splat(&w, 0);
     let nqi = d.fx.bin(BinOp::Sub, &w, zero.clone(), qi.clone());
@@ -325,4 +339,14 @@ pub(super) fn remainder(d: &mut D, kind: Remainder, ft: &Type, x: Operand, y: Op
     let none = d.or(bad, yi);
     let qi = d.fx.select(&w, none, zero, qi);
     (r, Some(qi))
+}
+
+/// v mod 128 for a non-negative integer v below 2^53 (exact).
+fn mod128(d: &mut D, v: Operand) -> Operand {
+    let inv = d.k(1.0 / 128.0);
+    let t = d.mul(v.clone(), inv);
+    let t = d.un(UnOp::Floor, t);
+    let nt = d.un(UnOp::FNeg, t);
+    let m = d.k(128.0);
+    d.fma(nt, m, v)
 }

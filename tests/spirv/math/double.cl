@@ -92,3 +92,20 @@ __kernel void double_pow(__global const double *x, __global const double *y, __g
     o[2] = pown(a, n[i]);
     o[3] = rootn(a, r[i]);
 }
+
+// fmod, remainder, remquo and LLVM's frem (OpFRem) on double, exact (src/spirv/
+// libm/special.rs `remainder`), and a double2 fmod: 7 results per work-item.
+__kernel void double_remainder(__global const double *x, __global const double *y, __global double *out) {
+    size_t i = get_global_id(0);
+    double a = x[i], b = y[i];
+    __global double *o = out + 7 * i;
+    o[0] = fmod(a, b);
+    o[1] = remainder(a, b);
+    int q;
+    o[2] = remquo(a, b, &q);
+    o[3] = (double)q;
+    o[4] = __builtin_fmod(a, b);
+    double2 v = fmod((double2)(a, b), (double2)(b, a));
+    o[5] = v.x;
+    o[6] = v.y;
+}
