@@ -1620,6 +1620,35 @@ impl<'a> Fx<'a> {
                 }
                 r
             }
+            // { result, carry or borrow } and { low, high } of the full
+            // product, as clang writes LLVM's overflow intrinsics.
+            Op::IAddCarry | Op::ISubBorrow | Op::UMulExtended | Op::SMulExtended => {
+                let et = ta(self, 0)?;
+                let (x, y) = (a(self, 0)?, a(self, 1)?);
+                let flag = |fx: &mut Self, lhs: Operand, rhs: Operand| {
+                    let c = fx.value(MOp::Icmp { pred: IntPred::Ult, ty: et.clone(), lhs, rhs });
+                    let (one, zero) = (fx.splat(&et, 1), fx.splat(&et, 0));
+                    fx.select(&et, c, one, zero)
+                };
+                let (first, second) = match op {
+                    Op::IAddCarry => {
+                        let sum = self.bin(BinOp::Add, &et, x.clone(), y);
+                        let carry = flag(self, sum.clone(), x);
+                        (sum, carry)
+                    }
+                    Op::ISubBorrow => {
+                        let diff = self.bin(BinOp::Sub, &et, x.clone(), y.clone());
+                        let borrow = flag(self, x, y);
+                        (diff, borrow)
+                    }
+                    _ => {
+                        let high = if op == Op::UMulExtended { BinOp::MulHiU } else { BinOp::MulHiS };
+                        let lo = self.bin(BinOp::Mul, &et, x.clone(), y.clone());
+                        (lo, self.bin(high, &et, x, y))
+                    }
+                };
+                self.value(MOp::Make { ty, elems: vec![first, second] })
+            }
             other => return Err(format!("Op{other:?} is not supported")),
         })
     }
