@@ -449,15 +449,15 @@ fn errors_give_the_source_line_of_op_line() {
     let Some(spirv_as) = llvm_tools::require("spirv-as") else { return };
     let work = std::env::temp_dir().join(format!("amdgpu-cg-spirv-asm-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    let spv = work.join("mul_extended.spv");
-    let src = dir().join("asm/mul_extended_with_line.spvasm");
+    let spv = work.join("async_copy.spv");
+    let src = dir().join("asm/async_copy_with_line.spvasm");
     run(&spirv_as, &[&src.to_string_lossy(), "--target-env", "spv1.2", "-o", &spv.to_string_lossy()], "spirv-as").unwrap();
     let errors = amdgpu_cg::spirv::to_mir(&amdgpu_cg::spirv::words(&std::fs::read(&spv).unwrap()).unwrap()).unwrap_err();
     let _ = std::fs::remove_dir_all(&work);
     assert_eq!(errors.len(), 1, "{errors:?}");
     let e = &errors[0];
     assert_eq!(e.line, Some(("k.cl".to_string(), 7)), "{e}");
-    assert!(e.word.is_some() && e.to_string().starts_with("k.cl:7: ") && e.message.contains("OpUMulExtended"), "{e}");
+    assert!(e.word.is_some() && e.to_string().starts_with("k.cl:7: ") && e.message.contains("OpGroupAsyncCopy"), "{e}");
 }
 
 /// Kernel argument metadata: for arguments whose description SPIR-V carries

@@ -523,9 +523,10 @@ fn wide_binary(out: &mut Out, op: BinOp, lhs: Operand, rhs: Operand) -> Op {
 /// The high 64 bits of the unsigned 128-bit product, from four 32 x 32 → 64
 /// products (the operation that computes it last).
 fn mulhi_u64(out: &mut Out, a: &Operand, b: &Operand) -> Op {
-    // Schoolbook on 32-bit halves: every partial product is a 32 x 32 -> 64
-    // multiply of zero-extended halves (one v_mad_u64_u32 each after
-    // selection), and the columns are added in 64 bits without overflow.
+    // Schoolbook on 32-bit halves, each partial product plus a column sum
+    // (selected as one v_mad_u64_u32 with a 64-bit addend): with p0 = al·bl,
+    // m1 = ah·bl + hi(p0) and m2 = al·bh + lo(m1), the high half is ah·bh +
+    // hi(m1) + hi(m2). No sum overflows: (2^32 - 1)^2 + 2 (2^32 - 1) = 2^64 - 1.
     let (i32t, i64t) = (Type::I32, Type::I64);
     let half = |out: &mut Out, x: &Operand, high: bool| -> Operand {
         if let Operand::Const(c) = x {
@@ -540,24 +541,37 @@ fn mulhi_u64(out: &mut Out, a: &Operand, b: &Operand) -> Op {
         }
         out.cast(CastOp::ZExt, &i32t, x, &i64t)
     };
-    let product = |out: &mut Out, x: &Operand, y: &Operand| -> Operand {
+    let is_zero = |x: &Operand| matches!(x, Operand::Const(c) if c.bits == 0);
+    // x·y + addend (the addend alone where a factor is the constant 0).
+    let mad = |out: &mut Out, x: &Operand, y: &Operand, addend: Operand| -> Operand {
+        if is_zero(x) || is_zero(y) {
+            return addend;
+        }
         let (wx, wy) = (wide(out, x.clone()), wide(out, y.clone()));
-        out.bin(BinOp::Mul, &i64t, wx, wy)
+        let p = out.bin(BinOp::Mul, &i64t, wx, wy);
+        if is_zero(&addend) {
+            return p;
+        }
+        out.bin(BinOp::Add, &i64t, p, addend)
     };
-    let (al, ah, bl, bh) = (half(out, a, false), half(out, a, true), half(out, b, false), half(out, b, true));
-    let (p0, p1, p2, p3) = (product(out, &al, &bl), product(out, &al, &bh), product(out, &ah, &bl), product(out, &ah, &bh));
-    // The middle column: at most 3 * (2^32 - 1), no overflow.
     let column = |out: &mut Out, x: &Operand, high: bool| {
         let h = half(out, x, high);
         wide(out, h)
     };
-    let (p0_hi, p1_lo, p2_lo) = (column(out, &p0, true), column(out, &p1, false), column(out, &p2, false));
-    let mid = out.bin(BinOp::Add, &i64t, p0_hi, p1_lo);
-    let mid = out.bin(BinOp::Add, &i64t, mid, p2_lo);
-    let (p1_hi, p2_hi, mid_hi) = (column(out, &p1, true), column(out, &p2, true), column(out, &mid, true));
-    let r = out.bin(BinOp::Add, &i64t, p3, p1_hi);
-    let r = out.bin(BinOp::Add, &i64t, r, p2_hi);
-    Op::Binary { op: BinOp::Add, ty: i64t, lhs: r, rhs: mid_hi }
+    let (al, ah, bl, bh) = (half(out, a, false), half(out, a, true), half(out, b, false), half(out, b, true));
+    let p0 = mad(out, &al, &bl, int(&i64t, 0));
+    let p0_hi = column(out, &p0, true);
+    let m1 = mad(out, &ah, &bl, p0_hi);
+    let m1_lo = column(out, &m1, false);
+    let m2 = mad(out, &al, &bh, m1_lo);
+    let (m1_hi, m2_hi) = (column(out, &m1, true), column(out, &m2, true));
+    if is_zero(&ah) || is_zero(&bh) {
+        return Op::Binary { op: BinOp::Add, ty: i64t, lhs: m1_hi, rhs: m2_hi };
+    }
+    let carries = out.bin(BinOp::Add, &i64t, m1_hi, m2_hi);
+    let (wh, wbh) = (wide(out, ah), wide(out, bh));
+    let top = out.bin(BinOp::Mul, &i64t, wh, wbh);
+    Op::Binary { op: BinOp::Add, ty: i64t, lhs: top, rhs: carries }
 }
 
 /// Saturating add and subtract: narrow types exactly in i32 and clamped; i32

@@ -15,6 +15,7 @@
 mod arg_access;
 pub mod cfi;
 pub mod dead_moves;
+pub mod forward_copies;
 pub mod emit;
 pub mod expand;
 pub mod hazards;
@@ -49,7 +50,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`) and the module-level inline, then selection
 /// and the machine passes.
-pub const PASSES: [&str; 30] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "dead_moves", "window_rename", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 31] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "forward_copies", "dead_moves", "window_rename", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -354,6 +355,10 @@ pub fn compile_kernel(
     lap(report, "expand");
     print_expanded(options, report, "expand", func, &expanded, t);
     if options.opt_level >= crate::opt::OptLevel::O1 {
+        forward_copies::run(&mut expanded);
+        lap(report, "forward_copies");
+        print_expanded(options, report, "forward_copies", func, &expanded, t);
+        checked(&expanded)?;
         dead_moves::run(&mut expanded, t);
         lap(report, "dead_moves");
         print_expanded(options, report, "dead_moves", func, &expanded, t);

@@ -422,7 +422,11 @@ fn translate_function(
                 fx.b.switch_to(fx.current);
             }
             Op::Function | Op::FunctionParameter | Op::FunctionEnd | Op::Phi => {}
-            _ => fx.inst(inst).map_err(|m| fail(m, inst))?,
+            _ => fx.inst(inst).map_err(|m| {
+                // Name the instruction where the reason does not.
+                let op = format!("Op{:?}", inst.op());
+                fail(if m.contains(&op) { m } else { format!("{op}: {m}") }, inst)
+            })?,
         }
         if let Some(m) = fx.poisoned.take() {
             return Err(fail(m, inst));
@@ -1619,6 +1623,12 @@ impl<'a> Fx<'a> {
                     r = self.bin(if op == Op::Any { BinOp::Or } else { BinOp::And }, &Type::I1, r, e);
                 }
                 r
+            }
+            // clang's __builtin_popcount (OpenCL's popcount is OpenCL.std's).
+            Op::BitCount => {
+                let (x, xt) = (a(self, 0)?, ta(self, 0)?);
+                let n = self.un(UnOp::Popcount, &xt, x);
+                self.resize(&xt, n, &ty, false)
             }
             // { result, carry or borrow } and { low, high } of the full
             // product, as clang writes LLVM's overflow intrinsics.

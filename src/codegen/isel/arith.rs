@@ -5,8 +5,21 @@ use super::*;
 impl<'a> Isel<'a> {
     pub(super) fn binary(&mut self, op: BinOp, ty: &Type, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Lowered, Diagnostic> {
         if *ty == Type::I64 && op == BinOp::Mul {
-            if let Some(l) = self.mul64_of_extended(lhs, rhs, divergent)? {
+            if let Some(l) = self.mul64_of_extended(lhs, rhs, None, divergent)? {
                 return Ok(l);
+            }
+        }
+        if *ty == Type::I64 && op == BinOp::Add {
+            // A product of extended halves plus a 64-bit value: one
+            // multiply-add (the multiply selected before is left unread, for
+            // machine_dce), as the 64-bit high product's columns are summed.
+            for (product, addend) in [(lhs, rhs), (rhs, lhs)] {
+                let Operand::Value(pv) = product else { continue };
+                let Some((a, b)) = self.mul_ext.get(pv).cloned() else { continue };
+                let addend = self.lowered(addend);
+                if let Some(l) = self.mul64_of_extended(&a, &b, Some(addend), divergent)? {
+                    return Ok(l);
+                }
             }
         }
         let (a, b) = (self.lowered(lhs), self.lowered(rhs));
@@ -15,8 +28,11 @@ impl<'a> Isel<'a> {
 
     /// An i64 product of two 32-bit values extended the same way (or
     /// constants that fit): one `v_mad_u64_u32`/`v_mad_i64_i32` with a zero
-    /// addend, or `s_mul_i32` and `s_mul_hi` when both are uniform.
-    fn mul64_of_extended(&mut self, lhs: &Operand, rhs: &Operand, divergent: bool) -> Result<Option<Lowered>, Diagnostic> {
+    /// addend, or `s_mul_i32` and `s_mul_hi` when both are uniform. With an
+    /// `addend`, only the multiply-add, where it is divergent and the
+    /// addend a VGPR pair, an SGPR pair the constant bus has room for, or
+    /// an inline constant (None otherwise: the caller adds).
+    fn mul64_of_extended(&mut self, lhs: &Operand, rhs: &Operand, addend: Option<Lowered>, divergent: bool) -> Result<Option<Lowered>, Diagnostic> {
         let narrow = |s: &Self, o: &Operand, signed: bool| -> Option<Operand> {
             match o {
                 Operand::Const(c) => {
@@ -36,7 +52,10 @@ impl<'a> Isel<'a> {
             return Ok(None);
         }
         let (la, lb) = (self.lowered(&a), self.lowered(&b));
-        let divergent = divergent || in_vector_registers(&la) || in_vector_registers(&lb);
+        let divergent = divergent || in_vector_registers(&la) || in_vector_registers(&lb) || addend.as_ref().is_some_and(in_vector_registers);
+        if addend.is_some() && !divergent {
+            return Ok(None);
+        }
         if !divergent {
             let (sa, sb) = (self.src_of(&la)?, self.src_of(&lb)?);
             let d = self.vreg(Class::SgprPair);
@@ -48,6 +67,16 @@ impl<'a> Isel<'a> {
         let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
         let mut bus = if gfx11 { 2 } else { 1 };
         let mut literal = gfx11;
+        let sc = match addend {
+            None => Src::Imm(0),
+            Some(Lowered::V64(lo, hi)) => Src::VPair(lo, hi),
+            Some(Lowered::Imm(bits)) if bits <= 64 => Src::Imm(bits as u32),
+            Some(Lowered::S64(pair)) if bus > 0 => {
+                bus -= 1;
+                Src::R(pair)
+            }
+            Some(_) => return Ok(None),
+        };
         let mut src = |s: &mut Self, l: &Lowered| -> Result<Src, Diagnostic> {
             Ok(match *l {
                 Lowered::S(r) if bus > 0 => {
@@ -67,7 +96,7 @@ impl<'a> Isel<'a> {
         let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
         let carry = self.vreg(self.mask_class());
         let opcode = if signed { Opcode::v_mad_i64_i32 } else { Opcode::v_mad_u64_u32 };
-        self.emit(opcode, &[Dst::VPair(lo, hi), Dst::R(carry)], &[sa, sb, Src::Imm(0)], |_| {});
+        self.emit(opcode, &[Dst::VPair(lo, hi), Dst::R(carry)], &[sa, sb, sc], |_| {});
         Ok(Some(Lowered::V64(lo, hi)))
     }
 

@@ -273,6 +273,9 @@ struct Isel<'a> {
     /// i64 values `shl (ext x), k` (k ≤ 6) of those: (x, k, signed), for
     /// addresses `base + ext(x) * 2^k` in one `v_mad_*`.
     scaled_ext: HashMap<Value, (Operand, u32, bool)>,
+    /// i64 products read once, by their operands: an add of one becomes a
+    /// multiply-add where the operands are extended halves.
+    mul_ext: HashMap<Value, (Operand, Operand)>,
     /// Zero-extended address offsets already shifted into a VGPR, by
     /// (machine block, value, shift): the addresses of one index into
     /// several arrays share one (`memory::zero_extended_offset`).
@@ -1166,6 +1169,43 @@ fn static_lds_end(func: &Function) -> u64 {
     end
 }
 
+/// The i64 products (by their operands) read once, by an add whose other
+/// operand is a half of a 64-bit value zero-extended, or a sum of two: the
+/// column sums of a 64-bit high product (`legalize::mulhi_u64`), each one
+/// multiply-add. Other adds of products (addresses, division by constants)
+/// keep their own selection, which is shorter there.
+fn fusable_products(func: &Function, wide_ext: &HashMap<Value, (Operand, bool)>, uses: &[u32]) -> HashMap<Value, (Operand, Operand)> {
+    let insts = || func.blocks.iter().flat_map(|b| &b.insts);
+    let halves: hashbrown::HashSet<Value> = insts().filter_map(|i| matches!(i.op, Op::Cast { op: CastOp::Trunc, from: Type::I64, to: Type::I32, .. }).then_some(i.result).flatten()).collect();
+    let zext = |o: &Operand| matches!(o, Operand::Value(v) if matches!(wide_ext.get(v), Some((Operand::Value(h), false)) if halves.contains(h)));
+    let mut products = HashMap::new();
+    let mut zext_sums = hashbrown::HashSet::new();
+    for i in insts() {
+        match (&i.op, i.result) {
+            (Op::Binary { op: BinOp::Mul, ty: Type::I64, lhs, rhs }, Some(r)) if uses[r.0 as usize] == 1 => {
+                products.insert(r, (lhs.clone(), rhs.clone()));
+            }
+            (Op::Binary { op: BinOp::Add, ty: Type::I64, lhs, rhs }, Some(r)) if zext(lhs) && zext(rhs) => {
+                zext_sums.insert(r);
+            }
+            _ => {}
+        }
+    }
+    let mut fused = HashMap::new();
+    for i in insts() {
+        let Op::Binary { op: BinOp::Add, ty: Type::I64, lhs, rhs } = &i.op else { continue };
+        for (p, addend) in [(lhs, rhs), (rhs, lhs)] {
+            let column = zext(addend) || matches!(addend, Operand::Value(v) if zext_sums.contains(v));
+            if let (Operand::Value(pv), true) = (p, column) {
+                if let Some(ops) = products.get(pv) {
+                    fused.insert(*pv, ops.clone());
+                }
+            }
+        }
+    }
+    fused
+}
+
 /// Which kernel inputs a function uses (so that only those are enabled).
 fn kernel_inputs(func: &Function, callee_uses: &HashMap<String, Vec<ImplicitInput>>) -> KernelInputs {
     let mut inputs = KernelInputs::default();
@@ -1282,6 +1322,7 @@ pub fn select(
         refusals: Vec::new(),
         volatile_access: false,
         scaled_ext: HashMap::new(),
+        mul_ext: HashMap::new(),
         shifted_offsets: hashbrown::HashMap::new(),
         mir_defs: crate::opt::rewrite::definitions(func),
         mir_uses,
@@ -1317,6 +1358,7 @@ pub fn select(
             _ => None,
         })
         .collect();
+    isel.mul_ext = fusable_products(func, &isel.wide_ext, &isel.mir_uses);
     isel.private_offsets = func
         .blocks
         .iter()

@@ -1,0 +1,91 @@
+//! forward_copies: within one block (after expansion, on hardware
+//! registers), an instruction that reads a VGPR which a `v_mov_b32` copied
+//! from another VGPR reads the original instead, while neither register
+//! nor EXEC has been written since. Copies chain through the pair windows
+//! (a result copied out of its window, then into the next instruction's
+//! window), so a later copy often reads the first register directly and
+//! the copies in between are left unread; dead_moves, which runs next,
+//! deletes those. A copy of a register onto itself, which forwarding can
+//! produce, is deleted here.
+//!
+//! Why this is sound: a `v_mov_b32` writes the lanes EXEC has on; a later
+//! instruction under the same EXEC reads only those lanes, where the two
+//! registers agree until either is written. Instructions that read other
+//! lanes (`v_readlane`, `v_writelane`, DPP, permutes, swizzles) and
+//! instructions whose result must share a register with a source are left
+//! as they are, and only single VGPRs are rewritten: tuples keep their
+//! registers, whose contiguity and alignment placement chose.
+
+use super::dead_moves::writes_exec;
+use super::expand::{overlaps, reg_span, Expanded};
+use crate::isa::{self, Opcode};
+
+/// Whether `inst` may read a different VGPR in place of one of its
+/// single-VGPR sources: it reads only the active lanes of its sources and
+/// no source register is also its result.
+fn rewritable(inst: &isa::Inst) -> bool {
+    let name = inst.op.info().name;
+    let cross_lane = ["readlane", "writelane", "readfirstlane", "dpp", "sdwa", "permute", "permlane", "swizzle", "accvgpr", "movrel"].iter().any(|p| name.contains(p));
+    let tied = inst.uses.iter().filter_map(reg_span).any(|u| inst.defs.iter().filter_map(reg_span).any(|d| overlaps(u, d)));
+    !cross_lane && !tied && inst.vopd_y.is_none()
+}
+
+/// A plain VGPR-to-VGPR `v_mov_b32`: (destination, source).
+fn vgpr_copy(inst: &isa::Inst) -> Option<(u16, u16)> {
+    if inst.op != Opcode::v_mov_b32 || inst.mods != isa::Mods::default() || inst.vopd_y.is_some() {
+        return None;
+    }
+    match (inst.defs.as_slice(), inst.uses.as_slice()) {
+        ([isa::Operand::Reg(d)], [isa::Operand::Reg(s)]) if d.base.is_vgpr() && s.base.is_vgpr() && d.size == 1 && s.size == 1 => Some((d.base.0, s.base.0)),
+        _ => None,
+    }
+}
+
+/// Rewrites reads through copies and deletes self-copies; returns how many
+/// sources were rewritten.
+pub fn run(code: &mut Expanded) -> usize {
+    let mut rewritten = 0;
+    for (_, _, block) in &mut code.blocks {
+        // (copy, original): the copy holds the original's value in the
+        // active lanes.
+        let mut copies: Vec<(u16, u16)> = Vec::new();
+        let mut keep = vec![true; block.len()];
+        for (k, e) in block.iter_mut().enumerate() {
+            if !copies.is_empty() && rewritable(&e.inst) {
+                for u in &mut e.inst.uses {
+                    if let isa::Operand::Reg(r) = u {
+                        if r.base.is_vgpr() && r.size == 1 {
+                            if let Some(&(_, original)) = copies.iter().find(|(c, _)| *c == r.base.0) {
+                                r.base = isa::PhysReg(original);
+                                rewritten += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            // EXEC changes which lanes agree; calls and indirect moves
+            // write registers no operand lists.
+            if writes_exec(&e.inst) || e.call.is_some() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) || e.inst.op.info().name.contains("movrel") {
+                copies.clear();
+            }
+            for d in e.inst.defs.iter().filter_map(reg_span) {
+                copies.retain(|&(c, o)| !overlaps(d, (c, 1)) && !overlaps(d, (o, 1)));
+            }
+            if let Some((d, s)) = vgpr_copy(&e.inst) {
+                if d == s && e.cfi.is_empty() {
+                    keep[k] = false;
+                } else {
+                    copies.push((d, s));
+                }
+            }
+        }
+        if keep.contains(&false) {
+            let mut k = 0;
+            block.retain(|_| {
+                k += 1;
+                keep[k - 1]
+            });
+        }
+    }
+    rewritten
+}
