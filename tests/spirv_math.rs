@@ -931,3 +931,63 @@ fn double_remainders_are_exact() {
     assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
     doubles_agree_on_every_target(&module, &spec, &want, 2, 7, |k| names[k].to_string(), false);
 }
+
+#[test]
+fn double_erf_gamma_and_relatives_are_within_opencl_bounds() {
+    let Some(module) = translated("double") else { return };
+    const M: usize = 512;
+    let mut rng = Rng(0xe7f_d0b1e);
+    let mut xs: Vec<f64> = vec![
+        0.0, -0.0, 1e-300, -5e-324, 5e-324, 1e-17, 0.25, 0.4999999999999999, 0.5, -0.5, 0.75, 1.0, 2.0, 3.0, 5.9, 6.0, 6.1, 10.0, 26.5, 27.2, 27.3, 28.0, 30.0, -3.0, -6.5,
+        -27.0, f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 0.9999999999999999, 1.0000000000000002, 1.9999999999999998, 2.0000000000000004, 2.9999999999999996, 9.999999999999998,
+        171.6, 171.7, 170.5, 1e10, 1e300, -0.1, -1.5, -2.5, -100.5, -170.5, -171.5, -175.5, -183.7, -190.5, -1e10 - 0.5,
+    ];
+    while xs.len() < M {
+        let r = rng.unit();
+        let sign = if rng.next() & 3 == 0 { -1.0 } else { 1.0 };
+        xs.push(sign * match xs.len() % 4 { 0 => r * 6.0, 1 => 0.5 + r * 27.5, 2 => 2f64.powf(r * 40.0 - 38.0), _ => r * 180.0 });
+    }
+    let spec = double_launch("double_special", &[("x", &xs)], 6);
+    let want = mir::launch::run(&module, &spec).unwrap();
+    let got: Vec<f64> = want.buffers[1].bits().into_iter().map(f64::from_bits).collect();
+    let names = ["erf", "erfc", "lgamma", "lgamma_r", "lgamma_r sign", "tgamma"];
+    let mut worst = [0f64; 6];
+    let mut excused = 0;
+    let mut failures = Vec::new();
+    for (i, &a) in xs.iter().enumerate() {
+        // musl's functions (the libm crate): erf, erfc and lgamma within an
+        // ulp or two; tgamma's Lanczos sum within a few.
+        let (lg, sign) = libm::lgamma_r(a);
+        let pole = a <= 0.0 && a == a.trunc();
+        let sign = if a == 0.0 { if a.is_sign_negative() { -1.0 } else { 1.0 } } else if pole || a.is_nan() { f64::NAN } else { f64::from(sign) };
+        let tg = if pole && a != 0.0 { f64::NAN } else { libm::tgamma(a) };
+        let refs = [libm::erf(a), libm::erfc(a), lg, lg, sign, tg];
+        for (f, &w) in refs.iter().enumerate() {
+            let g = got[6 * i + f];
+            let bad = if f == 4 && w.is_nan() {
+                false
+            } else if w.is_nan() || g.is_nan() {
+                w.is_nan() != g.is_nan()
+            } else if w == 0.0 || w.is_infinite() || (f < 2 && (w.abs() == 1.0 || w == 2.0)) || f == 4 {
+                g != w || g.is_sign_negative() != w.is_sign_negative()
+            } else {
+                let u = (g - w).abs() / ulp64(w);
+                // ln Γ near its zeros below 0 is as good as ln(π / sin πx)
+                // minus ln Γ(1 - x), an absolute 2^-50 (OpenCL sets no bound).
+                let near_zero = (f == 2 || f == 3) && a < 0.0 && (g - w).abs() <= 2f64.powi(-50);
+                if u <= 16.0 {
+                    worst[f] = worst[f].max(u);
+                } else if near_zero {
+                    excused += 1;
+                }
+                u > 16.0 && !near_zero
+            };
+            if bad {
+                failures.push(format!("{}({a:e}) = {g:e}, want {w:e}", names[f]));
+            }
+        }
+    }
+    eprintln!("worst ulps against musl's libm: {} ({excused} lgamma results below 0 beyond 16 ulp but within 2^-50)", names.iter().zip(&worst).map(|(n, w)| format!("{n} {w:.2}")).collect::<Vec<_>>().join(", "));
+    assert!(failures.is_empty(), "{} results off:\n{}", failures.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
+    doubles_agree_on_every_target(&module, &spec, &want, 1, 6, |k| names[k].to_string(), false);
+}

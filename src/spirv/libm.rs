@@ -20,9 +20,10 @@ use crate::mir::{BinOp, CastOp, FloatPred, IntPred, Op as MOp, Operand, UnOp};
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_6, LN_2, LOG2_E, PI};
 
 mod double;
+mod gamma;
 mod special;
 pub use special::fmod;
-use special::{erf, lgamma, remainder, Remainder};
+use special::{erf, erf_double, lgamma, remainder, Remainder};
 
 /// f64 arithmetic on scalars or vectors of `lanes` (0: a scalar).
 struct D<'x, 'a> {
@@ -135,6 +136,21 @@ impl D<'_, '_> {
             acc = self.fma(acc, x.clone(), c);
         }
         acc
+    }
+    /// Σ c_k T_k(u) by Clenshaw's recurrence: b_k = 2u b_(k+1) - b_(k+2) +
+    /// c_k, the sum u b_1 - b_2 + c_0 (stable for |u| <= 1).
+    fn chebyshev(&mut self, u: Operand, coeffs: &[f64]) -> Operand {
+        let u2 = self.add(u.clone(), u.clone());
+        let (mut b1, mut b2) = (self.k(0.0), self.k(0.0));
+        for &c in coeffs[1..].iter().rev() {
+            let ck = self.k(c);
+            let rest = self.sub(ck, b2);
+            let b0 = self.fma(u2.clone(), b1.clone(), rest);
+            (b2, b1) = (b1, b0);
+        }
+        let c0 = self.k(coeffs[0]);
+        let rest = self.sub(c0, b2);
+        self.fma(u, b1, rest)
     }
     fn is_nan(&mut self, a: &Operand) -> Operand {
         self.cmp(FloatPred::Uno, a.clone(), a.clone())
@@ -493,7 +509,7 @@ pub fn handles(op: CLOp) -> bool {
 /// in tests/spirv_math.rs).
 fn on_double(op: CLOp) -> bool {
     use CLOp::*;
-    matches!(op, logb | ilogb | frexp | modf | fract | nan | nextafter | maxmag | minmag | fmod | remainder | remquo | hypot | sinpi | cospi | tanpi | atan | atanpi | atan2 | atan2pi | asin | asinpi | acos | acospi | pow | pown | powr | rootn) || double::handles(op)
+    matches!(op, logb | ilogb | frexp | modf | fract | nan | nextafter | maxmag | minmag | fmod | remainder | remquo | erf | erfc | lgamma | lgamma_r | tgamma | hypot | sinpi | cospi | tanpi | atan | atanpi | atan2 | atan2pi | asin | asinpi | acos | acospi | pow | pown | powr | rootn) || double::handles(op)
 }
 
 /// `x` scaled into the normal range when it is a double subnormal: (x ·
@@ -963,9 +979,11 @@ pub fn translate(fx: &mut Fx, op: CLOp, ty: &Type, a: &[Operand], at: &[Type]) -
             }
             r
         }
+        CLOp::erf | CLOp::erfc if double => erf_double(&mut d, op == CLOp::erfc, x),
         CLOp::erf | CLOp::erfc => erf(&mut d, op == CLOp::erfc, x),
+        CLOp::tgamma if double => gamma::tgamma(&mut d, x),
         CLOp::lgamma | CLOp::lgamma_r | CLOp::tgamma => {
-            let (lg, sign) = lgamma(&mut d, x.clone());
+            let (lg, sign) = if double { gamma::lgamma(&mut d, x.clone()) } else { lgamma(&mut d, x.clone()) };
             if op == CLOp::lgamma_r {
                 let w = d.t(Type::I32);
                 let dt = d.f();

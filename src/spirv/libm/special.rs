@@ -175,6 +175,132 @@ pub(super) fn erf(d: &mut D, complement: bool, x: Operand) -> Operand {
     }
 }
 
+/// erf and erfc of a double. Below ½ in magnitude erf is its Taylor series
+/// (terms fall by 4x at least, 22 of them) and erfc is 1 - erf. From ½ up,
+/// erfc(x) = e^(-x²) f(1/x) / x with f a 49-term Chebyshev series (below),
+/// e^(-x²) from x² as an exact pair, and erf = 1 - erfc (erfc(½) < 0.48: no
+/// bits cancel that matter); erf is odd and erfc(-x) = 2 - erfc(x). Beyond
+/// 28 erfc is 0, beyond 6 erf is ±1.
+pub(super) fn erf_double(d: &mut D, complement: bool, x: Operand) -> Operand {
+    let ax = d.abs(x.clone());
+    // Taylor: erf(x) = 2/√π Σ (-1)^k x^(2k+1) / (k! (2k+1)).
+    let mut f = 1.0f64;
+    let coeffs: Vec<f64> = (0..22)
+        .map(|k| {
+            if k > 0 {
+                f *= f64::from(k);
+            }
+            let c = std::f64::consts::FRAC_2_SQRT_PI / (f * f64::from(2 * k + 1));
+            if k % 2 == 0 {
+                c
+            } else {
+                -c
+            }
+        })
+        .collect();
+    let z = d.mul(x.clone(), x.clone());
+    let p = d.poly(&z, &coeffs);
+    let series = d.mul(x.clone(), p);
+    // erfc(|x|) for |x| in [½, 28] (clamped there).
+    let (lo, hi) = (d.k(0.5), d.k(28.0));
+    let a = d.bin(BinOp::FMax, ax.clone(), lo);
+    let a = d.bin(BinOp::FMin, a, hi);
+    let one = d.k(1.0);
+    let t = d.div(one.clone(), a.clone());
+    let (ta, tb) = (1.0 / 28.0, 2.0);
+    let scale = d.k(2.0 / (tb - ta));
+    let shift = d.k(-(ta + tb) / (tb - ta));
+    let u = d.fma(t, scale, shift);
+    let scaled = d.chebyshev(u, &ERFC_SCALED);
+    let scaled = d.div(scaled, a.clone());
+    // e^(-a²) = 2^(-(p + q) log2 e) with a² = p + q exactly.
+    let sq = d.mul(a.clone(), a.clone());
+    let nsq = d.un(UnOp::FNeg, sq.clone());
+    let q = d.fma(a.clone(), a, nsq.clone());
+    let l2e = d.k(std::f64::consts::LOG2_E);
+    let eh = d.mul(nsq.clone(), l2e.clone());
+    let neh = d.un(UnOp::FNeg, eh.clone());
+    let err = d.fma(nsq.clone(), l2e.clone(), neh);
+    let l2e_lo = d.k(super::LOG2_E_LO);
+    let el = d.fma(nsq, l2e_lo, err);
+    let nq = d.un(UnOp::FNeg, q);
+    let el = d.fma(nq, l2e, el);
+    let e = d.exp2_parts(eh, el);
+    let tail = d.mul(e, scaled);
+    let far = d.cmpk(FloatPred::Ogt, ax.clone(), 28.0);
+    let tail = d.selk(far, 0.0, tail);
+    let near = d.cmpk(FloatPred::Olt, ax.clone(), 0.5);
+    let r = if complement {
+        let from_series = d.sub(one, series);
+        let two = d.k(2.0);
+        let other = d.sub(two, tail.clone());
+        let neg = d.cmpk(FloatPred::Olt, x.clone(), 0.0);
+        let far = d.sel(neg, other, tail);
+        d.sel(near, from_series, far)
+    } else {
+        let rest = d.sub(one, tail);
+        let rest = d.copysign(rest, x.clone());
+        d.sel(near, series, rest)
+    };
+    let nan = d.is_nan(&x);
+    d.sel(nan, x, r)
+}
+
+/// f(t) = x e^(x²) erfc(x) with t = 1/x in [1/28, 2], as Chebyshev
+/// coefficients in u = (2t - 2 - 1/28) / (2 - 1/28): 49 terms, the rest below
+/// 2^-60 of the first (scripts/chebyshev_tables.py, 60 digits).
+const ERFC_SCALED: [f64; 49] = [
+    f64::from_bits(0x3fdbc19000aa4351), // 0.43368911805105364409
+    f64::from_bits(0xbfc15a7d37815197), // -0.13557400903904401541
+    f64::from_bits(0x3f772589c073c82f), // 0.0056510334900270870667
+    f64::from_bits(0x3f7b25e0b1717c29), // 0.0066279198718737573525
+    f64::from_bits(0xbf6bc418f65486f0), // -0.0033894050162793717118
+    f64::from_bits(0x3f507810db1ff020), // 0.0010051884278246063019
+    f64::from_bits(0xbf24a1a31c233e5f), // -0.00015740505302240783101
+    f64::from_bits(0xbf00c54ebee288d1), // -0.000031987634302470287341
+    f64::from_bits(0x3f04323f1e7c957c), // 0.000038521338693346473198
+    f64::from_bits(0xbef3cc625194e839), // -0.000018881201957678309782
+    f64::from_bits(0x3eda69b65c372af6), // 6.2973353495792033198e-6
+    f64::from_bits(0xbeb4df71664bd13d), // -1.2441172653728979634e-6
+    f64::from_bits(0xbe83e71833fc7b15), // -1.4828676774769759313e-7
+    f64::from_bits(0x3e93e79a72f68b6d), // 2.9660315000784806788e-7
+    f64::from_bits(0xbe8803a83f7afc8c), // -1.7892037339724712922e-7
+    f64::from_bits(0x3e74251906454ab5), // 7.5045649310528079976e-8
+    f64::from_bits(0xbe581e8436e35f84), // -2.2462760034712491505e-8
+    f64::from_bits(0x3e2996bd2a13b984), // 2.9789311717171690176e-9
+    f64::from_bits(0x3e1fea2be80f0841), // 1.8576819251586706727e-9
+    f64::from_bits(0xbe207d97bf23e9e8), // -1.9197581242766928317e-9
+    f64::from_bits(0x3e12c05e33f842ef), // 1.091477311205330499e-9
+    f64::from_bits(0xbdffce726132e728), // -4.6284451375621482726e-10
+    f64::from_bits(0x3de3cf70233f2709), // 1.4413893830526941496e-10
+    f64::from_bits(0xbdb7128f384a56c2), // -2.098431456216023231e-11
+    f64::from_bits(0xbdaad0fde666360e), // -1.219467513078552558e-11
+    f64::from_bits(0x3dae64bb7b015ceb), // 1.3821357117759969054e-11
+    f64::from_bits(0xbda2b0124e337338), // -8.4982181394227925092e-12
+    f64::from_bits(0x3d9169d0412c97ca), // 3.9593337448444596127e-12
+    f64::from_bits(0xbd7911b62187657b), // -1.4250182032405454114e-12
+    f64::from_bits(0x3d56d91daa56f6aa), // 3.2469115620756668771e-13
+    f64::from_bits(0x3d250e68faab2b7d), // 3.7403483608282229251e-14
+    f64::from_bits(0xbd3c5068ce0c1373), // -1.0059188751452189717e-13
+    f64::from_bits(0x3d353272f4034dda), // 7.5307108269327280916e-14
+    f64::from_bits(0xbd26f9cce97a7b1d), // -4.0813189200449589612e-14
+    f64::from_bits(0x3d13d7515b1ea904), // 1.7622423647512318516e-14
+    f64::from_bits(0xbcfa0c453e8f37d9), // -5.7838026779674898515e-15
+    f64::from_bits(0x3cd12296570c3c05), // 9.5118948866335240503e-16
+    f64::from_bits(0x3cc1edc4271d062e), // 4.9762345089008081106e-16
+    f64::from_bits(0xbcc730b0523fbcaf), // -6.4365708455626529196e-16
+    f64::from_bits(0x3cbfba6e18a6554c), // 4.4031781604219907268e-16
+    f64::from_bits(0xbcb0bd05e56b28f6), // -2.3229156401681633411e-16
+    f64::from_bits(0x3c9caa59c67d53ec), // 9.9453196938681327026e-17
+    f64::from_bits(0xbc82adf8e9119bbd), // -3.2403904770670999187e-17
+    f64::from_bits(0x3c56d8dbb29660ff), // 4.9541755939480173328e-18
+    f64::from_bits(0x3c4ebc4a57302b2d), // 3.3323506006693456928e-18
+    f64::from_bits(0xbc530e060d0cfb69), // -4.1318467377176669598e-18
+    f64::from_bits(0x3c4a74b9b66f763a), // 2.8683607951908311413e-18
+    f64::from_bits(0xbc3cbdca9a2d572c), // -1.5580729368943225827e-18
+    f64::from_bits(0x3c29b48143a62911), // 6.9673806155912928978e-19
+];
+
 /// OpenCL's fmod of `x` by `y` (type `ty`), for OpFRem and OpFMod.
 pub fn fmod(fx: &mut Fx, ty: &Type, x: Operand, y: Operand) -> Result<Operand, String> {
     if !ty.element().is_float() {

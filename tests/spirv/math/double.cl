@@ -109,3 +109,18 @@ __kernel void double_remainder(__global const double *x, __global const double *
     o[5] = v.x;
     o[6] = v.y;
 }
+
+// erf and erfc (src/spirv/libm/special.rs `erf_double`), lgamma, lgamma_r
+// and tgamma (src/spirv/libm/gamma.rs) on double: 6 results per work-item.
+__kernel void double_special(__global const double *x, __global double *out) {
+    size_t i = get_global_id(0);
+    double a = x[i];
+    __global double *o = out + 6 * i;
+    o[0] = erf(a);
+    o[1] = erfc(a);
+    o[2] = lgamma(a);
+    int sign;
+    o[3] = lgamma_r(a, &sign);
+    o[4] = (double)sign;
+    o[5] = tgamma(a);
+}
