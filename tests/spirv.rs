@@ -432,13 +432,76 @@ fn every_kernel_matches_the_interpreter_at_o0_and_o1() {
 fn subgroup_collectives_run() {
     let Some(clang) = llvm_tools::require("clang-22") else { return };
     let Some(spirv_val) = llvm_tools::require("spirv-val") else { return };
-    run_translated("subgroups", &["wave/subgroups"], &|cl, spv| {
+    run_translated("subgroups", &["wave/subgroups", "wave/narrow_subgroups"], &|cl, spv| {
         let (spv_s, cl_s) = (spv.to_string_lossy().to_string(), cl.to_string_lossy().to_string());
         let mut args: Vec<&str> = CL_FLAGS.to_vec();
         args.extend(["-target", "spirv64", "-c", "-o", &spv_s, &cl_s]);
         run(&clang, &args, &format!("clang-22 -target spirv64 {cl_s}"))?;
         run(&spirv_val, &[&spv_s], &format!("spirv-val {spv_s}"))
     });
+}
+
+/// Subgroup collectives on char, short, uchar and half equal OpenCL's
+/// definition, computed here per subgroup (the wave, within a work-group of
+/// 128) for wave64 and wave32 and checked on the interpreter and on one
+/// target of each wave size (subgroup_collectives_run holds every target to
+/// the interpreter).
+#[test]
+fn narrow_subgroup_collectives_are_what_opencl_defines() {
+    let source = std::fs::read_to_string(dir().join("wave/narrow_subgroups.cl")).unwrap();
+    let Some(spv) = spirv_of(&source, "narrow-subgroups") else { return };
+    let module = amdgpu_cg::driver::load_spirv("narrow_subgroups.spv", &spv).unwrap();
+    let (_, spec) = launches("narrow_subgroups.cl", &source).remove(0);
+    let f16 = |v: f32| f32_to_f16_bits(v);
+    for (wave, isa) in [(64usize, "gfx90a"), (32, "gfx1100")] {
+        let mut want = vec![0i32; 256 * 12];
+        for start in (0..256).step_by(wave) {
+            let lanes: Vec<usize> = (start..start + wave).collect();
+            let c = |g: usize| (g * 37 + 11) as u8 as i8 as i32;
+            let s = |g: usize| (g as i64 * 1237 - 20000) as i16 as i32;
+            let u = |g: usize| (g * 53 + 7) as u8 as i32;
+            let h = |g: usize| (g % 23) as i32 - 11;
+            for (k, &g) in lanes.iter().enumerate() {
+                let before = &lanes[..k];
+                let upto = &lanes[..=k];
+                let o = &mut want[12 * g..12 * g + 12];
+                o[0] = lanes.iter().map(|&l| c(l)).sum::<i32>() as i8 as i32;
+                o[1] = lanes.iter().map(|&l| c(l)).max().unwrap();
+                o[2] = upto.iter().map(|&l| c(l)).min().unwrap();
+                o[3] = before.iter().map(|&l| c(l)).max().unwrap_or(-128);
+                o[4] = lanes.iter().map(|&l| s(l)).min().unwrap();
+                o[5] = before.iter().map(|&l| s(l)).sum::<i32>() as i16 as i32;
+                o[6] = before.iter().map(|&l| s(l)).min().unwrap_or(32767);
+                o[7] = lanes.iter().map(|&l| u(l)).max().unwrap();
+                o[8] = upto.iter().map(|&l| u(l)).sum::<i32>() as u8 as i32;
+                o[9] = lanes.iter().map(|&l| h(l)).sum::<i32>();
+                o[10] = lanes.iter().map(|&l| h(l)).max().unwrap();
+                o[11] = i32::from(before.iter().map(|&l| h(l)).min().map_or(0x7c00, |m| f16(m as f32)));
+            }
+        }
+        let mut spec = spec.clone();
+        spec.wave_size = wave as u32;
+        let run = mir::launch::run(&module, &spec).unwrap();
+        let got: Vec<i32> = run.buffers[0].bits().into_iter().map(|b| b as u32 as i32).collect();
+        assert_eq!(got, want, "the interpreter, wave{wave}");
+        let target = targets().into_iter().find(|t| t.isa_name().contains(isa) && t.target.wave.lanes() == wave as u32).unwrap();
+        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (sim, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap();
+        let got: Vec<i32> = sim[0].bits().into_iter().map(|b| b as u32 as i32).collect();
+        assert_eq!(got, want, "{isa} wave{wave}");
+    }
+}
+
+/// The bits of a small integer-valued f32 as f16.
+fn f32_to_f16_bits(v: f32) -> u16 {
+    if v == 0.0 {
+        return if v.is_sign_negative() { 0x8000 } else { 0 };
+    }
+    let sign = if v < 0.0 { 0x8000 } else { 0 };
+    let a = v.abs();
+    let e = a.log2().floor() as i32;
+    let m = (a / 2f32.powi(e) - 1.0) * 1024.0;
+    sign | (((e + 15) as u16) << 10) | m as u16
 }
 
 /// With `OpLine` in effect an error names the source position as well as the

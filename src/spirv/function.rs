@@ -1312,9 +1312,6 @@ impl<'a> Fx<'a> {
         self.subgroup_scope(id_of(ops.first())?)?;
         let Some(O::GroupOperation(g)) = ops.get(1) else { return Err("a group operation without its kind".into()) };
         let ty = self.facts.mir_type(rty)?;
-        if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
-            return Err(format!("subgroup reductions on {ty} are not supported (MIR's are on i32, i64, f32 and f64)"));
-        }
         let bop = subgroups::group_binop(op).ok_or_else(|| format!("{op:?} is not a group reduction"))?;
         let wave = match g {
             rspirv::spirv::GroupOperation::Reduce => WaveOp::Reduce(bop),
@@ -1323,12 +1320,18 @@ impl<'a> Fx<'a> {
             other => return Err(format!("the group operation {other:?} is not supported")),
         };
         let x = self.operand(id_of(ops.get(2))?)?;
-        let r = self.value(MOp::Wave { op: wave, ty: ty.clone(), args: vec![x] });
-        if !(matches!(wave, WaveOp::ExclusiveScan(_)) && bop.is_float()) {
-            return Ok(r);
-        }
-        let is_first = subgroups::is_first_lane(self);
-        Ok(self.select(&ty, is_first, subgroups::float_scan_identity(bop, &ty), r))
+        let exclusive = matches!(wave, WaveOp::ExclusiveScan(_));
+        subgroups::narrow_collective(self, bop, exclusive, &ty, x, |fx, ty, x| {
+            if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
+                return Err(format!("subgroup reductions on {ty} are not supported (MIR's are on i32, i64, f32 and f64)"));
+            }
+            let r = fx.value(MOp::Wave { op: wave, ty: ty.clone(), args: vec![x] });
+            if !(exclusive && bop.is_float()) {
+                return Ok(r);
+            }
+            let is_first = subgroups::is_first_lane(fx);
+            Ok(fx.select(ty, is_first, subgroups::float_scan_identity(bop, ty), r))
+        })
     }
 
     fn insert(&mut self, agg: Operand, value: Operand, path: &[u32]) -> Operand {

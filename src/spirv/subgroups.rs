@@ -313,6 +313,31 @@ fn clustered(fx: &mut Fx, op: Op, bop: BinOp, logical: bool, ty: &Type, x: Opera
     Ok(if logical { fx.value(MOp::Icmp { pred: IntPred::Ne, ty: Type::I32, lhs: acc, rhs: i32c(0) }) } else { acc })
 }
 
+/// A reduction or scan (`compute`, on i32, i64, f32 or f64) of `x` of any
+/// scalar type: i8 and i16 widened to i32 (sign-extended for the signed
+/// minimum and maximum, zero-extended otherwise, which truncation undoes for
+/// sums, products and bit operations), f16 to f32 (so sums and products
+/// round once, in f16, at the end), and the result narrowed back. An
+/// exclusive scan's first lane gets the narrow type's identity for the
+/// signed minimum and maximum (the wide one's does not truncate to it).
+pub fn narrow_collective(fx: &mut Fx, bop: BinOp, exclusive: bool, ty: &Type, x: Operand, compute: impl FnOnce(&mut Fx, &Type, Operand) -> Result<Operand, String>) -> Result<Operand, String> {
+    let (wide, ext, back) = match ty {
+        Type::I8 | Type::I16 => (Type::I32, if matches!(bop, BinOp::SMin | BinOp::SMax) { CastOp::SExt } else { CastOp::ZExt }, CastOp::Trunc),
+        Type::F16 => (Type::F32, CastOp::FpExt, CastOp::FpTrunc),
+        _ => return compute(fx, ty, x),
+    };
+    let xw = fx.cast(ext, ty, x, &wide);
+    let r = compute(fx, &wide, xw)?;
+    let r = fx.cast(back, &wide, r, ty);
+    if !(exclusive && matches!(bop, BinOp::SMin | BinOp::SMax)) {
+        return Ok(r);
+    }
+    let bits = ty.bits();
+    let identity = if bop == BinOp::SMin { (1u64 << (bits - 1)) - 1 } else { 1u64 << (bits - 1) };
+    let is_first = is_first_lane(fx);
+    Ok(fx.select(ty, is_first, Operand::Const(Const { ty: ty.clone(), bits: identity }), r))
+}
+
 /// Reduce, InclusiveScan and ExclusiveScan of the arithmetic, bitwise and
 /// logical instructions over the active lanes.
 fn arithmetic(fx: &mut Fx, op: Op, ty: &Type, ops: &[O]) -> Result<Operand, String> {
@@ -327,14 +352,23 @@ fn arithmetic(fx: &mut Fx, op: Op, ty: &Type, ops: &[O]) -> Result<Operand, Stri
         Op::GroupNonUniformFMul => BinOp::FMul,
         _ => group_binop(op).ok_or_else(|| format!("{op:?} is not a group reduction"))?,
     };
-    if *g == GroupOperation::ClusteredReduce {
+    if logical {
+        return wide_arithmetic(fx, op, bop, *g, logical, ty, x, ops);
+    }
+    narrow_collective(fx, bop, *g == GroupOperation::ExclusiveScan, ty, x, |fx, ty, x| wide_arithmetic(fx, op, bop, *g, logical, ty, x, ops))
+}
+
+/// [`arithmetic`] on i32, i64, f32, f64 or booleans.
+#[allow(clippy::too_many_arguments)]
+fn wide_arithmetic(fx: &mut Fx, op: Op, bop: BinOp, g: GroupOperation, logical: bool, ty: &Type, x: Operand, ops: &[O]) -> Result<Operand, String> {
+    if g == GroupOperation::ClusteredReduce {
         return clustered(fx, op, bop, logical, ty, x, ops);
     }
     if matches!(bop, BinOp::Mul | BinOp::FMul) {
         if !matches!(ty, Type::I32 | Type::I64 | Type::F32 | Type::F64) {
             return Err(format!("{op:?} on {ty} is not supported (i32, i64, f32 and f64 are)"));
         }
-        let which = match g {
+        let which = match &g {
             GroupOperation::Reduce => Gather::Wave,
             GroupOperation::InclusiveScan => Gather::Below { inclusive: true },
             GroupOperation::ExclusiveScan => Gather::Below { inclusive: false },
@@ -342,7 +376,7 @@ fn arithmetic(fx: &mut Fx, op: Op, ty: &Type, ops: &[O]) -> Result<Operand, Stri
         };
         return Ok(gather(fx, bop, ty, x, which));
     }
-    let wop = match g {
+    let wop = match &g {
         GroupOperation::Reduce => WaveOp::Reduce(bop),
         GroupOperation::InclusiveScan => WaveOp::InclusiveScan(bop),
         GroupOperation::ExclusiveScan => WaveOp::ExclusiveScan(bop),
