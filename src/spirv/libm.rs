@@ -137,6 +137,15 @@ impl D<'_, '_> {
         }
         acc
     }
+    /// Two-sum: (s, e) with s + e = a + b exactly (s = a + b rounded).
+    fn two_sum(&mut self, a: Operand, b: Operand) -> (Operand, Operand) {
+        let s = self.add(a.clone(), b.clone());
+        let bv = self.sub(s.clone(), a.clone());
+        let av = self.sub(s.clone(), bv.clone());
+        let eb = self.sub(b, bv);
+        let ea = self.sub(a, av);
+        (s, self.add(ea, eb))
+    }
     /// Σ c_k T_k(u) by Clenshaw's recurrence: b_k = 2u b_(k+1) - b_(k+2) +
     /// c_k, the sum u b_1 - b_2 + c_0 (stable for |u| <= 1).
     fn chebyshev(&mut self, u: Operand, coeffs: &[f64]) -> Operand {

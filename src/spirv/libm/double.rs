@@ -543,12 +543,7 @@ pub fn log2_pair(d: &mut D, a: Operand) -> (Operand, Operand) {
     let c2 = d.fma(lo, l, c1);
     let pl = d.add(pe, c2);
     // e + ph by two-sum, then the low parts.
-    let th = d.add(ef.clone(), ph.clone());
-    let bv = d.sub(th.clone(), ef.clone());
-    let av = d.sub(th.clone(), bv.clone());
-    let eb = d.sub(ph, bv);
-    let ea = d.sub(ef, av);
-    let tl = d.add(ea, eb);
+    let (th, tl) = d.two_sum(ef, ph);
     let tl = d.add(tl, pl);
     let th = d.log_specials(a, th);
     let zero = d.k(0.0);

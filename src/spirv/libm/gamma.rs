@@ -20,6 +20,7 @@
 //! rounding (results down to the subnormals).
 
 use super::double::log2_pair;
+use super::special::EULER_GAMMA;
 use super::{D, LN_2_LO, LOG2_E_LO};
 use crate::mir::{FloatPred, Operand, UnOp};
 
@@ -60,14 +61,13 @@ const LGAMMA_SCALED: [f64; 30] = [
     f64::from_bits(0x3c4d2c877c28febb), // 3.1630451661790253768e-18
     f64::from_bits(0xbc2e470d8ef6ec7b), // -8.2067465441667277299e-19
 ];
+/// ½ log2 2π (Stirling's constant in base 2) as a pair (the same script).
 const HALF_LOG2_2PI: f64 = f64::from_bits(0x3ff536439a4c6efc); // 1.32574806473615939902164
 const HALF_LOG2_2PI_LO: f64 = f64::from_bits(0xbc949e49a361efeb);
 
 /// Below this |x| (2^-27) the reflection's sin πx · y may underflow; the
 /// first terms of the expansions at 0 are exact enough there.
 const TINY: f64 = 7.450_580_596_923_828e-9;
-
-const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
 
 /// Γ(y) = factor · 2^(hi + lo), and ln Γ(y), for a finite y > 0.
 struct Positive {
@@ -86,16 +86,6 @@ fn natural(d: &mut D, h: Operand, l: Operand) -> Operand {
     let a = d.mul(h.clone(), ln2_lo);
     let a = d.fma(l, ln2.clone(), a);
     d.fma(h, ln2, a)
-}
-
-/// Two-sum: (s, e) with s + e = a + b exactly.
-fn two_sum(d: &mut D, a: Operand, b: Operand) -> (Operand, Operand) {
-    let s = d.add(a.clone(), b.clone());
-    let bv = d.sub(s.clone(), a.clone());
-    let av = d.sub(s.clone(), bv.clone());
-    let eb = d.sub(b, bv);
-    let ea = d.sub(a, av);
-    (s, d.add(ea, eb))
 }
 
 fn positive(d: &mut D, y: Operand) -> Positive {
@@ -147,9 +137,9 @@ fn positive(d: &mut D, y: Operand) -> Positive {
     let yl = d.fma(y.clone(), l2e.clone(), nyh.clone());
     let l2e_lo = d.k(LOG2_E_LO);
     let yl = d.fma(y.clone(), l2e_lo, yl);
-    let (s, e1) = two_sum(d, mh, nyh);
+    let (s, e1) = d.two_sum(mh, nyh);
     let c = d.k(HALF_LOG2_2PI);
-    let (t, e2) = two_sum(d, s, c);
+    let (t, e2) = d.two_sum(s, c);
     let inv = d.div(one.clone(), y.clone());
     let w = d.mul(inv.clone(), inv.clone());
     let series = d.poly(&w, &[1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0, -691.0 / 360_360.0, 1.0 / 156.0, -3617.0 / 122_400.0]);
@@ -161,7 +151,7 @@ fn positive(d: &mut D, y: Operand) -> Positive {
     let lo = d.sub(lo, yl);
     let lo = d.add(lo, c_lo);
     let lo = d.add(lo, series);
-    let (sh, sl) = two_sum(d, t, lo);
+    let (sh, sl) = d.two_sum(t, lo);
     // base (natural) in base 2 as a pair.
     let bh = d.mul(base.clone(), l2e.clone());
     let nbh = d.un(UnOp::FNeg, bh.clone());
@@ -243,7 +233,7 @@ pub fn tgamma(d: &mut D, x: Operand) -> Operand {
     let flip = d.and(neg.clone(), pos.stirling);
     let nh = d.un(UnOp::FNeg, pos.hi.clone());
     let k600 = d.k(600.0);
-    let (nh, carried) = two_sum(d, nh, k600);
+    let (nh, carried) = d.two_sum(nh, k600);
     let nl = d.sub(carried, pos.lo.clone());
     let hi = d.sel(flip.clone(), nh, pos.hi);
     let lo = d.sel(flip.clone(), nl, pos.lo);

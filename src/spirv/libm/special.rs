@@ -23,7 +23,8 @@ pub(super) fn zeta_minus_one(k: i32) -> f64 {
     s + tail
 }
 
-const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
+/// The Euler-Mascheroni constant γ (Γ'(1) = -γ).
+pub(super) const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
 
 /// (ln |Γ(x)|, the sign of Γ(x) as ±1.0): Stirling's series from 10 up (below,
 /// shifted by 10 through the product x (x+1) ... (x+9)), the series of lgamma
