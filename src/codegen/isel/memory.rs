@@ -1013,6 +1013,67 @@ fn pair_in_blocks(blocks: &mut [BlockBuild], pair: impl Fn(&[MInst], usize, &[bo
 /// How many instructions ahead a second read is looked for.
 const LDS_PAIR_WINDOW: usize = 24;
 
+/// How many reads past the offset field of `ds_read2_b32` a new base must
+/// serve to pay for its add: four reads become two pairs and the add.
+const LDS_REBASE_MIN: usize = 4;
+
+/// `ds_read_b32` of one address register at offsets beyond `ds_read2_b32`'s
+/// reach (above 1020 bytes), at least [`LDS_REBASE_MIN`] of them within 1020
+/// bytes of the first, read from a new base (the address plus the first's
+/// offset, one `v_add_u32` before the first) so that [`pair_lds_reads`] can
+/// pair them: matmul's column of the second tile (`tb[k][tx]`, 1024 + 64k
+/// bytes from the lane's address), as llc-22 reads it. The reads join while
+/// nothing between writes the address or EXEC (the add runs under the
+/// first read's EXEC, and a variable's address may be redefined before SSA
+/// repair).
+pub(super) fn rebase_lds_reads(blocks: &mut [BlockBuild], vc: &mut VCode) {
+    let far_read = |m: &MInst| -> Option<(ra::VReg, i32)> {
+        let MKind::Real { inst, .. } = &m.kind else { return None };
+        let ok = inst.op == Opcode::ds_read_b32 && inst.cache == isa::Cache::default() && m.ops.len() == 2 && inst.offset % 4 == 0 && inst.offset > 4 * 255;
+        (ok && m.ops[0].kind() == ra::OperandKind::Use).then(|| (m.ops[0].vreg(), inst.offset))
+    };
+    for block in blocks.iter_mut() {
+        let insts = &mut block.insts;
+        let mut based = vec![false; insts.len()];
+        let mut adds: Vec<(usize, MInst)> = Vec::new();
+        for i in 0..insts.len() {
+            let Some((addr, base)) = (!based[i]).then(|| far_read(&insts[i])).flatten() else { continue };
+            let mut group = vec![i];
+            // Bounded, so that a block of many reads stays linear.
+            for (j, m) in insts.iter().enumerate().skip(i + 1).take(4 * LDS_PAIR_WINDOW) {
+                if let Some((a, off)) = far_read(m) {
+                    if a == addr && !based[j] && (base..=base + 4 * 255).contains(&off) {
+                        group.push(j);
+                        continue;
+                    }
+                }
+                let writes_addr = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Def && o.vreg() == addr);
+                let writes_exec = matches!(&m.kind, MKind::Real { inst, .. } if inst.op.info().flags.intersects(isa::opcodes::OpFlags::EXEC_DEF | isa::opcodes::OpFlags::BRANCH));
+                if writes_addr || writes_exec || !matches!(m.kind, MKind::Real { .. } | MKind::Copy | MKind::Seq(_)) {
+                    break;
+                }
+            }
+            if group.len() < LDS_REBASE_MIN {
+                continue;
+            }
+            let new = vc.new_vreg(Class::Vgpr);
+            let add = isa::Inst::new(Opcode::v_add_u32, vec![isa::Operand::Off], vec![isa::Operand::imm32(base as u32), isa::Operand::Off]);
+            let fills = vec![(Slot::Use(1), Fill::Whole(0)), (Slot::Def(0), Fill::Whole(1))];
+            adds.push((i, MInst { kind: MKind::Real { inst: add, fills }, ops: vec![ra::Operand::reg_use(addr), ra::Operand::reg_def(new)] }));
+            for &j in &group {
+                based[j] = true;
+                insts[j].ops[0] = ra::Operand::reg_use(new);
+                if let MKind::Real { inst, .. } = &mut insts[j].kind {
+                    inst.offset -= base;
+                }
+            }
+        }
+        for (at, add) in adds.into_iter().rev() {
+            insts.insert(at, add);
+        }
+    }
+}
+
 /// Two `ds_read_b32` of one address register in one block, both offsets
 /// within 1020 bytes of it, become one `ds_read2_b32` (two results in
 /// consecutive registers, each at its own offset) at the first one's place,

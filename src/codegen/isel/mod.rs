@@ -1397,6 +1397,7 @@ pub fn select(
             call::pair_entry_scalar_loads(&mut isel.blocks, &bases);
         }
     }
+    memory::rebase_lds_reads(&mut isel.blocks, &mut isel.vc);
     memory::pair_lds_reads(&mut isel.blocks);
     memory::pair_lds_writes(&mut isel.blocks);
     super::ssa_repair::remove_unreachable(&mut isel.blocks);
