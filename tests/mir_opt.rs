@@ -301,6 +301,44 @@ fn compares_of_extended_values_narrow() {
     same_results(&want, &got).unwrap();
 }
 
+/// A compare of `select c, k1, k2` with a constant is c, its negation or a
+/// constant (every predicate, both operand orders, i32 and i64 arms), and
+/// the results stay the interpreter's before the pass.
+#[test]
+fn compares_of_selected_constants_fold() {
+    let preds = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"];
+    let mut body = String::new();
+    let mut slot = 0;
+    for ty in ["i32", "i64"] {
+        for (k1, k2) in [("1", "0"), ("0", "1"), ("-1", "5"), ("7", "7")] {
+            for pred in preds {
+                for k3 in ["0", "1", "5", "-1"] {
+                    for swapped in [false, true] {
+                        let (l, r) = if swapped { (k3.to_string(), format!("%s{slot}")) } else { (format!("%s{slot}"), k3.to_string()) };
+                        body.push_str(&format!("  %s{slot} = select {ty} %c, {k1}, {k2}\n  %t{slot} = icmp {pred} {ty} {l}, {r}\n  %w{slot} = zext i1 %t{slot} to i32\n  %p{slot} = ptradd %q, {}\n  store i32 %w{slot}, %p{slot}\n", slot * 4));
+                        slot += 1;
+                    }
+                }
+            }
+        }
+    }
+    let text = format!(
+        "kernel @k(%in: ptr<global>, %out: ptr<global>) {{\nentry:\n  %i = workitem_id x\n  %o = mul i32 %i, 4\n  %pa = ptradd %in, %o\n  %a = load i32 %pa\n  %c = icmp slt i32 %a, 3\n  %base = mul i32 %i, {}\n  %q = ptradd %out, %base\n{body}  ret\n}}\n",
+        slot * 4
+    );
+    let module = parse(&text);
+    let opt = optimized(&module, OptLevel::O2);
+    // Only %c's own compare is left, and no select.
+    assert_eq!(count(&opt, |o| matches!(o, Op::Icmp { .. })), 1, "{opt}");
+    assert_eq!(count(&opt, |o| matches!(o, Op::Select { .. })), 0, "{opt}");
+    let launch = spec(&format!(
+        r#"{{"grid": [6,1,1], "block": [6,1,1], "buffers": {{"in": {{"type": "i32", "data": [0, 1, 2, 3, 4, -9]}}, "out": {{"type": "i32", "len": {}}}}}, "args": {{"in": "@in", "out": "@out"}}}}"#,
+        6 * slot
+    ));
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}
+
 /// Accesses through generic pointers cast from global and local ones take
 /// the original address space (spaces), also along ptradd chains that cross
 /// blocks, while the flat chain stays for a use that is not an access (a

@@ -14,7 +14,11 @@
 //! lanes (`v_readlane`, `v_writelane`, DPP, permutes, swizzles) and
 //! instructions whose result must share a register with a source are left
 //! as they are, and only single VGPRs are rewritten: tuples keep their
-//! registers, whose contiguity and alignment placement chose.
+//! registers, whose contiguity and alignment placement chose. A source is
+//! never rewritten onto a register its instruction writes: gfx11's 64-bit
+//! multiply-adds may not read a register of their result. Nor onto a pair
+//! window's register where window_rename will move the windows: each
+//! window life must end with its copies out.
 
 use super::dead_moves::writes_exec;
 use super::expand::{overlaps, reg_span, Expanded};
@@ -45,6 +49,12 @@ fn vgpr_copy(inst: &isa::Inst) -> Option<(u16, u16)> {
 /// sources were rewritten.
 pub fn run(code: &mut Expanded) -> usize {
     let mut rewritten = 0;
+    // Window registers (where window_rename will move each window's short
+    // lives) are never made the source of a later read: a life must end
+    // with its copies out, or an instruction ending one life and starting
+    // another would be renamed twice.
+    let windows = code.windows.as_ref().map(|w| isa::PhysReg::vgpr(w.base).0);
+    let forwardable = |original: u16| windows.is_none_or(|w| original < w);
     for (_, _, block) in &mut code.blocks {
         // (copy, original): the copy holds the original's value in the
         // active lanes.
@@ -52,12 +62,18 @@ pub fn run(code: &mut Expanded) -> usize {
         let mut keep = vec![true; block.len()];
         for (k, e) in block.iter_mut().enumerate() {
             if !copies.is_empty() && rewritable(&e.inst) {
+                // Never onto a register the instruction writes: a source
+                // may not overlap the result of some (gfx11's 64-bit
+                // multiply-adds), so no rewrite makes one.
+                let defs: Vec<(u16, u16)> = e.inst.defs.iter().filter_map(reg_span).collect();
                 for u in &mut e.inst.uses {
                     if let isa::Operand::Reg(r) = u {
                         if r.base.is_vgpr() && r.size == 1 {
                             if let Some(&(_, original)) = copies.iter().find(|(c, _)| *c == r.base.0) {
-                                r.base = isa::PhysReg(original);
-                                rewritten += 1;
+                                if defs.iter().all(|&d| !overlaps(d, (original, 1))) {
+                                    r.base = isa::PhysReg(original);
+                                    rewritten += 1;
+                                }
                             }
                         }
                     }
@@ -74,7 +90,7 @@ pub fn run(code: &mut Expanded) -> usize {
             if let Some((d, s)) = vgpr_copy(&e.inst) {
                 if d == s && e.cfi.is_empty() {
                     keep[k] = false;
-                } else {
+                } else if forwardable(s) {
                     copies.push((d, s));
                 }
             }

@@ -198,6 +198,9 @@ pub(super) fn simplify(op: &Op, func: &Function, defs: &[Option<Def>]) -> Outcom
             let always = matches!(pred, IntPred::Eq | IntPred::Sle | IntPred::Sge | IntPred::Ule | IntPred::Uge);
             Outcome::Forward(int_const(&Type::I1, u64::from(always)))
         }
+        Op::Icmp { pred, ty, lhs, rhs } if !matches!(ty, Type::Vector(..)) && compare_of_select(*pred, ty, lhs, rhs, func, defs).is_some() => {
+            compare_of_select(*pred, ty, lhs, rhs, func, defs).expect("checked by the guard")
+        }
         Op::Icmp { pred, ty: Type::I64, lhs, rhs } => narrow_compare(*pred, lhs, rhs, func, defs),
         Op::Cast { op: cop, from, arg, to } => cast(*cop, from, arg, to, func, defs),
         Op::Extract { agg, index } => match defining_op(func, defs, agg) {
@@ -346,6 +349,35 @@ fn cast(op: CastOp, from: &Type, arg: &Operand, to: &Type, func: &Function, defs
         }
         _ => Outcome::Keep,
     }
+}
+
+/// A compare of `select c, k1, k2` (constant arms) with a constant: the
+/// compare of each arm is known, so the result is c, its negation, or a
+/// constant (`select c, 1, 0` tested against 0, as clang writes flags).
+fn compare_of_select(pred: IntPred, ty: &Type, lhs: &Operand, rhs: &Operand, func: &Function, defs: &[Option<Def>]) -> Option<Outcome> {
+    let arms = |o: &Operand| match defining_op(func, defs, o) {
+        Some(Op::Select { cond, if_true: t @ Operand::Const(_), if_false: f @ Operand::Const(_), .. }) if *func.operand_type(cond) == Type::I1 => Some((cond.clone(), t.clone(), f.clone())),
+        _ => None,
+    };
+    let (cond, on_true, on_false) = match (lhs, rhs) {
+        (Operand::Value(_), Operand::Const(_)) => {
+            let (c, t, f) = arms(lhs)?;
+            let at = |arm: Operand| Op::Icmp { pred, ty: ty.clone(), lhs: arm, rhs: rhs.clone() };
+            (c, at(t), at(f))
+        }
+        (Operand::Const(_), Operand::Value(_)) => {
+            let (c, t, f) = arms(rhs)?;
+            let at = |arm: Operand| Op::Icmp { pred, ty: ty.clone(), lhs: lhs.clone(), rhs: arm };
+            (c, at(t), at(f))
+        }
+        _ => return None,
+    };
+    let (t, f) = (fold::evaluate(&on_true)?.bits & 1, fold::evaluate(&on_false)?.bits & 1);
+    Some(match (t, f) {
+        (1, 0) => Outcome::Forward(cond),
+        (0, 1) => Outcome::Replace(Op::Unary { op: UnOp::Not, ty: Type::I1, arg: cond }),
+        (k, _) => Outcome::Forward(int_const(&Type::I1, k)),
+    })
 }
 
 /// `icmp i64` of two 32-bit values extended alike (or constants that fit)

@@ -56,10 +56,19 @@ impl<'a> Isel<'a> {
         }
         let m = self.to_mask(&c)?;
         if bits == 64 {
-            let ((al, ah), (bl, bh)) = (self.to_v64(&a)?, self.to_v64(&b)?);
+            // A constant's halves go in as inline constants where they are
+            // (0 and 1 of a flag), not through a VGPR pair each.
+            let halves = |s: &mut Self, l: &Lowered| -> Result<(Src, Src), Diagnostic> {
+                if let Lowered::Imm(k) = *l {
+                    return Ok((s.cndmask_src(&Lowered::Imm(k & 0xffff_ffff))?, s.cndmask_src(&Lowered::Imm(k >> 32))?));
+                }
+                let (lo, hi) = s.to_v64(l)?;
+                Ok((Src::R(lo), Src::R(hi)))
+            };
+            let ((al, ah), (bl, bh)) = (halves(self, &a)?, halves(self, &b)?);
             let (lo, hi) = (self.vreg(Class::Vgpr), self.vreg(Class::Vgpr));
-            self.emit(Opcode::v_cndmask_b32, &[Dst::R(lo)], &[Src::R(bl), Src::R(al), Src::R(m)], |i| i.e64 = true);
-            self.emit(Opcode::v_cndmask_b32, &[Dst::R(hi)], &[Src::R(bh), Src::R(ah), Src::R(m)], |i| i.e64 = true);
+            self.emit(Opcode::v_cndmask_b32, &[Dst::R(lo)], &[bl, al, Src::R(m)], |i| i.e64 = true);
+            self.emit(Opcode::v_cndmask_b32, &[Dst::R(hi)], &[bh, ah, Src::R(m)], |i| i.e64 = true);
             return Ok(Lowered::V64(lo, hi));
         }
         let d = self.vreg(Class::Vgpr);
