@@ -165,6 +165,7 @@ fn same_structure_as_clang_and_lld() {
                 target,
                 version,
                 printf: Vec::new(),
+                data: Vec::new(),
                 functions: vec![Function {
                     name: "store".into(),
                     code: store_code,

@@ -537,6 +537,7 @@ fn kernel_less_objects_are_clean() {
             version: CodeObjectVersion::V5,
             functions,
             printf: Vec::new(),
+            data: Vec::new(),
         };
         let path = dir.join(format!("empty{i}.hsaco"));
         std::fs::write(&path, write_hsaco(&co).unwrap()).unwrap();

@@ -282,6 +282,7 @@ fn writer_errors_instead_of_partial_files() {
         version: v,
         functions: Vec::<Function>::new(),
         printf: Vec::new(),
+        data: Vec::new(),
     };
     assert!(read(&write_hsaco(&empty).unwrap())
         .unwrap()

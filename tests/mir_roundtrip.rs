@@ -161,3 +161,25 @@ fn generator_covers_control_flow_and_both_pools() {
     assert!(loops > 10 && diamonds > 10 && floats > 10, "loops {loops}, diamonds {diamonds}, floats {floats}");
     assert!(max_blocks >= 8, "largest kernel has only {max_blocks} blocks");
 }
+
+/// Module data prints as it parses (bytes as hex, all-zero objects as
+/// `zeros N`), and a difference in its bytes or alignment is a difference.
+#[test]
+fn module_data_round_trips_and_differs() {
+    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/codegen/module_data.mir")).unwrap();
+    let module = mir::parse(&text).unwrap();
+    verify(&module).unwrap();
+    assert_eq!(module.data.len(), 4);
+    assert_eq!(module.data("small").unwrap().bytes, vec![1, 2, 3, 4, 5]);
+    assert_eq!(module.data("nothing").unwrap().bytes, vec![0; 24]);
+    let printed = module.to_string();
+    assert!(printed.contains("data @nothing, align 8, zeros 24\n"), "{printed}");
+    let reparsed = mir::parse(&printed).unwrap();
+    assert!(reparsed == module);
+    let mut other = module.clone();
+    other.data[1].bytes[4] = 6;
+    assert!(other != module);
+    let mut other = module.clone();
+    other.data[0].align = 8;
+    assert!(other != module);
+}

@@ -27,8 +27,9 @@ pub struct Emitted {
     pub inst: isa::Inst,
     /// For branches: the target block (index into the VCode blocks).
     pub target: Option<usize>,
-    /// For the `s_getpc_b64` of a call: the callee, whose address the next two
-    /// instructions' literals receive through relocations.
+    /// For the `s_getpc_b64` of a call or a data address: the callee or the
+    /// data object, whose address the next two instructions' literals receive
+    /// through relocations.
     pub call: Option<String>,
     /// Call-frame information changes at this instruction (prologue, epilogue
     /// and SP moves around calls), turned into `.debug_frame` rows (cfi.rs).
@@ -1118,6 +1119,16 @@ impl Ctx<'_> {
                     }
                     (None, _) => self.push(isa::Inst::new(Opcode::s_mov_b32, vec![d], vec![at])),
                 }
+            }
+            MKind::SymbolAddress(symbol) => {
+                // The address of the byte after s_getpc_b64, plus the
+                // relocated distance to the symbol (the call sequence's).
+                let p = reg(0);
+                let (lo, hi) = (Self::half_of(p, 0), Self::half_of(p, 1));
+                let slot = isa::Operand::Literal(CALL_LITERAL_PLACEHOLDER);
+                self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(p)], vec![]), target: None, call: Some(symbol.clone()), cfi: Vec::new() });
+                self.push(isa::Inst::new(Opcode::s_add_u32, vec![isa::Operand::Reg(lo)], vec![isa::Operand::Reg(lo), slot]));
+                self.push(isa::Inst::new(Opcode::s_addc_u32, vec![isa::Operand::Reg(hi)], vec![isa::Operand::Reg(hi), slot]));
             }
             MKind::Branch(_) => unreachable!("branches are expanded with their block"),
         }

@@ -789,7 +789,16 @@ pub fn compile_module(
         let visibility = if k.is_kernel { codeobj::Visibility::Protected } else { codeobj::Visibility::Hidden };
         functions.push(codeobj::Function { name: k.name.clone(), code: k.code.clone(), visibility, kernel, relocs, frame: k.frame_rows.clone() });
     }
-    Ok((CodeObject { target: *target, version, functions, printf: module.printf_formats.clone() }, compiled))
+    // Only the data some function still addresses (loads at constant
+    // offsets were folded into constants), as LLVM drops unused constants.
+    let addressed: HashSet<String> = compiled.iter().flat_map(|k| k.calls.iter().map(|(_, symbol)| symbol.clone())).collect();
+    let data = module
+        .data
+        .iter()
+        .filter(|d| addressed.contains(&d.name))
+        .map(|d| codeobj::DataObject { name: d.name.clone(), align: d.align, bytes: d.bytes.clone() })
+        .collect();
+    Ok((CodeObject { target: *target, version, functions, printf: module.printf_formats.clone(), data }, compiled))
 }
 
 /// Whether `kernel` or a function it calls (directly or not) is one of

@@ -194,6 +194,10 @@ pub enum MKind {
     /// `ops[0]` (an SGPR) = the private pointer to local `offset` of the frame
     /// (from the frame's base, known at expansion).
     LocalAddress(u32),
+    /// `ops[0]` (an SGPR pair) = the address of the module's data object
+    /// (`s_getpc_b64` and two relocated literals, as llc-22 addresses its
+    /// `.rodata`; the code object writer resolves them).
+    SymbolAddress(String),
     /// End of a block: jump / conditional branches; arguments for the successors'
     /// block parameters are in `args`.
     Branch(Branch),

@@ -96,6 +96,20 @@ pub fn listing<'a>(co: &CodeObject, body: impl Fn(&str) -> Option<&'a str>) -> R
             let _ = writeln!(o, "\t.text");
         }
     }
+    // Data after the descriptors in .rodata, as the writer lays it out.
+    for d in &co.data {
+        let name = symbol(&d.name);
+        let _ = writeln!(o, "\t.section .rodata,\"a\",@progbits\n\t.p2align {}, 0x0\n\t.hidden {name}\n\t.globl {name}\n\t.type {name},@object\n{name}:", d.align.trailing_zeros());
+        if d.bytes.iter().all(|&b| b == 0) {
+            let _ = writeln!(o, "\t.zero {}", d.bytes.len());
+        } else {
+            for line in d.bytes.chunks(16) {
+                let bytes: Vec<String> = line.iter().map(|b| format!("0x{b:02x}")).collect();
+                let _ = writeln!(o, "\t.byte {}", bytes.join(","));
+            }
+        }
+        let _ = writeln!(o, "\t.size {name}, {}\n\t.text", d.bytes.len());
+    }
     // LLVM's instruction-prefetch padding after the last function (the writer's
     // `layout_text`): gfx9 `s_nop 0` to a 64-byte boundary and 256 words more,
     // gfx11 `s_code_end` to a 128-byte boundary and 96 words more.

@@ -293,6 +293,35 @@ pub struct CodeObject {
     pub functions: Vec<Function>,
     /// `amdhsa.printf`: the module's printf formats (MIR's `printf_format`).
     pub printf: Vec<String>,
+    /// Read-only data objects (MIR's `data`), in `.rodata` after the kernel
+    /// descriptors; functions reach them through relocations.
+    pub data: Vec<DataObject>,
+}
+
+/// A read-only object of the code object: hidden, in `.rodata`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataObject {
+    pub name: String,
+    /// A power of two.
+    pub align: u32,
+    pub bytes: Vec<u8>,
+}
+
+impl DataObject {
+    /// Where each of `data` starts in a section that holds `start` bytes
+    /// first, and the section's end.
+    pub fn layout(data: &[DataObject], start: u64) -> (Vec<u64>, u64) {
+        let mut end = start;
+        let offsets = data
+            .iter()
+            .map(|d| {
+                let at = end.next_multiple_of(u64::from(d.align.max(1)));
+                end = at + d.bytes.len() as u64;
+                at
+            })
+            .collect();
+        (offsets, end)
+    }
 }
 
 /// Why a code object could not be written or read.

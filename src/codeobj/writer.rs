@@ -18,7 +18,7 @@ use object::Endianness;
 
 use super::metadata::Metadata;
 use super::{
-    CodeObject, CodeObjectError, CodeObjectVersion, Visibility, ELFOSABI_AMDGPU_HSA,
+    CodeObject, CodeObjectError, DataObject, CodeObjectVersion, Visibility, ELFOSABI_AMDGPU_HSA,
     NT_AMDGPU_METADATA, R_AMDGPU_ABS32, R_AMDGPU_ABS64, R_AMDGPU_REL64,
 };
 
@@ -94,6 +94,17 @@ fn layout_text(co: &CodeObject) -> TextLayout {
 fn validate(co: &CodeObject) -> Result<(), CodeObjectError> {
     let t = co.target.target;
     let mut names: HashMap<String, ()> = HashMap::new();
+    for d in &co.data {
+        if d.name.is_empty() || d.name.contains('\0') {
+            return Err(CodeObjectError::BadName(d.name.clone()));
+        }
+        if !d.align.is_power_of_two() {
+            return Err(CodeObjectError::Write(format!("data '{}' has alignment {}, not a power of two", d.name, d.align)));
+        }
+        if names.insert(d.name.clone(), ()).is_some() {
+            return Err(CodeObjectError::DuplicateSymbol(d.name.clone()));
+        }
+    }
     for f in &co.functions {
         if f.name.is_empty() || f.name.contains('\0') {
             return Err(CodeObjectError::BadName(f.name.clone()));
@@ -114,6 +125,9 @@ fn validate(co: &CodeObject) -> Result<(), CodeObjectError> {
             }
         }
         let Some(k) = &f.kernel else { continue };
+        if names.contains_key(&format!("{}.kd", f.name)) {
+            return Err(CodeObjectError::DuplicateSymbol(format!("{}.kd", f.name)));
+        }
         let bad = |message: String| {
             Err(CodeObjectError::InconsistentKernel {
                 kernel: f.name.clone(),
@@ -353,7 +367,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let _hash_idx = w.reserve_hash_section_index();
     let _dynstr_idx = w.reserve_dynstr_section_index();
     let rodata_name = w.add_section_name(b".rodata");
-    let rodata_idx = if kernels.is_empty() {
+    let rodata_idx = if kernels.is_empty() && co.data.is_empty() {
         None
     } else {
         Some(w.reserve_section_index())
@@ -376,6 +390,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     enum What {
         Func(usize),
         Kd(usize),
+        Data(usize),
         Dynamic,
     }
     struct S<'n> {
@@ -397,6 +412,16 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
                 dynamic: false,
             });
         }
+    }
+    // Data is hidden, so local after a link, as ld.lld-22 makes LLVM's.
+    for (j, d) in co.data.iter().enumerate() {
+        syms.push(S {
+            name: d.name.as_bytes(),
+            what: What::Data(j),
+            st_info: (elf::STB_LOCAL << 4) | elf::STT_OBJECT,
+            st_other: elf::STV_HIDDEN,
+            dynamic: false,
+        });
     }
     syms.push(S {
         name: b"_DYNAMIC",
@@ -463,9 +488,11 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     w.require_dynstr(); // even without exported symbols (a kernel-less object)
     let dynstr_off = w.reserve_dynstr() as u64;
     let dynstr_len = w.dynstr_len() as u64;
-    let rodata_len = kernels.len() * DESCRIPTOR_SIZE;
+    let (data_offsets, rodata_end) = DataObject::layout(&co.data, (kernels.len() * DESCRIPTOR_SIZE) as u64);
+    let rodata_len = rodata_end as usize;
+    let rodata_align = co.data.iter().map(|d| u64::from(d.align)).fold(DESCRIPTOR_ALIGN, u64::max);
     let rodata_off = if rodata_idx.is_some() {
-        w.reserve(rodata_len, DESCRIPTOR_ALIGN as usize) as u64
+        w.reserve(rodata_len, rodata_align as usize) as u64
     } else {
         w.reserved_len() as u64
     };
@@ -487,7 +514,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     for s in &syms {
         let section = match s.what {
             What::Func(_) => Some(text_idx),
-            What::Kd(_) => rodata_idx,
+            What::Kd(_) | What::Data(_) => rodata_idx,
             What::Dynamic => Some(dynamic_idx),
         };
         w.reserve_symbol_index(section);
@@ -505,31 +532,34 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let sym_addr = |what: What| match what {
         What::Func(i) => func_addr(i),
         What::Kd(k) => kd_addr(k),
+        What::Data(j) => rodata_addr + data_offsets[j],
         What::Dynamic => dynamic_addr,
     };
     let sym_size = |what: What| match what {
         What::Func(i) => co.functions[i].code.len() as u64,
         What::Kd(_) => DESCRIPTOR_SIZE as u64,
+        What::Data(j) => co.data[j].bytes.len() as u64,
         What::Dynamic => 0,
     };
 
-    // Resolve calls.
-    let index_of: HashMap<&str, usize> = co
+    // Resolve calls and data addresses.
+    let address_of: HashMap<&str, u64> = co
         .functions
         .iter()
         .enumerate()
-        .map(|(i, f)| (f.name.as_str(), i))
+        .map(|(i, f)| (f.name.as_str(), func_addr(i)))
+        .chain(co.data.iter().enumerate().map(|(j, d)| (d.name.as_str(), rodata_addr + data_offsets[j])))
         .collect();
     for (i, f) in co.functions.iter().enumerate() {
         for r in &f.relocs {
-            let Some(&target) = index_of.get(r.symbol.as_str()) else {
+            let Some(&target) = address_of.get(r.symbol.as_str()) else {
                 return Err(CodeObjectError::UndefinedSymbol {
                     function: f.name.clone(),
                     symbol: r.symbol.clone(),
                 });
             };
             let p = func_addr(i) + r.offset;
-            let value = (func_addr(target) as i64)
+            let value = (target as i64)
                 .wrapping_add(r.addend)
                 .wrapping_sub(p as i64) as u64;
             let field = match r.kind {
@@ -545,6 +575,10 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         let mut d = co.functions[i].kernel.as_ref().unwrap().descriptor;
         d.kernel_code_entry_byte_offset = func_addr(i) as i64 - kd_addr(k) as i64;
         rodata.extend_from_slice(&d.encode()?);
+    }
+    for (d, &at) in co.data.iter().zip(&data_offsets) {
+        rodata.resize(at as usize, 0);
+        rodata.extend_from_slice(&d.bytes);
     }
 
     // Write.
@@ -622,7 +656,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         let s = &syms[i];
         let section = match s.what {
             What::Func(_) => Some(text_idx),
-            What::Kd(_) => rodata_idx,
+            What::Kd(_) | What::Data(_) => rodata_idx,
             What::Dynamic => Some(dynamic_idx),
         };
         w.write_dynamic_symbol(&Sym {
@@ -671,7 +705,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     for (s, id) in syms.iter().zip(&str_ids) {
         let section = match s.what {
             What::Func(_) => Some(text_idx),
-            What::Kd(_) => rodata_idx,
+            What::Kd(_) | What::Data(_) => rodata_idx,
             What::Dynamic => Some(dynamic_idx),
         };
         w.write_symbol(&Sym {
@@ -714,7 +748,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             sh_size: rodata_len as u64,
             sh_link: 0,
             sh_info: 0,
-            sh_addralign: DESCRIPTOR_ALIGN,
+            sh_addralign: rodata_align,
             sh_entsize: 0,
         });
     }
@@ -760,12 +794,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
 /// `ld.lld-22 -shared` turns it (with other objects) into a `.hsaco`.
 pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let Prepared { note, mut text, kernels, kd_names } = prepare(co)?;
-    let defined: HashMap<&str, usize> = co
-        .functions
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.name.as_str(), i))
-        .collect();
+    let defined: HashMap<&str, ()> = co.functions.iter().map(|f| f.name.as_str()).chain(co.data.iter().map(|d| d.name.as_str())).map(|n| (n, ())).collect();
     let mut undefined: Vec<&str> = Vec::new();
     for f in &co.functions {
         for r in &f.relocs {
@@ -808,7 +837,8 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let rela_text_name = w.add_section_name(b".rela.text");
     let rela_text_idx = (!text_relocs.is_empty()).then(|| w.reserve_section_index());
     let rodata_name = w.add_section_name(b".rodata");
-    let rodata_idx = (!kernels.is_empty()).then(|| w.reserve_section_index());
+    let has_rodata = !kernels.is_empty() || !co.data.is_empty();
+    let rodata_idx = has_rodata.then(|| w.reserve_section_index());
     let rela_rodata_name = w.add_section_name(b".rela.rodata");
     let rela_rodata_idx = (!kernels.is_empty()).then(|| w.reserve_section_index());
     let comment_name = w.add_section_name(b".comment");
@@ -869,6 +899,20 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             kd_k += 1;
         }
     }
+    // Data: global hidden objects after the descriptors (ld.lld-22 makes
+    // them local in the .hsaco, as it does LLVM's).
+    let (data_offsets, rodata_end) = DataObject::layout(&co.data, (kernels.len() * DESCRIPTOR_SIZE) as u64);
+    for (d, &at) in co.data.iter().zip(&data_offsets) {
+        sym_index.insert(&d.name, syms.len() as u32 + 1);
+        syms.push(S {
+            name: d.name.as_bytes(),
+            section: rodata_idx,
+            st_info: (elf::STB_GLOBAL << 4) | elf::STT_OBJECT,
+            st_other: elf::STV_HIDDEN,
+            value: at,
+            size: d.bytes.len() as u64,
+        });
+    }
     for u in &undefined {
         sym_index.insert(u, syms.len() as u32 + 1);
         syms.push(S {
@@ -909,6 +953,12 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         d.kernel_code_entry_byte_offset = 0;
         rodata.extend_from_slice(&d.encode()?);
     }
+    for (d, &at) in co.data.iter().zip(&data_offsets) {
+        rodata.resize(at as usize, 0);
+        rodata.extend_from_slice(&d.bytes);
+    }
+    debug_assert_eq!(rodata.len() as u64, rodata_end);
+    let rodata_align = co.data.iter().map(|d| u64::from(d.align)).fold(DESCRIPTOR_ALIGN, u64::max);
 
     w.reserve_file_header();
     let text_off = w.reserve(text.bytes.len(), text.align as usize);
@@ -917,11 +967,7 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     } else {
         w.reserve_relocations(text_relocs.len(), true)
     };
-    let rodata_off = if kernels.is_empty() {
-        0
-    } else {
-        w.reserve(rodata.len(), DESCRIPTOR_ALIGN as usize)
-    };
+    let rodata_off = if has_rodata { w.reserve(rodata.len(), rodata_align as usize) } else { 0 };
     let rela_rodata_off = if kernels.is_empty() {
         0
     } else {
@@ -958,9 +1004,11 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             );
         }
     }
-    if !kernels.is_empty() {
+    if has_rodata {
         w.pad_until(rodata_off);
         w.write(&rodata);
+    }
+    if !kernels.is_empty() {
         w.write_align_relocation();
         for (k, &i) in kernels.iter().enumerate() {
             w.write_relocation(
@@ -1034,17 +1082,12 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             sh_size: rodata.len() as u64,
             sh_link: 0,
             sh_info: 0,
-            sh_addralign: DESCRIPTOR_ALIGN,
+            sh_addralign: rodata_align,
             sh_entsize: 0,
         });
-        w.write_relocation_section_header(
-            rela_rodata_name,
-            rodata_idx,
-            symtab_idx,
-            rela_rodata_off,
-            kernels.len(),
-            true,
-        );
+        if !kernels.is_empty() {
+            w.write_relocation_section_header(rela_rodata_name, rodata_idx, symtab_idx, rela_rodata_off, kernels.len(), true);
+        }
     }
     w.write_section_header(&SectionHeader {
         name: Some(comment_name),

@@ -905,6 +905,9 @@ pub enum Op {
     /// `dynamic_lds` -> ptr<local>: the start of the LDS a launch adds to the
     /// kernel's `lds_slot`s (its size is given at launch; kernels only).
     DynamicLds,
+    /// `data_addr @name` -> ptr<constant>: the address of the module's
+    /// read-only `data @name` (the code object's `.rodata`).
+    DataAddr { name: String },
     /// `extract agg, INDEX`: a vector element or a struct field.
     Extract { agg: Operand, index: u32 },
     /// `insert agg, value, INDEX`
@@ -1136,12 +1139,30 @@ pub struct Module {
     /// the code object's `amdhsa.printf` metadata lists them
     /// (`ID:N:SIZE1:...:SIZEN:FORMAT`; docs/mir.md "Printf").
     pub printf_formats: Vec<String>,
+    /// The module's read-only data, from its `data` lines (docs/mir.md
+    /// "Module data"): the code object's `.rodata` objects.
+    pub data: Vec<Data>,
+}
+
+/// A read-only object of the module: `data @NAME, align A, bytes "HEX"` (or
+/// `zeros N`), addressed by `data_addr @NAME`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Data {
+    pub name: String,
+    /// A power of two, at least 1.
+    pub align: u32,
+    pub bytes: Vec<u8>,
 }
 
 impl Module {
     /// A module of `functions` that names no devices.
     pub fn new(functions: Vec<Function>) -> Module {
-        Module { functions, device_triples: Vec::new(), printf_formats: Vec::new() }
+        Module { functions, device_triples: Vec::new(), printf_formats: Vec::new(), data: Vec::new() }
+    }
+
+    /// Finds a data object by name (without `@`).
+    pub fn data(&self, name: &str) -> Option<&Data> {
+        self.data.iter().find(|d| d.name == name)
     }
 
     /// Finds a function by name (without `@`).
@@ -1170,6 +1191,7 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
         Op::Load { ty, .. } | Op::AtomicRmw { ty, .. } | Op::CmpXchg { ty, .. } => Some(ty.clone()),
         Op::Store { .. } | Op::Barrier | Op::Fence { .. } => None,
         Op::DynamicLds => Some(Type::Ptr(AddrSpace::Local)),
+        Op::DataAddr { .. } => Some(Type::Ptr(AddrSpace::Constant)),
         Op::Wave { ty, .. } => Some(ty.clone()),
         Op::PtrAdd { ptr, .. } => Some(func.operand_type(ptr).clone()),
         Op::StackSlot { .. } => Some(Type::Ptr(AddrSpace::Private)),
@@ -1189,7 +1211,7 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
 /// The operands an operation reads, in order.
 pub fn op_operands(op: &Op) -> Vec<&Operand> {
     match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds => Vec::new(),
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds | Op::DataAddr { .. } => Vec::new(),
         Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
         Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
         Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => vec![a, b, c],
@@ -1209,7 +1231,7 @@ pub fn op_operands(op: &Op) -> Vec<&Operand> {
 /// The operands an operation reads, in order, for rewriting.
 pub fn op_operands_mut(op: &mut Op) -> Vec<&mut Operand> {
     match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds => Vec::new(),
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds | Op::DataAddr { .. } => Vec::new(),
         Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
         Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
         Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => vec![a, b, c],
@@ -1345,6 +1367,7 @@ fn same_op_shape(a: &Op, b: &Op) -> bool {
         (Op::Fence { order: o1, scope: s1 }, Op::Fence { order: o2, scope: s2 }) => o1 == o2 && s1 == s2,
         (Op::Wave { op: o1, ty: t1, .. }, Op::Wave { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
         (Op::PtrAdd { .. }, Op::PtrAdd { .. }) | (Op::Barrier, Op::Barrier) | (Op::DynamicLds, Op::DynamicLds) => true,
+        (Op::DataAddr { name: a }, Op::DataAddr { name: b }) => a == b,
         (Op::AtomicRmw { op: o1, ty: t1, sync: y1, .. }, Op::AtomicRmw { op: o2, ty: t2, sync: y2, .. }) => o1 == o2 && t1 == t2 && y1 == y2,
         (Op::CmpXchg { ty: t1, sync: y1, .. }, Op::CmpXchg { ty: t2, sync: y2, .. }) => t1 == t2 && y1 == y2,
         (Op::StackSlot { size: s1, align: a1 }, Op::StackSlot { size: s2, align: a2 }) => s1 == s2 && a1 == a2,
@@ -1360,6 +1383,6 @@ fn same_op_shape(a: &Op, b: &Op) -> bool {
 
 impl PartialEq for Module {
     fn eq(&self, other: &Module) -> bool {
-        self.functions == other.functions
+        self.functions == other.functions && self.data == other.data
     }
 }

@@ -17,6 +17,9 @@ use super::float;
 use super::ir::*;
 use crate::abi::{types::parse_type_prefix, Type};
 
+/// The largest `data` object (256 MiB): more is a mistake, not a table.
+pub const MAX_DATA_BYTES: u64 = 1 << 28;
+
 /// Parses a module from text. Only syntax and name resolution are checked here;
 /// run [`super::verify::verify`] for types and well-formedness.
 pub fn parse(text: &str) -> Result<Module, Diagnostic> {
@@ -40,6 +43,17 @@ pub fn parse(text: &str) -> Result<Module, Diagnostic> {
                 return parser.error("'printf_format' lines come before the first function");
             }
             module.printf_formats.push(parser.printf_format()?);
+            continue;
+        }
+        if parser.peek() == Tok::Ident("data") {
+            if !module.functions.is_empty() {
+                return parser.error("'data' lines come before the first function");
+            }
+            let (data, span) = parser.data()?;
+            if module.data.iter().any(|d| d.name == data.name) {
+                return Err(Diagnostic::new(format!("data '@{}' is defined more than once", data.name), span));
+            }
+            module.data.push(data);
             continue;
         }
         let (func, calls) = parser.function()?;
@@ -443,7 +457,51 @@ impl<'a> Parser<'a> {
         Ok(text)
     }
 
-    /// `target device_triples = "amdgcn-amd-amdhsa--gfx90a,amdgcn-amd-amdhsa--gfx942"`:
+    /// `data @NAME, align A, bytes "HEX"` or `data @NAME, align A, zeros N`:
+    /// a read-only object of the module (two hex digits a byte, in memory
+    /// order).
+    fn data(&mut self) -> Result<(Data, Span), Diagnostic> {
+        let (_, start) = self.next();
+        let (tok, span) = self.next();
+        let Tok::Global(name) = tok else {
+            return Err(Diagnostic::new(format!("expected a data name like '@table' after 'data', found {}", tok.describe()), span));
+        };
+        let name = name.to_string();
+        self.comma("after the data's name")?;
+        if !self.eat_ident("align") {
+            return self.error("expected 'align N' after the data's name");
+        }
+        let (align, align_span) = self.number("an alignment")?;
+        if align == 0 || !align.is_power_of_two() || align > 4096 {
+            return Err(Diagnostic::new("a data alignment must be a power of two between 1 and 4096", align_span));
+        }
+        self.comma("after the alignment")?;
+        let bytes = if self.eat_ident("zeros") {
+            let (len, len_span) = self.number("a size in bytes")?;
+            if len > MAX_DATA_BYTES {
+                return Err(Diagnostic::new(format!("data of {len} bytes (at most {MAX_DATA_BYTES})"), len_span));
+            }
+            vec![0; len as usize]
+        } else if self.eat_ident("bytes") {
+            let (tok, span) = self.next();
+            let Tok::Str(hex) = tok else {
+                return Err(Diagnostic::new(format!("expected a quoted string of hex digits after 'bytes', found {}", tok.describe()), span));
+            };
+            if hex.len() % 2 != 0 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return Err(Diagnostic::new("data bytes are pairs of hex digits", span));
+            }
+            if hex.len() as u64 / 2 > MAX_DATA_BYTES {
+                return Err(Diagnostic::new(format!("data of more than {MAX_DATA_BYTES} bytes"), span));
+            }
+            (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("checked hex digits")).collect()
+        } else {
+            return self.error("expected 'bytes \"HEX\"' or 'zeros N' after the alignment");
+        };
+        let end = self.pos;
+        Ok((Data { name, align: align as u32, bytes }, Span::new(start.start as usize, end)))
+    }
+
+    /// `target device_triples = ""amdgcn-amd-amdhsa--gfx90a,amdgcn-amd-amdhsa--gfx942"`:
     /// the devices the module is compiled for, each a target id amdgpu-cg
     /// compiles for, none twice.
     fn device_triples(&mut self) -> Result<Vec<String>, Diagnostic> {
@@ -1056,6 +1114,13 @@ impl<'a> Parser<'a> {
             }
             "barrier" => Ok(Op::Barrier),
             "dynamic_lds" => Ok(Op::DynamicLds),
+            "data_addr" => {
+                let (tok, span) = self.next();
+                let Tok::Global(name) = tok else {
+                    return Err(Diagnostic::new(format!("expected a data name like '@table', found {}", tok.describe()), span));
+                };
+                Ok(Op::DataAddr { name: name.to_string() })
+            }
             "lane_id" => Ok(Op::Wave { op: WaveOp::LaneId, ty: Type::I32, args: Vec::new() }),
             "wave_size" => Ok(Op::Wave { op: WaveOp::WaveSize, ty: Type::I32, args: Vec::new() }),
             "ballot" => {

@@ -34,7 +34,20 @@ pub fn verify_in_parallel(module: &Module, jobs: usize) -> Result<(), Vec<Diagno
         checker.function();
         checker.errors
     });
-    let errors: Vec<Diagnostic> = per_function.into_iter().flatten().collect();
+    let mut errors: Vec<Diagnostic> = per_function.into_iter().flatten().collect();
+    // Data and functions share the code object's symbol names.
+    let mut data_names = HashMap::new();
+    for d in &module.data {
+        if data_names.insert(d.name.as_str(), ()).is_some() {
+            errors.push(Diagnostic::new(format!("data '@{}' is defined more than once", d.name), Span::NONE));
+        }
+        if let Some(f) = module.function(&d.name) {
+            errors.push(Diagnostic::new(format!("'@{}' names both data and a function", d.name), f.span));
+        }
+        if d.align == 0 || !d.align.is_power_of_two() || d.align > 4096 {
+            errors.push(Diagnostic::new(format!("data '@{}': alignment {} is not a power of two between 1 and 4096", d.name, d.align), Span::NONE));
+        }
+    }
     if errors.is_empty() {
         Ok(())
     } else {
@@ -346,6 +359,11 @@ impl Checker<'_> {
                             self.expect_type(at(), &format!("the lane of '{m}'"), lane, &Type::I32);
                         }
                     }
+                }
+            }
+            Op::DataAddr { name } => {
+                if self.module.data(name).is_none() {
+                    self.error(at(), format!("'data_addr' of '@{name}', which is not the module's data"));
                 }
             }
             Op::DynamicLds => {

@@ -37,7 +37,8 @@ pub(super) fn is_pure(op: &Op) -> bool {
         | Op::Extract { .. }
         | Op::Insert { .. }
         | Op::Make { .. }
-        | Op::DynamicLds => true,
+        | Op::DynamicLds
+        | Op::DataAddr { .. } => true,
         Op::Wave { op, .. } => matches!(op, WaveOp::LaneId | WaveOp::WaveSize),
         _ => false,
     }
@@ -96,7 +97,7 @@ pub fn run(func: &mut Function) -> bool {
             // make the instruction simplify (`x - y` with y = x): simplify's
             // rules run here too, so such chains settle in one walk.
             let op = std::mem::replace(&mut func.blocks[b].insts[i].op, Op::Barrier);
-            let op = match simplify::simplify(&op, func, &defs) {
+            let op = match simplify::simplify(&op, func, &defs, &[]) {
                 Outcome::Forward(with) => {
                     subst.set(result, with);
                     removed[b][i] = true;

@@ -35,7 +35,9 @@ pub fn known_trailing_zeros(func: &Function, defs: &[Option<Def>], operand: &Ope
 
 /// Whether the sign bit of `operand` (of type `ty`) is known to be 0: work-item
 /// ids and work-group sizes (below 1024), lane ids, zero extensions, logical
-/// right shifts, masks with a clear sign bit, unsigned minima of such values.
+/// right shifts, masks with a clear sign bit, unsigned minima of such values,
+/// and whatever [`known_width`] bounds below the sign bit (left shifts,
+/// remainders, sums and products of bounded values).
 pub fn known_nonnegative(func: &Function, defs: &[Option<Def>], operand: &Operand, ty: &Type, depth: u32) -> bool {
     use crate::mir::ir::{Builtin, WaveOp};
     let w = width(ty);
@@ -53,7 +55,8 @@ pub fn known_nonnegative(func: &Function, defs: &[Option<Def>], operand: &Operan
             Some(Op::Binary { op: BinOp::Or | BinOp::Xor | BinOp::SMin | BinOp::SMax | BinOp::UMax, lhs, rhs, .. }) => {
                 known_nonnegative(func, defs, lhs, ty, depth - 1) && known_nonnegative(func, defs, rhs, ty, depth - 1)
             }
-            _ => false,
+            // Shifts, remainders, sums and products of bounded values.
+            _ => known_width(func, defs, operand, ty, depth) < w,
         },
     }
 }

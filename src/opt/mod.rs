@@ -32,7 +32,7 @@ pub mod schedule;
 pub mod simplify;
 pub mod spaces;
 
-use crate::mir::ir::{Function, Module};
+use crate::mir::ir::{Data, Function, Module};
 use std::time::{Duration, Instant};
 
 /// How hard the compiler works on the code (`-O0`, `-O1`, `-O2`).
@@ -64,24 +64,25 @@ impl OptLevel {
 pub struct MirPass {
     pub name: &'static str,
     pub level: OptLevel,
-    pub run: fn(&mut Function) -> bool,
+    /// The function, and the module's read-only data (which simplify reads).
+    pub run: fn(&mut Function, &[Data]) -> bool,
 }
 
 /// The MIR passes of one round, in order.
 pub const MIR_PASSES: [MirPass; 13] = [
-    MirPass { name: "promote", level: OptLevel::O1, run: promote::run },
-    MirPass { name: "spaces", level: OptLevel::O1, run: spaces::run },
-    MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run },
-    MirPass { name: "divide", level: OptLevel::O1, run: divide::run },
-    MirPass { name: "narrow", level: OptLevel::O1, run: narrow::run },
-    MirPass { name: "reassociate", level: OptLevel::O1, run: reassociate::run },
-    MirPass { name: "hoist", level: OptLevel::O1, run: hoist::run },
-    MirPass { name: "licm", level: OptLevel::O1, run: licm::run },
-    MirPass { name: "gvn", level: OptLevel::O1, run: gvn::run },
-    MirPass { name: "dce", level: OptLevel::O1, run: dce::run },
-    MirPass { name: "merge", level: OptLevel::O1, run: merge::run },
-    MirPass { name: "branches", level: OptLevel::O1, run: branches::run },
-    MirPass { name: "schedule", level: OptLevel::O1, run: schedule::run },
+    MirPass { name: "promote", level: OptLevel::O1, run: |f, _| promote::run(f) },
+    MirPass { name: "spaces", level: OptLevel::O1, run: |f, _| spaces::run(f) },
+    MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run_with_data },
+    MirPass { name: "divide", level: OptLevel::O1, run: |f, _| divide::run(f) },
+    MirPass { name: "narrow", level: OptLevel::O1, run: |f, _| narrow::run(f) },
+    MirPass { name: "reassociate", level: OptLevel::O1, run: |f, _| reassociate::run(f) },
+    MirPass { name: "hoist", level: OptLevel::O1, run: |f, _| hoist::run(f) },
+    MirPass { name: "licm", level: OptLevel::O1, run: |f, _| licm::run(f) },
+    MirPass { name: "gvn", level: OptLevel::O1, run: |f, _| gvn::run(f) },
+    MirPass { name: "dce", level: OptLevel::O1, run: |f, _| dce::run(f) },
+    MirPass { name: "merge", level: OptLevel::O1, run: |f, _| merge::run(f) },
+    MirPass { name: "branches", level: OptLevel::O1, run: |f, _| branches::run(f) },
+    MirPass { name: "schedule", level: OptLevel::O1, run: |f, _| schedule::run(f) },
 ];
 
 /// The most rounds -O2 runs.
@@ -161,7 +162,7 @@ pub fn optimize_in_parallel(module: &Module, level: OptLevel, observe: &Observe,
         }
     }
     trace.timings.push(("inline (module)".to_string(), inline_time));
-    Ok(Module { functions, device_triples: module.device_triples.clone(), printf_formats: module.printf_formats.clone() })
+    Ok(Module { functions, device_triples: module.device_triples.clone(), printf_formats: module.printf_formats.clone(), data: module.data.clone() })
 }
 
 /// One function through the pass rounds: the function, what it printed, and
@@ -174,7 +175,7 @@ fn optimize_function(module: &Module, mut func: Function, level: OptLevel, obser
         let mut changed = false;
         for (p, pass) in MIR_PASSES.iter().enumerate().filter(|(_, p)| p.level <= level) {
             let start = Instant::now();
-            let did = (pass.run)(&mut func);
+            let did = (pass.run)(&mut func, &module.data);
             timings[p] += start.elapsed();
             changed |= did;
             if did && observe.print_after.iter().any(|w| w == pass.name || w == "all") {

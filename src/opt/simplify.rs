@@ -16,7 +16,7 @@ use super::known::{known_nonnegative, known_trailing_zeros};
 use super::rewrite::{remove_marked, definitions, defining_op, reverse_postorder, Def, Subst};
 use crate::abi::Type;
 use crate::mir::interp::ops::{mask, sext, width};
-use crate::mir::ir::{op_operands_mut, BinOp, CastOp, Const, Function, IntPred, Op, Operand, Terminator, UnOp};
+use crate::mir::ir::{op_operands_mut, BinOp, CastOp, Const, Data, Function, IntPred, Op, Operand, Terminator, UnOp};
 
 /// What becomes of one instruction.
 pub(super) enum Outcome {
@@ -28,6 +28,12 @@ pub(super) enum Outcome {
 }
 
 pub fn run(func: &mut Function) -> bool {
+    run_with_data(func, &[])
+}
+
+/// [`run`], with loads of the module's read-only `data` at constant offsets
+/// folded into their values.
+pub fn run_with_data(func: &mut Function, data: &[Data]) -> bool {
     let order = reverse_postorder(func);
     let defs = definitions(func);
     let mut subst = Subst::new(func);
@@ -114,7 +120,7 @@ pub fn run(func: &mut Function) -> bool {
             // reassociation); each round makes it cheaper, four are plenty.
             let mut forward = None;
             for _ in 0..4 {
-                match simplify(&op, func, &defs) {
+                match simplify(&op, func, &defs, data) {
                     Outcome::Keep => break,
                     Outcome::Replace(new) => op = new,
                     Outcome::Forward(operand) => {
@@ -159,11 +165,15 @@ fn is_associative_int(op: BinOp) -> bool {
 }
 
 /// The rules for one operation whose operands are already rewritten.
-pub(super) fn simplify(op: &Op, func: &Function, defs: &[Option<Def>]) -> Outcome {
+pub(super) fn simplify(op: &Op, func: &Function, defs: &[Option<Def>], data: &[Data]) -> Outcome {
     if let Some(c) = fold::evaluate(op) {
         return Outcome::Forward(Operand::Const(c));
     }
     match op {
+        Op::Load { ty, ptr, volatile: false, .. } if !data.is_empty() => match data_load(ty, ptr, func, defs, data) {
+            Some(o) => o,
+            None => Outcome::Keep,
+        },
         Op::Binary { op: bop, ty, lhs, rhs } => {
             if is_commutative(*bop) && matches!(lhs, Operand::Const(_)) && matches!(rhs, Operand::Value(_)) {
                 return Outcome::Replace(Op::Binary { op: *bop, ty: ty.clone(), lhs: rhs.clone(), rhs: lhs.clone() });
@@ -348,6 +358,46 @@ fn cast(op: CastOp, from: &Type, arg: &Operand, to: &Type, func: &Function, defs
             }
         }
         _ => Outcome::Keep,
+    }
+}
+
+/// A load from read-only module data at a constant offset (`ptradd`s of
+/// constants from a `data_addr`): the bytes' value, a scalar or a vector of
+/// scalars, little-endian. Outside the object, it stays (the load is
+/// undefined; the interpreter reports it).
+fn data_load(ty: &Type, ptr: &Operand, func: &Function, defs: &[Option<Def>], data: &[Data]) -> Option<Outcome> {
+    let mut offset: i64 = 0;
+    let mut at = ptr.clone();
+    let name = loop {
+        match defining_op(func, defs, &at)? {
+            Op::DataAddr { name } => break name,
+            Op::PtrAdd { ptr, offset: Operand::Const(c) } => {
+                let add = if c.ty == Type::I32 { c.bits as u32 as i32 as i64 } else { c.bits as i64 };
+                offset = offset.checked_add(add)?;
+                at = ptr.clone();
+            }
+            _ => return None,
+        }
+    };
+    let object = data.iter().find(|d| d.name == *name)?;
+    let scalar = |t: &Type, at: i64| -> Option<Const> {
+        if !(t.is_int() || t.is_float()) || *t == Type::I1 {
+            return None;
+        }
+        let size = (t.bits() / 8) as usize;
+        let start = usize::try_from(at).ok()?;
+        let bytes = object.bytes.get(start..start.checked_add(size)?)?;
+        let mut word = [0u8; 8];
+        word[..size].copy_from_slice(bytes);
+        Some(Const { ty: t.clone(), bits: u64::from_le_bytes(word) })
+    };
+    match ty {
+        Type::Vector(elem, n) => {
+            let step = i64::from(elem.bits() / 8);
+            let elems = (0..i64::from(*n)).map(|i| scalar(elem, offset + i * step).map(Operand::Const)).collect::<Option<Vec<_>>>()?;
+            Some(Outcome::Replace(Op::Make { ty: ty.clone(), elems }))
+        }
+        t => Some(Outcome::Forward(Operand::Const(scalar(t, offset)?))),
     }
 }
 

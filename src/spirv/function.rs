@@ -30,6 +30,13 @@ struct Phi {
     incoming: Vec<(u32, u32)>,
 }
 
+/// The module's constant tables and the names they may not take, shared by
+/// the functions' translations.
+struct ModuleTables<'a> {
+    tables: &'a super::data::Tables,
+    function_names: &'a HashSet<&'a str>,
+}
+
 pub struct Fx<'a> {
     pub facts: &'a Facts,
     pub b: FunctionBuilder,
@@ -46,8 +53,12 @@ pub struct Fx<'a> {
     lds_uses: &'a HashMap<u32, Vec<u32>>,
     /// The module's printf formats (`OpenCL.std printf`).
     pub printf: &'a super::printf::Formats,
+    /// The module's constant tables (read-only data), and the names they
+    /// may not take (the functions').
+    tables: &'a super::data::Tables,
+    function_names: &'a HashSet<&'a str>,
     /// The memory of module variables: a kernel's LDS slots, a device
-    /// function's LDS parameters, constant tables' private copies.
+    /// function's LDS parameters, constant tables' addresses.
     module_slots: HashMap<u32, Operand>,
     fresh: u32,
     /// The first operation MIR could not type (see [`Fx::value`]).
@@ -195,11 +206,14 @@ pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
     }
     let mut functions = Vec::new();
     let printf = super::printf::Formats::default();
+    let tables = super::data::Tables::default();
+    let function_names: HashSet<&str> = names.values().map(|(n, _)| n.as_str()).collect();
+    let module_tables = ModuleTables { tables: &tables, function_names: &function_names };
     for body in &facts.bodies {
         if !reachable.contains(&body.id) || imports.contains_key(&body.id) {
             continue;
         }
-        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, &byval, &lds_uses, &printf, body.id) {
+        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, &byval, &lds_uses, &printf, &module_tables, body.id) {
             Ok(f) => functions.push(f),
             Err(e) => errors.push(e),
         }
@@ -214,6 +228,7 @@ pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
     if errors.is_empty() {
         let mut module = Module::new(functions);
         module.printf_formats = printf.into_inner();
+        module.data = tables.into_inner();
         Ok(module)
     } else {
         Err(errors)
@@ -321,6 +336,7 @@ fn translate_function(
     byval_params: &HashMap<u32, Vec<Option<u32>>>,
     lds_uses: &HashMap<u32, Vec<u32>>,
     printf: &super::printf::Formats,
+    module_tables: &ModuleTables,
     id: u32,
 ) -> Result<crate::mir::Function, Error> {
     let (name, ret) = names[&id].clone();
@@ -341,6 +357,8 @@ fn translate_function(
         byval_params,
         lds_uses,
         printf,
+        tables: module_tables.tables,
+        function_names: module_tables.function_names,
         module_slots: HashMap::new(),
         fresh: 0,
         poisoned: None,
@@ -494,32 +512,22 @@ impl<'a> Fx<'a> {
                     self.facts.name(id).unwrap_or("?")
                 )),
                 StorageClass::Input => Err(format!("the builtin variable '{}' used other than by OpLoad", self.facts.name(id).unwrap_or("?"))),
-                // A constant table (OpenCL's __constant data, array initializers):
-                // MIR has no module data, so each work-item gets a private copy
-                // written in the entry block. Correct for any size; costly for
-                // large tables (docs/spirv.md).
+                // A constant table (OpenCL's __constant data, array
+                // initializers): the module's read-only data (data.rs), its
+                // address taken once in the entry block.
                 StorageClass::UniformConstant if g.initializer.is_some() => {
-                    if let Some(o) = self.module_slots.get(&id) {
-                        return Ok(o.clone());
-                    }
-                    let (size, align) = self.facts.layout(g.pointee)?;
-                    if size > 1 << 16 {
-                        return Err(format!("a constant table of {size} bytes; at most 65536 are copied per work-item (MIR has no module data yet)"));
-                    }
                     let Some(init) = g.initializer else { unreachable!("matched with an initializer") };
+                    let align = self.facts.alignment.get(&id).map_or(1, |&a| u64::from(a));
+                    let name = self.tables.name_of(self.facts, id, g.pointee, init, align, self.function_names)?;
                     let here = self.current;
                     self.b.switch_to(self.entry);
-                    // Word-aligned, so that zeroes and bytes go in words.
-                    let align = if size >= 4 { align.max(4) } else { align.max(1) };
-                    let slot = Operand::Value(self.b.stack_slot(size.max(1) as u32, align as u32));
-                    let r = self.store_constant(g.pointee, init, slot.clone(), 0, align);
+                    let address = self.value(MOp::DataAddr { name });
                     self.b.switch_to(here);
-                    r?;
-                    self.module_slots.insert(id, slot.clone());
-                    Ok(slot)
+                    self.module_slots.insert(id, address.clone());
+                    Ok(address)
                 }
                 other => Err(format!(
-                    "module-scope variable '{}' in the {other:?} storage class (constant tables and program-scope globals are not supported)",
+                    "module-scope variable '{}' in the {other:?} storage class (only constant tables with initializers and __local variables are supported: program-scope __global variables are not)",
                     self.facts.name(id).unwrap_or("?")
                 )),
             };

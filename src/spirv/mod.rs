@@ -20,6 +20,7 @@ mod collectives;
 mod function;
 mod module;
 mod convert;
+mod data;
 mod libm;
 mod opencl;
 mod printf;

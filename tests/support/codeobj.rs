@@ -209,6 +209,7 @@ pub fn sample(
         version,
         functions,
         printf: Vec::new(),
+        data: Vec::new(),
     }
 }
 

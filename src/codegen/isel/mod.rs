@@ -1062,6 +1062,11 @@ impl<'a> Isel<'a> {
                 self.emit(Opcode::s_barrier, &[], &[], |_| {});
                 self.acquire(MemScope::Workgroup);
             }
+            Op::DataAddr { name } => {
+                let d = self.vreg(Class::SgprPair);
+                self.push(MInst { kind: MKind::SymbolAddress(name.clone()), ops: vec![ra::Operand::reg_def(d)] });
+                self.set(result.unwrap(), Lowered::S64(d));
+            }
             Op::DynamicLds => {
                 // Right after the kernel's lds_slots, 16-byte aligned; the
                 // static size reported is that offset, so the launch's dynamic

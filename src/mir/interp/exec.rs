@@ -71,6 +71,9 @@ struct Machine<'m, 'a> {
     dynamic_lds_base: u32,
     instructions: u64,
     scratch: Vec<RtValue>,
+    /// Where the module's `data` objects are: copied into device memory
+    /// when the machine starts (read-only by the verifier's rules).
+    data_addrs: HashMap<&'m str, u64>,
 }
 
 fn align_up(value: u64, align: u64) -> u64 {
@@ -303,6 +306,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             })
             .collect();
         let by_name = module.functions.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect();
+        let data_addrs = module.data.iter().map(|d| (d.name.as_str(), memory.alloc(&d.bytes, u64::from(d.align)))).collect();
         Machine {
             module,
             infos,
@@ -315,6 +319,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             dynamic_lds_base: 0,
             instructions: 0,
             scratch: Vec::new(),
+            data_addrs,
         }
     }
 
@@ -572,6 +577,10 @@ impl<'m, 'a> Machine<'m, 'a> {
                     Op::Wave { op: WaveOp::WaveSize, .. } => RtValue::Scalar(u64::from(self.options.wave_size)),
                     Op::Wave { .. } => return Ok(State::Wave),
                     Op::DynamicLds => RtValue::Scalar(u64::from(self.dynamic_lds_base)),
+                    Op::DataAddr { name } => match self.data_addrs.get(name.as_str()) {
+                        Some(&a) => RtValue::Scalar(a),
+                        None => return Err(format!("'data_addr' of '@{name}', which is not the module's data")),
+                    },
                     Op::LdsSlot { .. } => {
                         match self.lds_layout.iter().find(|s| s.0 == frame.inst).filter(|_| frame.block == 0 && depth == 1) {
                             Some(&(_, offset, _)) => RtValue::Scalar(u64::from(offset)),
