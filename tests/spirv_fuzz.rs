@@ -106,10 +106,10 @@ fn mutated_modules_never_panic() {
     let count: usize = std::env::var("SPIRV_FUZZ_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
     let base: u64 = std::env::var("SPIRV_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x005e_ed0f_5b1e);
     let target = CodeObjectTarget::new(Target::new(Gpu::Gfx942));
-    // The last seven reach the math library, the work-group collectives,
-    // conversions, local pointer arguments, 8/16-element vectors, printf and
-    // the double library.
-    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics", "math/library", "collectives/work_group", "conversions", "local_args", "vectors_8_16", "printf/printf", "math/double"];
+    // The last eight reach the math library, the work-group collectives,
+    // conversions, local pointer arguments, 8/16-element vectors, printf, the
+    // double library and constant tables (module data).
+    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics", "math/library", "collectives/work_group", "conversions", "local_args", "vectors_8_16", "printf/printf", "math/double", "constant_tables"];
     let mut modules = Vec::new();
     for seed in seeds {
         let spv = work.join(format!("{}.spv", seed.replace('/', "_")));
