@@ -105,7 +105,7 @@ fn reachable_reads(code: &Expanded, target: Target) -> Option<Vec<RegSet>> {
         let mut read = RegSet([0; 16]);
         let mut next = Vec::new();
         for e in block {
-            if e.call.is_some() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
+            if matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
                 return None;
             }
             reads(&e.inst, target).for_each(|span| read.insert_span(span));
@@ -214,7 +214,7 @@ impl Scan {
         // which no operand lists) forget everything; EXEC writes forget
         // the vector registers (a write under other lanes keeps the rest),
         // not the scalar ones, which no EXEC masks.
-        if e.target.is_some() || e.call.is_some() || matches!(inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
+        if e.target.is_some() || matches!(inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
             dead.iter_mut().for_each(|d| *d = false);
             match (&self.reach, e.target.and_then(|t| self.position.get(&t))) {
                 (Some(reach), Some(&t)) => never.iter_mut().enumerate().for_each(|(r, n)| *n &= !reach[t].contains(r)),
@@ -260,7 +260,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
         for i in (0..block.len()).rev() {
             let e = &block[i];
             let inst = &e.inst;
-            if e.target.is_none() && e.call.is_none() && e.cfi.is_empty() && !inst.e64 {
+            if e.target.is_none() && e.symbol.is_none() && e.cfi.is_empty() && !inst.e64 {
                 let span = inst.defs.first().and_then(reg_span);
                 let removable = match (inst.op, span) {
                     (Opcode::v_mov_b32, Some((d, 1))) => PhysReg(d).is_vgpr(),
@@ -298,7 +298,7 @@ mod tests {
     use crate::isa::{Gpu, Operand, Reg};
 
     fn inst(op: Opcode, defs: Vec<Operand>, uses: Vec<Operand>) -> Emitted {
-        Emitted { inst: isa::Inst::new(op, defs, uses), target: None, call: None, cfi: Vec::new() }
+        Emitted { inst: isa::Inst::new(op, defs, uses), target: None, symbol: None, cfi: Vec::new() }
     }
 
     fn s(n: u16) -> Operand {
@@ -363,7 +363,7 @@ mod tests {
     /// 1 ends the program, 2 reads `read_in_2` and jumps back to 0 when
     /// `back_edge`.
     fn across_blocks(read_in_2: u16, back_edge: bool) -> usize {
-        let branch = |op: Opcode, target: usize| Emitted { inst: isa::Inst::sopp(op, 0), target: Some(target), call: None, cfi: Vec::new() };
+        let branch = |op: Opcode, target: usize| Emitted { inst: isa::Inst::sopp(op, 0), target: Some(target), symbol: None, cfi: Vec::new() };
         let mut last = vec![inst(Opcode::v_add_u32, vec![v(4)], vec![v(read_in_2), v(0)])];
         last.push(if back_edge { branch(Opcode::s_branch, 0) } else { inst(Opcode::s_endpgm, vec![], vec![]) });
         let blocks = vec![

@@ -8,8 +8,9 @@ use crate::mir::Diagnostic;
 /// A function's machine code and its assembly text.
 pub struct Encoded {
     pub code: Vec<u8>,
-    /// Calls: (offset of the instruction after the `s_getpc_b64`, callee).
-    pub calls: Vec<(u64, String)>,
+    /// PC-relative symbol addresses (calls and data): (offset of the
+    /// instruction after the `s_getpc_b64`, the symbol).
+    pub relocated: Vec<(u64, String)>,
     pub asm: String,
     pub instructions: usize,
     /// Call-frame information changes: (code offset, change), in code order.
@@ -48,7 +49,7 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
     let mut bytes = Vec::with_capacity(offset);
     let mut asm = String::new();
     let mut instructions = 0;
-    let mut calls = Vec::new();
+    let mut relocated = Vec::new();
     let mut cfi = Vec::new();
     // After a call's `s_getpc_b64`: the callee and how many of the two
     // relocated literals (`s_add_u32`, `s_addc_u32`) are still to print.
@@ -90,15 +91,15 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
                 asm.push_str(&format!("  {}\n", isa::print(&inst, target)));
             }
             isa::encode(&inst, target, &mut bytes).map_err(|err| fail(err, &inst))?;
-            if let Some(callee) = &e.call {
-                calls.push((bytes.len() as u64, callee.clone()));
+            if let Some(callee) = &e.symbol {
+                relocated.push((bytes.len() as u64, callee.clone()));
                 call_literals = Some((callee.clone(), 0));
             }
             cfi.extend(e.cfi.iter().filter(|c| c.after).map(|c| (bytes.len() as u32, c.event.clone())));
             instructions += 1;
         }
     }
-    Ok(Encoded { code: bytes, calls, asm, instructions, cfi })
+    Ok(Encoded { code: bytes, relocated, asm, instructions, cfi })
 }
 
 /// Branch threading: a block that holds nothing but a jump (typically the block
@@ -119,7 +120,7 @@ fn thread_jumps(code: &Expanded) -> Expanded {
         }
         let insts = insts
             .iter()
-            .map(|e| super::expand::Emitted { inst: e.inst.clone(), target: e.target.map(resolve), call: e.call.clone(), cfi: e.cfi.clone() })
+            .map(|e| super::expand::Emitted { inst: e.inst.clone(), target: e.target.map(resolve), symbol: e.symbol.clone(), cfi: e.cfi.clone() })
             .collect();
         out.push((*b, name.clone(), insts));
     }

@@ -27,10 +27,10 @@ pub struct Emitted {
     pub inst: isa::Inst,
     /// For branches: the target block (index into the VCode blocks).
     pub target: Option<usize>,
-    /// For the `s_getpc_b64` of a call or a data address: the callee or the
-    /// data object, whose address the next two instructions' literals receive
-    /// through relocations.
-    pub call: Option<String>,
+    /// For the `s_getpc_b64` of a call or a data address: the symbol (the
+    /// callee or the data object) whose address the next two instructions'
+    /// literals receive through relocations.
+    pub symbol: Option<String>,
     /// Call-frame information changes at this instruction (prologue, epilogue
     /// and SP moves around calls), turned into `.debug_frame` rows (cfi.rs).
     pub cfi: Vec<Cfi>,
@@ -696,7 +696,7 @@ impl Ctx<'_> {
         }
         let cfi = std::mem::take(&mut self.cfi_before).into_iter().map(|event| Cfi { after: false, event }).collect();
         self.forget_windows_written_by(&inst);
-        self.code.push(Emitted { inst, target: None, call: None, cfi });
+        self.code.push(Emitted { inst, target: None, symbol: None, cfi });
     }
 
     /// Drops what the windows are known to hold where `inst` writes it (or
@@ -1072,7 +1072,7 @@ impl Ctx<'_> {
                 let ra = isa::Reg::s(30, 2);
                 let (lo, hi) = (isa::Reg::s(30, 1), isa::Reg::s(31, 1));
                 let slot = isa::Operand::Literal(CALL_LITERAL_PLACEHOLDER);
-                self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(ra)], vec![]), target: None, call: Some(callee.clone()), cfi: Vec::new() });
+                self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(ra)], vec![]), target: None, symbol: Some(callee.clone()), cfi: Vec::new() });
                 self.push(isa::Inst::new(Opcode::s_add_u32, vec![isa::Operand::Reg(lo)], vec![isa::Operand::Reg(lo), slot]));
                 self.push(isa::Inst::new(Opcode::s_addc_u32, vec![isa::Operand::Reg(hi)], vec![isa::Operand::Reg(hi), slot]));
                 // A device function moves SP to the end of its frame for the
@@ -1126,7 +1126,7 @@ impl Ctx<'_> {
                 let p = reg(0);
                 let (lo, hi) = (Self::half_of(p, 0), Self::half_of(p, 1));
                 let slot = isa::Operand::Literal(CALL_LITERAL_PLACEHOLDER);
-                self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(p)], vec![]), target: None, call: Some(symbol.clone()), cfi: Vec::new() });
+                self.code.push(Emitted { inst: isa::Inst::new(Opcode::s_getpc_b64, vec![isa::Operand::Reg(p)], vec![]), target: None, symbol: Some(symbol.clone()), cfi: Vec::new() });
                 self.push(isa::Inst::new(Opcode::s_add_u32, vec![isa::Operand::Reg(lo)], vec![isa::Operand::Reg(lo), slot]));
                 self.push(isa::Inst::new(Opcode::s_addc_u32, vec![isa::Operand::Reg(hi)], vec![isa::Operand::Reg(hi), slot]));
             }
@@ -1628,7 +1628,7 @@ impl Ctx<'_> {
         let succs: Vec<usize> = self.vcode.blocks[block].succs.iter().map(|b| b.index()).collect();
         let jump = |c: &mut Self, target: usize| {
             if Some(target) != next_in_layout {
-                c.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_branch, 0), target: Some(target), call: None, cfi: Vec::new() });
+                c.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_branch, 0), target: Some(target), symbol: None, cfi: Vec::new() });
             }
         };
         match kind {
@@ -1636,7 +1636,7 @@ impl Ctx<'_> {
             Branch::IfUniform => {
                 let flag = self.place.reg(allocs[0].as_reg().expect("a register"));
                 self.push(isa::Inst::new(Opcode::s_cmp_lg_u32, vec![], vec![isa::Operand::Reg(flag), isa::Operand::imm32(0)]));
-                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), call: None, cfi: Vec::new() });
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), symbol: None, cfi: Vec::new() });
                 jump(self, succs[1]);
             }
             Branch::IfCompare { op, imms } => {
@@ -1646,11 +1646,11 @@ impl Ctx<'_> {
                     None => regs.next().expect("one operand per non-constant source"),
                 }).collect();
                 self.push(isa::Inst::new(*op, vec![], uses));
-                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), call: None, cfi: Vec::new() });
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_scc1, 0), target: Some(succs[0]), symbol: None, cfi: Vec::new() });
                 jump(self, succs[1]);
             }
             Branch::IfExecZero => {
-                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_execz, 0), target: Some(succs[0]), call: None, cfi: Vec::new() });
+                self.code.push(Emitted { inst: isa::Inst::sopp(Opcode::s_cbranch_execz, 0), target: Some(succs[0]), symbol: None, cfi: Vec::new() });
                 jump(self, succs[1]);
             }
             Branch::EndProgram => self.push(isa::Inst::sopp(Opcode::s_endpgm, 0)),

@@ -81,7 +81,7 @@ pub fn run(code: &mut Expanded) -> usize {
             }
             // EXEC changes which lanes agree; calls and indirect moves
             // write registers no operand lists.
-            if writes_exec(&e.inst) || e.call.is_some() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) || e.inst.op.info().name.contains("movrel") {
+            if writes_exec(&e.inst) || e.symbol.is_some() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) || e.inst.op.info().name.contains("movrel") {
                 copies.clear();
             }
             for d in e.inst.defs.iter().filter_map(reg_span) {

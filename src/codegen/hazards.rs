@@ -198,7 +198,7 @@ fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
                     }
                 }
                 if hazard {
-                    out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt_depctr, DEPCTR_VA_VDST_0), target: None, call: None, cfi: Vec::new() });
+                    out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt_depctr, DEPCTR_VA_VDST_0), target: None, symbol: None, cfi: Vec::new() });
                 }
             }
             out.push(e);
@@ -260,7 +260,7 @@ fn pad_block_ends(code: &mut Expanded, target: Target) {
         }
     }
     for (p, tail, need) in pads {
-        code.blocks[p].2.insert(tail, Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None, call: None, cfi: Vec::new() });
+        code.blocks[p].2.insert(tail, Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None, symbol: None, cfi: Vec::new() });
     }
 }
 
@@ -288,7 +288,7 @@ pub fn avoid_hazards(code: &mut Expanded, target: Target) {
                 }
             }
             if need > 0 {
-                out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None, call: None, cfi: Vec::new() });
+                out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_nop, (need - 1) as u16), target: None, symbol: None, cfi: Vec::new() });
             }
             out.push(e);
         }
@@ -303,7 +303,7 @@ mod tests {
     use crate::isa::{Operand, Reg, WaveSize};
 
     fn emitted(inst: isa::Inst) -> Emitted {
-        Emitted { inst, target: None, call: None, cfi: Vec::new() }
+        Emitted { inst, target: None, symbol: None, cfi: Vec::new() }
     }
 
     /// `first` ends block 0, `second` starts block 1 (which then ends the

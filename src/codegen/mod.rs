@@ -153,8 +153,9 @@ pub struct CompiledKernel {
     pub name: String,
     pub is_kernel: bool,
     pub code: Vec<u8>,
-    /// Calls: (offset after each `s_getpc_b64`, callee).
-    pub calls: Vec<(u64, String)>,
+    /// PC-relative symbol addresses, calls and data: (offset after each
+    /// `s_getpc_b64`, the callee or data object).
+    pub relocated: Vec<(u64, String)>,
     pub asm: String,
     pub stats: KernelStats,
     pub kernarg: KernargLayout,
@@ -463,7 +464,7 @@ pub fn compile_kernel(
         name: func.name.clone(),
         is_kernel: func.kind == FuncKind::Kernel,
         code: encoded.code,
-        calls: encoded.calls,
+        relocated: encoded.relocated,
         asm: encoded.asm,
         stats,
         kernarg: selected.kernarg,
@@ -768,7 +769,7 @@ pub fn compile_module(
         .collect();
     let mut functions = Vec::new();
     for k in &compiled {
-        let relocs = k.calls.iter().flat_map(|(pc, callee)| codeobj::Reloc::getpc_pair(*pc, callee)).collect();
+        let relocs = k.relocated.iter().flat_map(|(pc, symbol)| codeobj::Reloc::getpc_pair(*pc, symbol)).collect();
         let kernel = if k.is_kernel {
             let args: Vec<KernelArg> = k.args.iter().zip(&k.kernarg.explicit).map(|((name, ty, info), a)| kernel_arg(name, ty, info, a.offset)).collect();
             let mut info = KernelInfo::from_resources(target, version, args, true, k.resources.clone(), k.attrs.max_flat_work_group_size())
@@ -791,7 +792,7 @@ pub fn compile_module(
     }
     // Only the data some function still addresses (loads at constant
     // offsets were folded into constants), as LLVM drops unused constants.
-    let addressed: HashSet<String> = compiled.iter().flat_map(|k| k.calls.iter().map(|(_, symbol)| symbol.clone())).collect();
+    let addressed: HashSet<String> = compiled.iter().flat_map(|k| k.relocated.iter().map(|(_, symbol)| symbol.clone())).collect();
     let data = module
         .data
         .iter()

@@ -48,7 +48,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
         let side = &code.blocks[p + 1].2;
         let falls_into_target = destination[code.blocks[p + 2].0] == destination[skip];
         let short = !side.is_empty() && side.len() <= SKIP_THRESHOLD;
-        if falls_into_target && short && side.iter().all(|e| e.target.is_none() && e.call.is_none() && harmless_without_lanes(&e.inst, target)) {
+        if falls_into_target && short && side.iter().all(|e| e.target.is_none() && e.symbol.is_none() && harmless_without_lanes(&e.inst, target)) {
             drop.push(p);
         }
     }

@@ -259,7 +259,7 @@ fn pair(first: &[Half], second: &[Half], gpu: Gpu) -> Option<isa::Inst> {
 /// instructions, EXEC writes, call-frame events, indirect VGPR access.
 fn stops_search(e: &Emitted, gpu: Gpu) -> bool {
     let format = e.inst.op.info().format(gpu);
-    e.target.is_some() || e.call.is_some() || !e.cfi.is_empty() || matches!(format, Format::Sopp | Format::Sopk) || writes_exec(&e.inst) || e.inst.op.info().name.contains("movrel")
+    e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty() || matches!(format, Format::Sopp | Format::Sopk) || writes_exec(&e.inst) || e.inst.op.info().name.contains("movrel")
 }
 
 /// Whether an instruction may write VCC (VOPC and carries write it without
@@ -384,7 +384,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
                             if let Some(inst) = pair(&forms[i], &forms[k], gpu) {
                                 let (at, gone) = if hoists { (i, k) } else { (k, i) };
                                 access[at] = Access::of(&inst);
-                                slots[at] = Some(Emitted { inst, target: None, call: None, cfi: Vec::new() });
+                                slots[at] = Some(Emitted { inst, target: None, symbol: None, cfi: Vec::new() });
                                 slots[gone] = None;
                                 forms[i].clear();
                                 forms[k].clear();

@@ -39,7 +39,7 @@ impl Pending {
 }
 
 fn waitcnt_inst(w: Waitcnt, gen: Generation) -> Emitted {
-    Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt, w.encode(gen)), target: None, call: None, cfi: Vec::new() }
+    Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt, w.encode(gen)), target: None, symbol: None, cfi: Vec::new() }
 }
 
 /// Inserts the waits into every block.
@@ -92,7 +92,7 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
                 if gen == Generation::Gfx11 && pending.vs > 0 {
                     let mut w = isa::Inst::new(Opcode::s_waitcnt_vscnt, vec![], vec![isa::Operand::Reg(isa::Reg::new(isa::PhysReg::null(gen).unwrap(), 1))]);
                     w.imm = 0;
-                    out.push(Emitted { inst: w, target: None, call: None, cfi: Vec::new() });
+                    out.push(Emitted { inst: w, target: None, symbol: None, cfi: Vec::new() });
                     pending.vs = 0;
                 }
             } else {

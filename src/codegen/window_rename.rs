@@ -98,7 +98,7 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
     let pairs = usize::from(top.saturating_sub(base)).div_ceil(2);
     let mut movable = vec![true; pairs];
     for (k, e) in block.iter().enumerate() {
-        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.call.is_some() || !e.cfi.is_empty();
+        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty();
         barriers_before.push(barriers_before[k] + u32::from(barrier));
         for (b, s) in e.inst.defs.iter().chain(&e.inst.uses).filter_map(vgpr_span) {
             for r in b..(b + s).min(top) {
@@ -205,7 +205,7 @@ mod tests {
     use crate::isa::{self, Gpu, Opcode, Reg};
 
     fn inst(op: Opcode, defs: Vec<Operand>, uses: Vec<Operand>) -> Emitted {
-        Emitted { inst: isa::Inst::new(op, defs, uses), target: None, call: None, cfi: Vec::new() }
+        Emitted { inst: isa::Inst::new(op, defs, uses), target: None, symbol: None, cfi: Vec::new() }
     }
 
     fn v(n: u16, size: u8) -> Operand {

@@ -307,23 +307,6 @@ pub struct DataObject {
     pub bytes: Vec<u8>,
 }
 
-impl DataObject {
-    /// Where each of `data` starts in a section that holds `start` bytes
-    /// first, and the section's end.
-    pub fn layout(data: &[DataObject], start: u64) -> (Vec<u64>, u64) {
-        let mut end = start;
-        let offsets = data
-            .iter()
-            .map(|d| {
-                let at = end.next_multiple_of(u64::from(d.align.max(1)));
-                end = at + d.bytes.len() as u64;
-                at
-            })
-            .collect();
-        (offsets, end)
-    }
-}
-
 /// Why a code object could not be written or read.
 #[derive(Debug, Error)]
 pub enum CodeObjectError {

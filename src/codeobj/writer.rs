@@ -18,7 +18,7 @@ use object::Endianness;
 
 use super::metadata::Metadata;
 use super::{
-    CodeObject, CodeObjectError, DataObject, CodeObjectVersion, Visibility, ELFOSABI_AMDGPU_HSA,
+    CodeObject, CodeObjectError, CodeObjectVersion, Visibility, ELFOSABI_AMDGPU_HSA,
     NT_AMDGPU_METADATA, R_AMDGPU_ABS32, R_AMDGPU_ABS64, R_AMDGPU_REL64,
 };
 
@@ -304,6 +304,56 @@ struct Prepared {
     text: TextLayout,
     kernels: Vec<usize>,
     kd_names: Vec<String>,
+    rodata: RodataLayout,
+}
+
+/// `.rodata`: the kernels' descriptors, then the data objects, each at its
+/// alignment.
+struct RodataLayout {
+    /// Where each data object starts in the section.
+    data_offsets: Vec<u64>,
+    len: u64,
+    /// The section's alignment: the descriptors' 64 or a larger data one.
+    align: u64,
+}
+
+impl RodataLayout {
+    fn new(co: &CodeObject, kernels: usize) -> RodataLayout {
+        let mut end = (kernels * DESCRIPTOR_SIZE) as u64;
+        let data_offsets = co
+            .data
+            .iter()
+            .map(|d| {
+                let at = end.next_multiple_of(u64::from(d.align));
+                end = at + d.bytes.len() as u64;
+                at
+            })
+            .collect();
+        let align = co.data.iter().map(|d| u64::from(d.align)).fold(DESCRIPTOR_ALIGN, u64::max);
+        RodataLayout { data_offsets, len: end, align }
+    }
+
+    /// Whether the object has a `.rodata` at all (kernels or data, even
+    /// empty data, whose symbol needs the section).
+    fn present(&self) -> bool {
+        self.len > 0 || !self.data_offsets.is_empty()
+    }
+
+    /// The section's bytes: the kernels' descriptors, kernel k's entry
+    /// offset `entry(k, function index)`, then the data.
+    fn contents(&self, co: &CodeObject, kernels: &[usize], entry: impl Fn(usize, usize) -> i64) -> Result<Vec<u8>, CodeObjectError> {
+        let mut rodata = Vec::with_capacity(self.len as usize);
+        for (k, &i) in kernels.iter().enumerate() {
+            let mut d = co.functions[i].kernel.as_ref().expect("a kernel").descriptor;
+            d.kernel_code_entry_byte_offset = entry(k, i);
+            rodata.extend_from_slice(&d.encode()?);
+        }
+        for (d, &at) in co.data.iter().zip(&self.data_offsets) {
+            rodata.resize(at as usize, 0);
+            rodata.extend_from_slice(&d.bytes);
+        }
+        Ok(rodata)
+    }
 }
 
 /// The `.debug_frame` section header (not loaded; 8-byte aligned like LLVM's).
@@ -345,7 +395,8 @@ fn prepare(co: &CodeObject) -> Result<Prepared, CodeObjectError> {
     validate(co)?;
     let kernels: Vec<usize> = (0..co.functions.len()).filter(|&i| co.functions[i].kernel.is_some()).collect();
     let kd_names = kernels.iter().map(|&i| format!("{}.kd", co.functions[i].name)).collect();
-    Ok(Prepared { note: build_note(co), text: layout_text(co), kernels, kd_names })
+    let rodata = RodataLayout::new(co, kernels.len());
+    Ok(Prepared { note: build_note(co), text: layout_text(co), kernels, kd_names, rodata })
 }
 
 /// Writes a loadable `.hsaco` (`ET_DYN`), laid out as `ld.lld-22 -shared` lays
@@ -353,7 +404,7 @@ fn prepare(co: &CodeObject) -> Result<Prepared, CodeObjectError> {
 /// no relocations. Errors leave nothing behind: the bytes are returned only
 /// when the whole file was written.
 pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
-    let Prepared { note, mut text, kernels, kd_names } = prepare(co)?;
+    let Prepared { note, mut text, kernels, kd_names, rodata: layout } = prepare(co)?;
 
     let mut out = Vec::new();
     let mut w = Writer::new(Endianness::Little, true, &mut out);
@@ -367,11 +418,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let _hash_idx = w.reserve_hash_section_index();
     let _dynstr_idx = w.reserve_dynstr_section_index();
     let rodata_name = w.add_section_name(b".rodata");
-    let rodata_idx = if kernels.is_empty() && co.data.is_empty() {
-        None
-    } else {
-        Some(w.reserve_section_index())
-    };
+    let rodata_idx = layout.present().then(|| w.reserve_section_index());
     let text_name = w.add_section_name(b".text");
     let text_idx = w.reserve_section_index();
     let dynamic_idx = w.reserve_dynamic_section_index();
@@ -488,11 +535,8 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     w.require_dynstr(); // even without exported symbols (a kernel-less object)
     let dynstr_off = w.reserve_dynstr() as u64;
     let dynstr_len = w.dynstr_len() as u64;
-    let (data_offsets, rodata_end) = DataObject::layout(&co.data, (kernels.len() * DESCRIPTOR_SIZE) as u64);
-    let rodata_len = rodata_end as usize;
-    let rodata_align = co.data.iter().map(|d| u64::from(d.align)).fold(DESCRIPTOR_ALIGN, u64::max);
     let rodata_off = if rodata_idx.is_some() {
-        w.reserve(rodata_len, rodata_align as usize) as u64
+        w.reserve(layout.len as usize, layout.align as usize) as u64
     } else {
         w.reserved_len() as u64
     };
@@ -532,7 +576,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let sym_addr = |what: What| match what {
         What::Func(i) => func_addr(i),
         What::Kd(k) => kd_addr(k),
-        What::Data(j) => rodata_addr + data_offsets[j],
+        What::Data(j) => rodata_addr + layout.data_offsets[j],
         What::Dynamic => dynamic_addr,
     };
     let sym_size = |what: What| match what {
@@ -548,7 +592,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         .iter()
         .enumerate()
         .map(|(i, f)| (f.name.as_str(), func_addr(i)))
-        .chain(co.data.iter().enumerate().map(|(j, d)| (d.name.as_str(), rodata_addr + data_offsets[j])))
+        .chain(co.data.iter().enumerate().map(|(j, d)| (d.name.as_str(), rodata_addr + layout.data_offsets[j])))
         .collect();
     for (i, f) in co.functions.iter().enumerate() {
         for r in &f.relocs {
@@ -569,17 +613,8 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             patch32(&mut text.bytes, text.offsets[i] + r.offset, field);
         }
     }
-    // Descriptors.
-    let mut rodata = Vec::with_capacity(rodata_len);
-    for (k, &i) in kernels.iter().enumerate() {
-        let mut d = co.functions[i].kernel.as_ref().unwrap().descriptor;
-        d.kernel_code_entry_byte_offset = func_addr(i) as i64 - kd_addr(k) as i64;
-        rodata.extend_from_slice(&d.encode()?);
-    }
-    for (d, &at) in co.data.iter().zip(&data_offsets) {
-        rodata.resize(at as usize, 0);
-        rodata.extend_from_slice(&d.bytes);
-    }
+    // Descriptors (entry offset: entry - descriptor) and data.
+    let rodata = layout.contents(co, &kernels, |k, i| func_addr(i) as i64 - kd_addr(k) as i64)?;
 
     // Write.
     w.write_file_header(&file_header(co, elf::ET_DYN))
@@ -745,10 +780,10 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             sh_flags: elf::SHF_ALLOC.into(),
             sh_addr: rodata_addr,
             sh_offset: rodata_off,
-            sh_size: rodata_len as u64,
+            sh_size: layout.len,
             sh_link: 0,
             sh_info: 0,
-            sh_addralign: rodata_align,
+            sh_addralign: layout.align,
             sh_entsize: 0,
         });
     }
@@ -793,7 +828,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
 /// (`R_AMDGPU_REL64` for each descriptor's entry offset), the metadata `.note`.
 /// `ld.lld-22 -shared` turns it (with other objects) into a `.hsaco`.
 pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
-    let Prepared { note, mut text, kernels, kd_names } = prepare(co)?;
+    let Prepared { note, mut text, kernels, kd_names, rodata: layout } = prepare(co)?;
     let defined: HashMap<&str, ()> = co.functions.iter().map(|f| f.name.as_str()).chain(co.data.iter().map(|d| d.name.as_str())).map(|n| (n, ())).collect();
     let mut undefined: Vec<&str> = Vec::new();
     for f in &co.functions {
@@ -837,8 +872,7 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let rela_text_name = w.add_section_name(b".rela.text");
     let rela_text_idx = (!text_relocs.is_empty()).then(|| w.reserve_section_index());
     let rodata_name = w.add_section_name(b".rodata");
-    let has_rodata = !kernels.is_empty() || !co.data.is_empty();
-    let rodata_idx = has_rodata.then(|| w.reserve_section_index());
+    let rodata_idx = layout.present().then(|| w.reserve_section_index());
     let rela_rodata_name = w.add_section_name(b".rela.rodata");
     let rela_rodata_idx = (!kernels.is_empty()).then(|| w.reserve_section_index());
     let comment_name = w.add_section_name(b".comment");
@@ -901,8 +935,7 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     }
     // Data: global hidden objects after the descriptors (ld.lld-22 makes
     // them local in the .hsaco, as it does LLVM's).
-    let (data_offsets, rodata_end) = DataObject::layout(&co.data, (kernels.len() * DESCRIPTOR_SIZE) as u64);
-    for (d, &at) in co.data.iter().zip(&data_offsets) {
+    for (d, &at) in co.data.iter().zip(&layout.data_offsets) {
         sym_index.insert(&d.name, syms.len() as u32 + 1);
         syms.push(S {
             name: d.name.as_bytes(),
@@ -947,18 +980,8 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         Vec::new()
     };
 
-    let mut rodata = Vec::new();
-    for &i in &kernels {
-        let mut d = co.functions[i].kernel.as_ref().unwrap().descriptor;
-        d.kernel_code_entry_byte_offset = 0;
-        rodata.extend_from_slice(&d.encode()?);
-    }
-    for (d, &at) in co.data.iter().zip(&data_offsets) {
-        rodata.resize(at as usize, 0);
-        rodata.extend_from_slice(&d.bytes);
-    }
-    debug_assert_eq!(rodata.len() as u64, rodata_end);
-    let rodata_align = co.data.iter().map(|d| u64::from(d.align)).fold(DESCRIPTOR_ALIGN, u64::max);
+    // Entry offsets 0: the link fills them in (.rela.rodata).
+    let rodata = layout.contents(co, &kernels, |_, _| 0)?;
 
     w.reserve_file_header();
     let text_off = w.reserve(text.bytes.len(), text.align as usize);
@@ -967,7 +990,7 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     } else {
         w.reserve_relocations(text_relocs.len(), true)
     };
-    let rodata_off = if has_rodata { w.reserve(rodata.len(), rodata_align as usize) } else { 0 };
+    let rodata_off = if layout.present() { w.reserve(rodata.len(), layout.align as usize) } else { 0 };
     let rela_rodata_off = if kernels.is_empty() {
         0
     } else {
@@ -1004,7 +1027,7 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             );
         }
     }
-    if has_rodata {
+    if layout.present() {
         w.pad_until(rodata_off);
         w.write(&rodata);
     }
@@ -1082,7 +1105,7 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             sh_size: rodata.len() as u64,
             sh_link: 0,
             sh_info: 0,
-            sh_addralign: rodata_align,
+            sh_addralign: layout.align,
             sh_entsize: 0,
         });
         if !kernels.is_empty() {

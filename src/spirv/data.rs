@@ -13,19 +13,24 @@ use crate::mir::Data;
 
 /// The module's data objects, made as the functions first use them: the
 /// variable's id → its object's name.
-#[derive(Default)]
 pub struct Tables {
     made: RefCell<(Vec<Data>, HashMap<u32, String>)>,
+    /// Names the objects may not take: the module's functions'.
+    taken: HashSet<String>,
 }
 
 /// The largest table translated (the MIR parser's own bound).
 const MAX_TABLE_BYTES: u64 = crate::mir::parse::MAX_DATA_BYTES;
 
 impl Tables {
+    /// No tables yet; `functions` are the names the tables may not take.
+    pub fn new(functions: impl IntoIterator<Item = String>) -> Tables {
+        Tables { made: RefCell::default(), taken: functions.into_iter().collect() }
+    }
+
     /// The name of variable `id`'s data object (the variable's own name
     /// where free), laid out from its initializer the first time.
-    /// `taken`: names the object may not have (the module's functions).
-    pub fn name_of(&self, facts: &Facts, id: u32, pointee: u32, init: u32, align: u64, taken: &HashSet<&str>) -> Result<String, String> {
+    pub fn name_of(&self, facts: &Facts, id: u32, pointee: u32, init: u32, align: u64) -> Result<String, String> {
         if let Some(name) = self.made.borrow().1.get(&id) {
             return Ok(name.clone());
         }
@@ -40,7 +45,7 @@ impl Tables {
         let base = if base.is_empty() { "table".to_string() } else { base };
         let mut name = base.clone();
         let mut n = 1;
-        while taken.contains(name.as_str()) || made.0.iter().any(|d| d.name == name) {
+        while self.taken.contains(&name) || made.0.iter().any(|d| d.name == name) {
             name = format!("{base}.{n}");
             n += 1;
         }

@@ -30,13 +30,6 @@ struct Phi {
     incoming: Vec<(u32, u32)>,
 }
 
-/// The module's constant tables and the names they may not take, shared by
-/// the functions' translations.
-struct ModuleTables<'a> {
-    tables: &'a super::data::Tables,
-    function_names: &'a HashSet<&'a str>,
-}
-
 pub struct Fx<'a> {
     pub facts: &'a Facts,
     pub b: FunctionBuilder,
@@ -53,10 +46,8 @@ pub struct Fx<'a> {
     lds_uses: &'a HashMap<u32, Vec<u32>>,
     /// The module's printf formats (`OpenCL.std printf`).
     pub printf: &'a super::printf::Formats,
-    /// The module's constant tables (read-only data), and the names they
-    /// may not take (the functions').
+    /// The module's constant tables (read-only data).
     tables: &'a super::data::Tables,
-    function_names: &'a HashSet<&'a str>,
     /// The memory of module variables: a kernel's LDS slots, a device
     /// function's LDS parameters, constant tables' addresses.
     module_slots: HashMap<u32, Operand>,
@@ -206,14 +197,12 @@ pub fn translate(facts: &Facts, insts: &[Inst]) -> Result<Module, Vec<Error>> {
     }
     let mut functions = Vec::new();
     let printf = super::printf::Formats::default();
-    let tables = super::data::Tables::default();
-    let function_names: HashSet<&str> = names.values().map(|(n, _)| n.as_str()).collect();
-    let module_tables = ModuleTables { tables: &tables, function_names: &function_names };
+    let tables = super::data::Tables::new(names.values().map(|(n, _)| n.clone()));
     for body in &facts.bodies {
         if !reachable.contains(&body.id) || imports.contains_key(&body.id) {
             continue;
         }
-        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, &byval, &lds_uses, &printf, &module_tables, body.id) {
+        match translate_function(facts, &insts[body.start..=body.end], &names, &imports, &byval, &lds_uses, &printf, &tables, body.id) {
             Ok(f) => functions.push(f),
             Err(e) => errors.push(e),
         }
@@ -336,7 +325,7 @@ fn translate_function(
     byval_params: &HashMap<u32, Vec<Option<u32>>>,
     lds_uses: &HashMap<u32, Vec<u32>>,
     printf: &super::printf::Formats,
-    module_tables: &ModuleTables,
+    tables: &super::data::Tables,
     id: u32,
 ) -> Result<crate::mir::Function, Error> {
     let (name, ret) = names[&id].clone();
@@ -357,8 +346,7 @@ fn translate_function(
         byval_params,
         lds_uses,
         printf,
-        tables: module_tables.tables,
-        function_names: module_tables.function_names,
+        tables,
         module_slots: HashMap::new(),
         fresh: 0,
         poisoned: None,
@@ -518,7 +506,7 @@ impl<'a> Fx<'a> {
                 StorageClass::UniformConstant if g.initializer.is_some() => {
                     let Some(init) = g.initializer else { unreachable!("matched with an initializer") };
                     let align = self.facts.alignment.get(&id).map_or(1, |&a| u64::from(a));
-                    let name = self.tables.name_of(self.facts, id, g.pointee, init, align, self.function_names)?;
+                    let name = self.tables.name_of(self.facts, id, g.pointee, init, align)?;
                     let here = self.current;
                     self.b.switch_to(self.entry);
                     let address = self.value(MOp::DataAddr { name });
