@@ -16,7 +16,7 @@ use amdgpu_cg::mir;
 
 /// Every example, the register-pressure kernels that make it spill, and calls
 /// (with stack arguments, by-reference copies, sret and saved VGPRs).
-const EXAMPLES: [&str; 20] = [
+const EXAMPLES: [&str; 21] = [
     "examples/vector_add",
     "examples/saxpy",
     "examples/lds_reduction",
@@ -37,6 +37,7 @@ const EXAMPLES: [&str; 20] = [
     "tests/data/codegen/lds_write_pairs",
     "tests/data/codegen/dual_issue",
     "tests/data/codegen/module_data",
+    "tests/data/codegen/module_globals",
 ];
 
 fn targets() -> Vec<(CodeObjectTarget, Vec<&'static str>)> {
@@ -149,7 +150,7 @@ fn objdump_shows_our_instructions() {
 fn relocatable_calls_link_with_lld_and_run() {
     let Some(lld) = llvm_tools::require("ld.lld-22") else { return };
     let dir = temp_dir();
-    let cases: [(&str, &str, &str, Vec<String>, Vec<String>); 3] = [
+    let cases: [(&str, &str, &str, Vec<String>, Vec<String>); 4] = [
         (
             "examples/call",
             "128",
@@ -165,6 +166,7 @@ fn relocatable_calls_link_with_lld_and_run() {
             vec!["in=@in".into(), "out=@out".into(), "tags=@tags".into(), "k=3".into()],
         ),
         ("tests/data/codegen/module_data", "64", "64", vec!["out=f32:zero:64".into()], vec!["out=@out".into(), "n=6".into()]),
+        ("tests/data/codegen/module_globals", "64", "64", vec!["out=i32:zero:128".into()], vec!["out=@out".into(), "n=1".into()]),
     ];
     for (name, grid, block, buffers, args) in cases {
         let module = mir::parse(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{name}.mir"))).unwrap()).unwrap();

@@ -2,8 +2,9 @@
 //! target (and the xnack/sramecc variants and code object versions that change
 //! the directives), `llvm-mc-22 -filetype=obj` of the listing `amdgpu-cg -S`
 //! writes, linked by `ld.lld-22 -shared`, is the code object `amdgpu-cg` writes:
-//! the same `.text` (code bytes, call literals resolved), `.rodata` (kernel
-//! descriptors, entry offsets included) and `.note` (metadata) bytes, and the
+//! the same `.text` (code bytes, call and data literals resolved), `.rodata`
+//! (kernel descriptors, entry offsets included), `.data` and `.note`
+//! (metadata) bytes, `.bss` at the same address and size, and the
 //! reader finds the same functions, descriptors and metadata in both.
 
 use std::path::{Path, PathBuf};
@@ -46,6 +47,12 @@ const CONFIGS: [(&str, &str, &str, u32); 8] = [
 fn section(bytes: &[u8], name: &str) -> Vec<u8> {
     let file = object::File::parse(bytes).unwrap();
     file.section_by_name(name).map(|s| s.data().unwrap().to_vec()).unwrap_or_default()
+}
+
+/// A section's address and size (for `.bss`, which has no bytes).
+fn section_extent(bytes: &[u8], name: &str) -> Option<(u64, u64)> {
+    let file = object::File::parse(bytes).unwrap();
+    file.section_by_name(name).map(|s| (s.address(), s.size()))
 }
 
 #[test]
@@ -95,10 +102,13 @@ fn listing_reassembles_into_the_same_code_object() {
                 continue;
             }
             let theirs = std::fs::read(&linked).unwrap();
-            for name in [".text", ".rodata", ".note"] {
+            for name in [".text", ".rodata", ".data", ".note"] {
                 if section(&ours, name) != section(&theirs, name) {
                     failures.push(format!("{what}: {name} differs ({} and {})", src.display(), linked.display()));
                 }
+            }
+            if section_extent(&ours, ".bss") != section_extent(&theirs, ".bss") {
+                failures.push(format!("{what}: .bss differs ({} and {})", src.display(), linked.display()));
             }
             let (a, b) = (read(&ours).unwrap(), read(&theirs).unwrap());
             if a.metadata != b.metadata || a.e_flags != b.e_flags || a.version != b.version {

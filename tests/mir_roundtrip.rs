@@ -183,3 +183,30 @@ fn module_data_round_trips_and_differs() {
     other.data[0].align = 8;
     assert!(other != module);
 }
+
+/// Writable data prints `writable` and reparses to the same module; its
+/// `data_addr` is a `ptr<global>`, and the verifier rejects a `data_addr`
+/// whose address space disagrees with its data (as the builder API could
+/// make one).
+#[test]
+fn writable_data_round_trips_and_its_address_is_global() {
+    use amdgpu_cg::abi::{AddrSpace, Type};
+    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/codegen/module_globals.mir")).unwrap();
+    let module = mir::parse(&text).unwrap();
+    verify(&module).unwrap();
+    assert!(module.data.iter().all(|d| d.writable));
+    let printed = module.to_string();
+    assert!(printed.contains("data @total, align 4, writable, zeros 4\n"), "{printed}");
+    assert!(mir::parse(&printed).unwrap() == module);
+    let kernel = module.function("k").unwrap();
+    let addresses: Vec<&mir::Inst> = kernel.blocks.iter().flat_map(|b| &b.insts).filter(|i| matches!(i.op, mir::Op::DataAddr { .. })).collect();
+    assert!(!addresses.is_empty());
+    for inst in &addresses {
+        assert_eq!(*kernel.value_type(inst.result.unwrap()), Type::Ptr(AddrSpace::Global));
+    }
+    let mut other = module.clone();
+    other.data[0].writable = false;
+    assert!(other != module);
+    let errors = verify(&other).unwrap_err();
+    assert!(errors.iter().any(|e| e.message.contains("'data_addr' of '@bias' is a ptr<global>, but the data's address is a ptr<constant>")), "{errors:?}");
+}

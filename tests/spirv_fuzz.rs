@@ -6,7 +6,8 @@
 //! with the seed and the mutation to reproduce it.
 //!
 //! `SPIRV_FUZZ_COUNT` (default 1500) mutants per seed (a tenth of that for the
-//! four large seeds); `SPIRV_FUZZ_SEED` changes the stream.
+//! four large seeds); `SPIRV_FUZZ_SEED` changes the stream; `SPIRV_FUZZ_SEEDS`
+//! (outside CI) picks seeds by name.
 
 use std::path::Path;
 use std::process::Command;
@@ -106,12 +107,14 @@ fn mutated_modules_never_panic() {
     let count: usize = std::env::var("SPIRV_FUZZ_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
     let base: u64 = std::env::var("SPIRV_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x005e_ed0f_5b1e);
     let target = CodeObjectTarget::new(Target::new(Gpu::Gfx942));
-    // The last eight reach the math library, the work-group collectives,
+    // The last nine reach the math library, the work-group collectives,
     // conversions, local pointer arguments, 8/16-element vectors, printf, the
-    // double library and constant tables (module data).
-    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics", "math/library", "collectives/work_group", "conversions", "local_args", "vectors_8_16", "printf/printf", "math/double", "constant_tables"];
+    // double library, constant tables and program-scope variables (module
+    // data). SPIRV_FUZZ_SEEDS=a,b narrows a development run to those seeds.
+    let only = std::env::var("SPIRV_FUZZ_SEEDS").ok().filter(|_| std::env::var_os("CI").is_none());
+    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics", "math/library", "collectives/work_group", "conversions", "local_args", "vectors_8_16", "printf/printf", "math/double", "constant_tables", "program_globals"];
     let mut modules = Vec::new();
-    for seed in seeds {
+    for seed in seeds.into_iter().filter(|s| only.as_deref().is_none_or(|o| o.split(',').any(|o| o == *s))) {
         let spv = work.join(format!("{}.spv", seed.replace('/', "_")));
         let out = Command::new(&clang)
             .args(["-cl-std=CL2.0", "-O2", "-target", "spirv64", "-fno-discard-value-names"])

@@ -797,7 +797,7 @@ pub fn compile_module(
         .data
         .iter()
         .filter(|d| addressed.contains(&d.name))
-        .map(|d| codeobj::DataObject { name: d.name.clone(), align: d.align, bytes: d.bytes.clone() })
+        .map(|d| codeobj::DataObject { name: d.name.clone(), align: d.align, bytes: d.bytes.clone(), writable: d.writable })
         .collect();
     Ok((CodeObject { target: *target, version, functions, printf: module.printf_formats.clone(), data }, compiled))
 }

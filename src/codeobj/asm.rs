@@ -17,6 +17,7 @@ use amdgpu_abi::descriptor::{ComputePgmRsrc3, KernelDescriptor};
 use amdgpu_isa::{Generation, Gpu};
 use rmpv::Value;
 
+use super::data_layout::Home;
 use super::{CodeObject, CodeObjectError, CodeObjectTarget, FeatureSetting, Visibility};
 
 /// `name` as an assembler symbol: bare when the assembler reads it as one
@@ -96,10 +97,16 @@ pub fn listing<'a>(co: &CodeObject, body: impl Fn(&str) -> Option<&'a str>) -> R
             let _ = writeln!(o, "\t.text");
         }
     }
-    // Data after the descriptors in .rodata, as the writer lays it out.
+    // Data after the descriptors in .rodata, or in .data and .bss, as the
+    // writer lays it out.
     for d in &co.data {
         let name = symbol(&d.name);
-        let _ = writeln!(o, "\t.section .rodata,\"a\",@progbits\n\t.p2align {}, 0x0\n\t.hidden {name}\n\t.globl {name}\n\t.type {name},@object\n{name}:", d.align.trailing_zeros());
+        let section = match Home::of(d) {
+            Home::Rodata => ".rodata,\"a\",@progbits",
+            Home::Data => ".data,\"aw\",@progbits",
+            Home::Bss => ".bss,\"aw\",@nobits",
+        };
+        let _ = writeln!(o, "\t.section {section}\n\t.p2align {}, 0x0\n\t.hidden {name}\n\t.globl {name}\n\t.type {name},@object\n{name}:", d.align.trailing_zeros());
         if d.bytes.iter().all(|&b| b == 0) {
             let _ = writeln!(o, "\t.zero {}", d.bytes.len());
         } else {

@@ -19,6 +19,7 @@ pub mod metadata;
 pub mod processor;
 pub mod reader;
 pub mod target;
+mod data_layout;
 mod writer;
 
 use thiserror::Error;
@@ -293,18 +294,21 @@ pub struct CodeObject {
     pub functions: Vec<Function>,
     /// `amdhsa.printf`: the module's printf formats (MIR's `printf_format`).
     pub printf: Vec<String>,
-    /// Read-only data objects (MIR's `data`), in `.rodata` after the kernel
-    /// descriptors; functions reach them through relocations.
+    /// Data objects (MIR's `data`): read-only ones in `.rodata` after the
+    /// kernel descriptors, writable ones in `.data` (or `.bss` when zero);
+    /// functions reach them through relocations.
     pub data: Vec<DataObject>,
 }
 
-/// A read-only object of the code object: hidden, in `.rodata`.
+/// A data object of the code object: hidden, in `.rodata`, or in `.data`
+/// or `.bss` when writable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataObject {
     pub name: String,
-    /// A power of two.
+    /// A power of two, at most a page (4096).
     pub align: u32,
     pub bytes: Vec<u8>,
+    pub writable: bool,
 }
 
 /// Why a code object could not be written or read.

@@ -5,7 +5,7 @@
 use hashbrown::HashMap;
 
 use amdgpu_abi::descriptor::{
-    DESCRIPTOR_ALIGN, DESCRIPTOR_SIZE, ENTRY_OFFSET_FIELD, KERNEL_ENTRY_ALIGN,
+    DESCRIPTOR_SIZE, ENTRY_OFFSET_FIELD, KERNEL_ENTRY_ALIGN,
 };
 use amdgpu_isa::{Generation, WaveSize};
 use object::elf;
@@ -16,6 +16,7 @@ use object::write::elf::{
 use object::write::StringId;
 use object::Endianness;
 
+use super::data_layout::{DataLayout, Extent, Home};
 use super::metadata::Metadata;
 use super::{
     CodeObject, CodeObjectError, CodeObjectVersion, Visibility, ELFOSABI_AMDGPU_HSA,
@@ -98,8 +99,8 @@ fn validate(co: &CodeObject) -> Result<(), CodeObjectError> {
         if d.name.is_empty() || d.name.contains('\0') {
             return Err(CodeObjectError::BadName(d.name.clone()));
         }
-        if !d.align.is_power_of_two() {
-            return Err(CodeObjectError::Write(format!("data '{}' has alignment {}, not a power of two", d.name, d.align)));
+        if !d.align.is_power_of_two() || u64::from(d.align) > PAGE {
+            return Err(CodeObjectError::Write(format!("data '{}' has alignment {}, not a power of two up to {PAGE}", d.name, d.align)));
         }
         if names.insert(d.name.clone(), ()).is_some() {
             return Err(CodeObjectError::DuplicateSymbol(d.name.clone()));
@@ -304,56 +305,7 @@ struct Prepared {
     text: TextLayout,
     kernels: Vec<usize>,
     kd_names: Vec<String>,
-    rodata: RodataLayout,
-}
-
-/// `.rodata`: the kernels' descriptors, then the data objects, each at its
-/// alignment.
-struct RodataLayout {
-    /// Where each data object starts in the section.
-    data_offsets: Vec<u64>,
-    len: u64,
-    /// The section's alignment: the descriptors' 64 or a larger data one.
-    align: u64,
-}
-
-impl RodataLayout {
-    fn new(co: &CodeObject, kernels: usize) -> RodataLayout {
-        let mut end = (kernels * DESCRIPTOR_SIZE) as u64;
-        let data_offsets = co
-            .data
-            .iter()
-            .map(|d| {
-                let at = end.next_multiple_of(u64::from(d.align));
-                end = at + d.bytes.len() as u64;
-                at
-            })
-            .collect();
-        let align = co.data.iter().map(|d| u64::from(d.align)).fold(DESCRIPTOR_ALIGN, u64::max);
-        RodataLayout { data_offsets, len: end, align }
-    }
-
-    /// Whether the object has a `.rodata` at all (kernels or data, even
-    /// empty data, whose symbol needs the section).
-    fn present(&self) -> bool {
-        self.len > 0 || !self.data_offsets.is_empty()
-    }
-
-    /// The section's bytes: the kernels' descriptors, kernel k's entry
-    /// offset `entry(k, function index)`, then the data.
-    fn contents(&self, co: &CodeObject, kernels: &[usize], entry: impl Fn(usize, usize) -> i64) -> Result<Vec<u8>, CodeObjectError> {
-        let mut rodata = Vec::with_capacity(self.len as usize);
-        for (k, &i) in kernels.iter().enumerate() {
-            let mut d = co.functions[i].kernel.as_ref().expect("a kernel").descriptor;
-            d.kernel_code_entry_byte_offset = entry(k, i);
-            rodata.extend_from_slice(&d.encode()?);
-        }
-        for (d, &at) in co.data.iter().zip(&self.data_offsets) {
-            rodata.resize(at as usize, 0);
-            rodata.extend_from_slice(&d.bytes);
-        }
-        Ok(rodata)
-    }
+    layout: DataLayout,
 }
 
 /// The `.debug_frame` section header (not loaded; 8-byte aligned like LLVM's).
@@ -368,6 +320,23 @@ fn write_debug_frame_header(w: &mut Writer, name: StringId, offset: u64, len: us
         sh_link: 0,
         sh_info: 0,
         sh_addralign: 8,
+        sh_entsize: 0,
+    });
+}
+
+/// The header of `.data` or `.bss` (`sh_type`), at `addr` (0 in a
+/// relocatable object) and file `offset`.
+fn write_writable_header(w: &mut Writer, name: StringId, sh_type: u32, addr: u64, offset: u64, extent: Extent) {
+    w.write_section_header(&SectionHeader {
+        name: Some(name),
+        sh_type,
+        sh_flags: (elf::SHF_WRITE | elf::SHF_ALLOC).into(),
+        sh_addr: addr,
+        sh_offset: offset,
+        sh_size: extent.len,
+        sh_link: 0,
+        sh_info: 0,
+        sh_addralign: extent.align,
         sh_entsize: 0,
     });
 }
@@ -395,8 +364,8 @@ fn prepare(co: &CodeObject) -> Result<Prepared, CodeObjectError> {
     validate(co)?;
     let kernels: Vec<usize> = (0..co.functions.len()).filter(|&i| co.functions[i].kernel.is_some()).collect();
     let kd_names = kernels.iter().map(|&i| format!("{}.kd", co.functions[i].name)).collect();
-    let rodata = RodataLayout::new(co, kernels.len());
-    Ok(Prepared { note: build_note(co), text: layout_text(co), kernels, kd_names, rodata })
+    let layout = DataLayout::new(co, kernels.len());
+    Ok(Prepared { note: build_note(co), text: layout_text(co), kernels, kd_names, layout })
 }
 
 /// Writes a loadable `.hsaco` (`ET_DYN`), laid out as `ld.lld-22 -shared` lays
@@ -404,7 +373,7 @@ fn prepare(co: &CodeObject) -> Result<Prepared, CodeObjectError> {
 /// no relocations. Errors leave nothing behind: the bytes are returned only
 /// when the whole file was written.
 pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
-    let Prepared { note, mut text, kernels, kd_names, rodata: layout } = prepare(co)?;
+    let Prepared { note, mut text, kernels, kd_names, layout } = prepare(co)?;
 
     let mut out = Vec::new();
     let mut w = Writer::new(Endianness::Little, true, &mut out);
@@ -418,10 +387,19 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let _hash_idx = w.reserve_hash_section_index();
     let _dynstr_idx = w.reserve_dynstr_section_index();
     let rodata_name = w.add_section_name(b".rodata");
-    let rodata_idx = layout.present().then(|| w.reserve_section_index());
+    let rodata_idx = layout.rodata.present.then(|| w.reserve_section_index());
     let text_name = w.add_section_name(b".text");
     let text_idx = w.reserve_section_index();
     let dynamic_idx = w.reserve_dynamic_section_index();
+    let data_name = w.add_section_name(b".data");
+    let data_idx = layout.data.present.then(|| w.reserve_section_index());
+    let bss_name = w.add_section_name(b".bss");
+    let bss_idx = layout.bss.present.then(|| w.reserve_section_index());
+    let data_section = |j: usize| match layout.place[j].0 {
+        Home::Rodata => rodata_idx,
+        Home::Data => data_idx,
+        Home::Bss => bss_idx,
+    };
     let comment_name = w.add_section_name(b".comment");
     let _comment_idx = w.reserve_section_index();
     let has_frames = co.functions.iter().any(|f| !f.frame.is_empty());
@@ -460,7 +438,8 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             });
         }
     }
-    // Data is hidden, so local after a link, as ld.lld-22 makes LLVM's.
+    // Data is hidden, so local after a link, as ld.lld-22 makes LLVM's
+    // (program-scope __global variables included).
     for (j, d) in co.data.iter().enumerate() {
         syms.push(S {
             name: d.name.as_bytes(),
@@ -521,8 +500,9 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
 
     // File layout.
     w.reserve_file_header();
-    const NUM_PHDRS: u32 = 8;
-    w.reserve_program_headers(NUM_PHDRS);
+    // Writable data gets a read-write segment of its own after .dynamic's.
+    let num_phdrs: u32 = if layout.writable() { 9 } else { 8 };
+    w.reserve_program_headers(num_phdrs);
     let note_off = w.reserve(note.len(), 4) as u64;
     w.reserve_null_dynamic_symbol_index();
     for _ in &dyn_syms {
@@ -536,7 +516,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let dynstr_off = w.reserve_dynstr() as u64;
     let dynstr_len = w.dynstr_len() as u64;
     let rodata_off = if rodata_idx.is_some() {
-        w.reserve(layout.len as usize, layout.align as usize) as u64
+        w.reserve(layout.rodata.len as usize, layout.rodata.align as usize) as u64
     } else {
         w.reserved_len() as u64
     };
@@ -547,6 +527,11 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let dynamic_off = w.reserve_dynamic(NUM_DYNAMIC) as u64;
     let dynamic_len = (NUM_DYNAMIC * 16) as u64;
     let dynamic_addr = align_up(text_addr + text.bytes.len() as u64, PAGE) + dynamic_off % PAGE;
+    // .data then .bss, on the page after the (relro) .dynamic's.
+    let data_off = if layout.data.present { w.reserve(layout.data.len as usize, layout.data.align as usize) as u64 } else { w.reserved_len() as u64 };
+    let data_addr = align_up(dynamic_addr + dynamic_len, PAGE) + data_off % PAGE;
+    let bss_addr = align_up(data_addr + layout.data.len, layout.bss.align);
+    let rw_end = if layout.bss.present { bss_addr + layout.bss.len } else { data_addr + layout.data.len };
     let comment_off = w.reserve(COMMENT.len(), 1) as u64;
     let debug_frame = if has_frames {
         write_debug_frame(&frame_functions(co, |i| gimli::write::Address::Constant(text_addr + text.offsets[i]))).map_err(CodeObjectError::Write)?.bytes
@@ -558,7 +543,8 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     for s in &syms {
         let section = match s.what {
             What::Func(_) => Some(text_idx),
-            What::Kd(_) | What::Data(_) => rodata_idx,
+            What::Kd(_) => rodata_idx,
+            What::Data(j) => data_section(j),
             What::Dynamic => Some(dynamic_idx),
         };
         w.reserve_symbol_index(section);
@@ -573,10 +559,15 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let rodata_addr = rodata_off;
     let func_addr = |i: usize| text_addr + text.offsets[i];
     let kd_addr = |k: usize| rodata_addr + (k * DESCRIPTOR_SIZE) as u64;
+    let object_addr = |j: usize| match layout.place[j] {
+        (Home::Rodata, at) => rodata_addr + at,
+        (Home::Data, at) => data_addr + at,
+        (Home::Bss, at) => bss_addr + at,
+    };
     let sym_addr = |what: What| match what {
         What::Func(i) => func_addr(i),
         What::Kd(k) => kd_addr(k),
-        What::Data(j) => rodata_addr + layout.data_offsets[j],
+        What::Data(j) => object_addr(j),
         What::Dynamic => dynamic_addr,
     };
     let sym_size = |what: What| match what {
@@ -592,7 +583,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         .iter()
         .enumerate()
         .map(|(i, f)| (f.name.as_str(), func_addr(i)))
-        .chain(co.data.iter().enumerate().map(|(j, d)| (d.name.as_str(), rodata_addr + layout.data_offsets[j])))
+        .chain(co.data.iter().enumerate().map(|(j, d)| (d.name.as_str(), object_addr(j))))
         .collect();
     for (i, f) in co.functions.iter().enumerate() {
         for r in &f.relocs {
@@ -614,15 +605,16 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         }
     }
     // Descriptors (entry offset: entry - descriptor) and data.
-    let rodata = layout.contents(co, &kernels, |k, i| func_addr(i) as i64 - kd_addr(k) as i64)?;
+    let rodata = layout.rodata_contents(co, &kernels, |k, i| func_addr(i) as i64 - kd_addr(k) as i64)?;
+    let data = layout.data_contents(co);
 
     // Write.
     w.write_file_header(&file_header(co, elf::ET_DYN))
         .map_err(werr)?;
     w.write_align_program_headers();
-    let phdr_len = u64::from(NUM_PHDRS) * 56;
+    let phdr_len = u64::from(num_phdrs) * 56;
     let text_len = text.bytes.len() as u64;
-    let phdrs = [
+    let mut phdrs = vec![
         (elf::PT_PHDR, elf::PF_R, 64, 64, phdr_len, phdr_len, 8),
         (elf::PT_LOAD, elf::PF_R, 0, 0, seg0_end, seg0_end, PAGE),
         (
@@ -672,6 +664,9 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             4,
         ),
     ];
+    if layout.writable() {
+        phdrs.insert(4, (elf::PT_LOAD, elf::PF_R | elf::PF_W, data_off, data_addr, layout.data.len, rw_end - data_addr, PAGE));
+    }
     for (p_type, p_flags, p_offset, p_vaddr, p_filesz, p_memsz, p_align) in phdrs {
         w.write_program_header(&ProgramHeader {
             p_type,
@@ -691,7 +686,8 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         let s = &syms[i];
         let section = match s.what {
             What::Func(_) => Some(text_idx),
-            What::Kd(_) | What::Data(_) => rodata_idx,
+            What::Kd(_) => rodata_idx,
+            What::Data(j) => data_section(j),
             What::Dynamic => Some(dynamic_idx),
         };
         w.write_dynamic_symbol(&Sym {
@@ -730,6 +726,10 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     w.write_dynamic(elf::DT_GNU_HASH, gnu_hash_off);
     w.write_dynamic(elf::DT_HASH, hash_off);
     w.write_dynamic(elf::DT_NULL, 0);
+    if layout.data.present {
+        w.pad_until(data_off as usize);
+        w.write(&data);
+    }
     w.pad_until(comment_off as usize);
     w.write(COMMENT);
     if has_frames {
@@ -740,7 +740,8 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     for (s, id) in syms.iter().zip(&str_ids) {
         let section = match s.what {
             What::Func(_) => Some(text_idx),
-            What::Kd(_) | What::Data(_) => rodata_idx,
+            What::Kd(_) => rodata_idx,
+            What::Data(j) => data_section(j),
             What::Dynamic => Some(dynamic_idx),
         };
         w.write_symbol(&Sym {
@@ -780,10 +781,10 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             sh_flags: elf::SHF_ALLOC.into(),
             sh_addr: rodata_addr,
             sh_offset: rodata_off,
-            sh_size: layout.len,
+            sh_size: layout.rodata.len,
             sh_link: 0,
             sh_info: 0,
-            sh_addralign: layout.align,
+            sh_addralign: layout.rodata.align,
             sh_entsize: 0,
         });
     }
@@ -800,6 +801,12 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         sh_entsize: 0,
     });
     w.write_dynamic_section_header(dynamic_addr);
+    if layout.data.present {
+        write_writable_header(&mut w, data_name, elf::SHT_PROGBITS, data_addr, data_off, layout.data);
+    }
+    if layout.bss.present {
+        write_writable_header(&mut w, bss_name, elf::SHT_NOBITS, bss_addr, data_off + (bss_addr - data_addr), layout.bss);
+    }
     w.write_section_header(&SectionHeader {
         name: Some(comment_name),
         sh_type: elf::SHT_PROGBITS,
@@ -828,7 +835,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
 /// (`R_AMDGPU_REL64` for each descriptor's entry offset), the metadata `.note`.
 /// `ld.lld-22 -shared` turns it (with other objects) into a `.hsaco`.
 pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
-    let Prepared { note, mut text, kernels, kd_names, rodata: layout } = prepare(co)?;
+    let Prepared { note, mut text, kernels, kd_names, layout } = prepare(co)?;
     let defined: HashMap<&str, ()> = co.functions.iter().map(|f| f.name.as_str()).chain(co.data.iter().map(|d| d.name.as_str())).map(|n| (n, ())).collect();
     let mut undefined: Vec<&str> = Vec::new();
     for f in &co.functions {
@@ -872,9 +879,13 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let rela_text_name = w.add_section_name(b".rela.text");
     let rela_text_idx = (!text_relocs.is_empty()).then(|| w.reserve_section_index());
     let rodata_name = w.add_section_name(b".rodata");
-    let rodata_idx = layout.present().then(|| w.reserve_section_index());
+    let rodata_idx = layout.rodata.present.then(|| w.reserve_section_index());
     let rela_rodata_name = w.add_section_name(b".rela.rodata");
     let rela_rodata_idx = (!kernels.is_empty()).then(|| w.reserve_section_index());
+    let data_name = w.add_section_name(b".data");
+    let data_idx = layout.data.present.then(|| w.reserve_section_index());
+    let bss_name = w.add_section_name(b".bss");
+    let bss_idx = layout.bss.present.then(|| w.reserve_section_index());
     let comment_name = w.add_section_name(b".comment");
     let _comment_idx = w.reserve_section_index();
     let stack_name = w.add_section_name(b".note.GNU-stack");
@@ -933,13 +944,17 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             kd_k += 1;
         }
     }
-    // Data: global hidden objects after the descriptors (ld.lld-22 makes
-    // them local in the .hsaco, as it does LLVM's).
-    for (d, &at) in co.data.iter().zip(&layout.data_offsets) {
+    // Data: global hidden objects (ld.lld-22 makes them local in the
+    // .hsaco, as it does LLVM's).
+    for (d, &(home, at)) in co.data.iter().zip(&layout.place) {
         sym_index.insert(&d.name, syms.len() as u32 + 1);
         syms.push(S {
             name: d.name.as_bytes(),
-            section: rodata_idx,
+            section: match home {
+                Home::Rodata => rodata_idx,
+                Home::Data => data_idx,
+                Home::Bss => bss_idx,
+            },
             st_info: (elf::STB_GLOBAL << 4) | elf::STT_OBJECT,
             st_other: elf::STV_HIDDEN,
             value: at,
@@ -981,7 +996,8 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     };
 
     // Entry offsets 0: the link fills them in (.rela.rodata).
-    let rodata = layout.contents(co, &kernels, |_, _| 0)?;
+    let rodata = layout.rodata_contents(co, &kernels, |_, _| 0)?;
+    let data = layout.data_contents(co);
 
     w.reserve_file_header();
     let text_off = w.reserve(text.bytes.len(), text.align as usize);
@@ -990,12 +1006,13 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     } else {
         w.reserve_relocations(text_relocs.len(), true)
     };
-    let rodata_off = if layout.present() { w.reserve(rodata.len(), layout.align as usize) } else { 0 };
+    let rodata_off = if layout.rodata.present { w.reserve(rodata.len(), layout.rodata.align as usize) } else { 0 };
     let rela_rodata_off = if kernels.is_empty() {
         0
     } else {
         w.reserve_relocations(kernels.len(), true)
     };
+    let data_off = if layout.data.present { w.reserve(data.len(), layout.data.align as usize) } else { w.reserved_len() };
     let comment_off = w.reserve(COMMENT.len(), 1);
     let note_off = w.reserve(note.len(), 4);
     let debug_frame_off = if has_frames { w.reserve(debug_frame.len(), 8) } else { 0 };
@@ -1027,7 +1044,7 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             );
         }
     }
-    if layout.present() {
+    if layout.rodata.present {
         w.pad_until(rodata_off);
         w.write(&rodata);
     }
@@ -1044,6 +1061,10 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
                 },
             );
         }
+    }
+    if layout.data.present {
+        w.pad_until(data_off);
+        w.write(&data);
     }
     w.pad_until(comment_off);
     w.write(COMMENT);
@@ -1105,12 +1126,18 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             sh_size: rodata.len() as u64,
             sh_link: 0,
             sh_info: 0,
-            sh_addralign: layout.align,
+            sh_addralign: layout.rodata.align,
             sh_entsize: 0,
         });
         if !kernels.is_empty() {
             w.write_relocation_section_header(rela_rodata_name, rodata_idx, symtab_idx, rela_rodata_off, kernels.len(), true);
         }
+    }
+    if layout.data.present {
+        write_writable_header(&mut w, data_name, elf::SHT_PROGBITS, 0, data_off as u64, layout.data);
+    }
+    if layout.bss.present {
+        write_writable_header(&mut w, bss_name, elf::SHT_NOBITS, 0, data_off as u64 + layout.data.len, layout.bss);
     }
     w.write_section_header(&SectionHeader {
         name: Some(comment_name),

@@ -905,9 +905,10 @@ pub enum Op {
     /// `dynamic_lds` -> ptr<local>: the start of the LDS a launch adds to the
     /// kernel's `lds_slot`s (its size is given at launch; kernels only).
     DynamicLds,
-    /// `data_addr @name` -> ptr<constant>: the address of the module's
-    /// read-only `data @name` (the code object's `.rodata`).
-    DataAddr { name: String },
+    /// `data_addr @name` -> ptr<constant>, or ptr<global> when the data is
+    /// writable (`space`, from the module's `data @name` line: the
+    /// verifier checks the two agree): the address of the module's object.
+    DataAddr { name: String, space: AddrSpace },
     /// `extract agg, INDEX`: a vector element or a struct field.
     Extract { agg: Operand, index: u32 },
     /// `insert agg, value, INDEX`
@@ -1139,19 +1140,37 @@ pub struct Module {
     /// the code object's `amdhsa.printf` metadata lists them
     /// (`ID:N:SIZE1:...:SIZEN:FORMAT`; docs/mir.md "Printf").
     pub printf_formats: Vec<String>,
-    /// The module's read-only data, from its `data` lines (docs/mir.md
-    /// "Module data"): the code object's `.rodata` objects.
+    /// The module's data, from its `data` lines (docs/mir.md "Module
+    /// data"): the code object's `.rodata` objects, or `.data`/`.bss` ones
+    /// when writable.
     pub data: Vec<Data>,
 }
 
-/// A read-only object of the module: `data @NAME, align A, bytes "HEX"` (or
-/// `zeros N`), addressed by `data_addr @NAME`.
+/// An object of the module: `data @NAME, align A, [writable,] bytes "HEX"`
+/// (or `zeros N`), addressed by `data_addr @NAME`: read-only (OpenCL's
+/// `__constant` tables) unless writable (program-scope `__global`
+/// variables, whose contents persist from launch to launch of the loaded
+/// code object).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Data {
     pub name: String,
     /// A power of two, at least 1.
     pub align: u32,
     pub bytes: Vec<u8>,
+    /// Kernels may store to it: `data_addr` gives a `ptr<global>` instead
+    /// of a `ptr<constant>`, and nothing folds its loads.
+    pub writable: bool,
+}
+
+impl Data {
+    /// The address space `data_addr` of this object points into.
+    pub fn space(&self) -> AddrSpace {
+        if self.writable {
+            AddrSpace::Global
+        } else {
+            AddrSpace::Constant
+        }
+    }
 }
 
 impl Module {
@@ -1191,7 +1210,7 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
         Op::Load { ty, .. } | Op::AtomicRmw { ty, .. } | Op::CmpXchg { ty, .. } => Some(ty.clone()),
         Op::Store { .. } | Op::Barrier | Op::Fence { .. } => None,
         Op::DynamicLds => Some(Type::Ptr(AddrSpace::Local)),
-        Op::DataAddr { .. } => Some(Type::Ptr(AddrSpace::Constant)),
+        Op::DataAddr { space, .. } => Some(Type::Ptr(*space)),
         Op::Wave { ty, .. } => Some(ty.clone()),
         Op::PtrAdd { ptr, .. } => Some(func.operand_type(ptr).clone()),
         Op::StackSlot { .. } => Some(Type::Ptr(AddrSpace::Private)),
@@ -1367,7 +1386,7 @@ fn same_op_shape(a: &Op, b: &Op) -> bool {
         (Op::Fence { order: o1, scope: s1 }, Op::Fence { order: o2, scope: s2 }) => o1 == o2 && s1 == s2,
         (Op::Wave { op: o1, ty: t1, .. }, Op::Wave { op: o2, ty: t2, .. }) => o1 == o2 && t1 == t2,
         (Op::PtrAdd { .. }, Op::PtrAdd { .. }) | (Op::Barrier, Op::Barrier) | (Op::DynamicLds, Op::DynamicLds) => true,
-        (Op::DataAddr { name: a }, Op::DataAddr { name: b }) => a == b,
+        (Op::DataAddr { name: a, .. }, Op::DataAddr { name: b, .. }) => a == b,
         (Op::AtomicRmw { op: o1, ty: t1, sync: y1, .. }, Op::AtomicRmw { op: o2, ty: t2, sync: y2, .. }) => o1 == o2 && t1 == t2 && y1 == y2,
         (Op::CmpXchg { ty: t1, sync: y1, .. }, Op::CmpXchg { ty: t2, sync: y2, .. }) => t1 == t2 && y1 == y2,
         (Op::StackSlot { size: s1, align: a1 }, Op::StackSlot { size: s2, align: a2 }) => s1 == s2 && a1 == a2,

@@ -10,12 +10,12 @@
 //! later in the text (a call to a function below, a branch to a block below), the
 //! constant is resolved after the function or module has been read.
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 
 use super::diag::Diagnostic;
 use super::float;
 use super::ir::*;
-use crate::abi::{types::parse_type_prefix, Type};
+use crate::abi::{types::parse_type_prefix, AddrSpace, Type};
 
 /// The largest `data` object (256 MiB): more is a mistake, not a table.
 pub const MAX_DATA_BYTES: u64 = 1 << 28;
@@ -23,7 +23,7 @@ pub const MAX_DATA_BYTES: u64 = 1 << 28;
 /// Parses a module from text. Only syntax and name resolution are checked here;
 /// run [`super::verify::verify`] for types and well-formedness.
 pub fn parse(text: &str) -> Result<Module, Diagnostic> {
-    let mut parser = Parser { text, pos: 0 };
+    let mut parser = Parser { text, pos: 0, writable_data: HashSet::new() };
     let mut module = Module::default();
     let mut pending_calls = Vec::new();
     loop {
@@ -52,6 +52,9 @@ pub fn parse(text: &str) -> Result<Module, Diagnostic> {
             let (data, span) = parser.data()?;
             if module.data.iter().any(|d| d.name == data.name) {
                 return Err(Diagnostic::new(format!("data '@{}' is defined more than once", data.name), span));
+            }
+            if data.writable {
+                parser.writable_data.insert(data.name.clone());
             }
             module.data.push(data);
             continue;
@@ -191,6 +194,9 @@ impl Tok<'_> {
 struct Parser<'a> {
     text: &'a str,
     pos: usize,
+    /// The writable data declared so far (data lines come before
+    /// functions): `data_addr` of these is a `ptr<global>`.
+    writable_data: HashSet<String>,
 }
 
 /// The per-function state of name resolution.
@@ -458,8 +464,8 @@ impl<'a> Parser<'a> {
     }
 
     /// `data @NAME, align A, bytes "HEX"` or `data @NAME, align A, zeros N`:
-    /// a read-only object of the module (two hex digits a byte, in memory
-    /// order).
+    /// an object of the module (two hex digits a byte, in memory order),
+    /// read-only unless `writable` follows the alignment.
     fn data(&mut self) -> Result<(Data, Span), Diagnostic> {
         let (_, start) = self.next();
         let (tok, span) = self.next();
@@ -476,6 +482,10 @@ impl<'a> Parser<'a> {
             return Err(Diagnostic::new("a data alignment must be a power of two between 1 and 4096", align_span));
         }
         self.comma("after the alignment")?;
+        let writable = self.eat_ident("writable");
+        if writable {
+            self.comma("after 'writable'")?;
+        }
         let bytes = if self.eat_ident("zeros") {
             let (len, len_span) = self.number("a size in bytes")?;
             if len > MAX_DATA_BYTES {
@@ -495,10 +505,10 @@ impl<'a> Parser<'a> {
             }
             (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("checked hex digits")).collect()
         } else {
-            return self.error("expected 'bytes \"HEX\"' or 'zeros N' after the alignment");
+            return self.error("expected 'writable', 'bytes \"HEX\"' or 'zeros N' after the alignment");
         };
         let end = self.pos;
-        Ok((Data { name, align: align as u32, bytes }, Span::new(start.start as usize, end)))
+        Ok((Data { name, align: align as u32, bytes, writable }, Span::new(start.start as usize, end)))
     }
 
     /// `target device_triples = ""amdgcn-amd-amdhsa--gfx90a,amdgcn-amd-amdhsa--gfx942"`:
@@ -1119,7 +1129,8 @@ impl<'a> Parser<'a> {
                 let Tok::Global(name) = tok else {
                     return Err(Diagnostic::new(format!("expected a data name like '@table', found {}", tok.describe()), span));
                 };
-                Ok(Op::DataAddr { name: name.to_string() })
+                let space = if self.writable_data.contains(name) { AddrSpace::Global } else { AddrSpace::Constant };
+                Ok(Op::DataAddr { name: name.to_string(), space })
             }
             "lane_id" => Ok(Op::Wave { op: WaveOp::LaneId, ty: Type::I32, args: Vec::new() }),
             "wave_size" => Ok(Op::Wave { op: WaveOp::WaveSize, ty: Type::I32, args: Vec::new() }),

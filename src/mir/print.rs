@@ -60,11 +60,12 @@ impl fmt::Display for Module {
             writeln!(f)?;
         }
         for d in &self.data {
+            let writable = if d.writable { "writable, " } else { "" };
             if d.bytes.iter().all(|&b| b == 0) {
-                writeln!(f, "data @{}, align {}, zeros {}", d.name, d.align, d.bytes.len())?;
+                writeln!(f, "data @{}, align {}, {writable}zeros {}", d.name, d.align, d.bytes.len())?;
             } else {
                 let hex: String = d.bytes.iter().map(|b| format!("{b:02x}")).collect();
-                writeln!(f, "data @{}, align {}, bytes \"{hex}\"", d.name, d.align)?;
+                writeln!(f, "data @{}, align {}, {writable}bytes \"{hex}\"", d.name, d.align)?;
             }
         }
         if !self.data.is_empty() {
@@ -284,7 +285,7 @@ impl fmt::Display for InstDisplay<'_> {
             Op::Builtin { kind, dim } => write!(f, "{} {}", kind.mnemonic(), dim_name(*dim)),
             Op::Barrier => f.write_str("barrier"),
             Op::DynamicLds => f.write_str("dynamic_lds"),
-            Op::DataAddr { name } => write!(f, "data_addr @{name}"),
+            Op::DataAddr { name, .. } => write!(f, "data_addr @{name}"),
             Op::Wave { op: op @ (WaveOp::LaneId | WaveOp::WaveSize), .. } => f.write_str(op.mnemonic()),
             Op::Wave { op: WaveOp::Ballot, args, .. } => write!(f, "ballot {}", o(&args[0])),
             Op::Wave { op: op @ (WaveOp::Reduce(b) | WaveOp::InclusiveScan(b) | WaveOp::ExclusiveScan(b)), ty, args } => {

@@ -282,7 +282,7 @@ impl Checker<'_> {
                 self.expect_type(at(), "the stored value", value, ty);
                 if let Some(space) = self.pointer(at(), "the address of 'store'", ptr) {
                     if space == AddrSpace::Constant {
-                        self.error(at(), "cannot store through a pointer to constant memory");
+                        self.error(at(), "cannot store through a pointer to constant memory (module data is read-only unless its `data` line says `writable`)");
                     }
                 }
                 if !align.is_power_of_two() {
@@ -361,11 +361,13 @@ impl Checker<'_> {
                     }
                 }
             }
-            Op::DataAddr { name } => {
-                if self.module.data(name).is_none() {
-                    self.error(at(), format!("'data_addr' of '@{name}', which is not the module's data"));
+            Op::DataAddr { name, space } => match self.module.data(name) {
+                None => self.error(at(), format!("'data_addr' of '@{name}', which is not the module's data")),
+                Some(d) if d.space() != *space => {
+                    self.error(at(), format!("'data_addr' of '@{name}' is a ptr<{}>, but the data's address is a ptr<{}>", space.keyword(), d.space().keyword()))
                 }
-            }
+                Some(_) => {}
+            },
             Op::DynamicLds => {
                 if func.kind != FuncKind::Kernel {
                     self.error(at(), "'dynamic_lds' is only allowed in kernels (LDS is allocated per work-group)");

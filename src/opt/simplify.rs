@@ -370,7 +370,7 @@ fn data_load(ty: &Type, ptr: &Operand, func: &Function, defs: &[Option<Def>], da
     let mut at = ptr.clone();
     let name = loop {
         match defining_op(func, defs, &at)? {
-            Op::DataAddr { name } => break name,
+            Op::DataAddr { name, .. } => break name,
             Op::PtrAdd { ptr, offset: Operand::Const(c) } => {
                 let add = if c.ty == Type::I32 { c.bits as u32 as i32 as i64 } else { c.bits as i64 };
                 offset = offset.checked_add(add)?;
@@ -379,7 +379,7 @@ fn data_load(ty: &Type, ptr: &Operand, func: &Function, defs: &[Option<Def>], da
             _ => return None,
         }
     };
-    let object = data.iter().find(|d| d.name == *name)?;
+    let object = data.iter().find(|d| d.name == *name && !d.writable)?;
     let scalar = |t: &Type, at: i64| -> Option<Const> {
         if !(t.is_int() || t.is_float()) || *t == Type::I1 {
             return None;

@@ -303,19 +303,28 @@ pub struct Simulator {
     decoded: hashbrown::HashMap<(u64, u32), Vec<Option<Rc<DInst>>>>,
 }
 
-fn image_of(data: &[u8]) -> Result<Vec<u8>, String> {
+/// The image of a linked code object (all PT_LOAD segments from virtual
+/// address 0) and the address ranges kernels may write: PT_LOAD segments
+/// with PF_W outside PT_GNU_RELRO (`.data` and `.bss`: program-scope
+/// `__global` variables; `.dynamic` is read-only once loaded).
+fn image_of(data: &[u8]) -> Result<(Vec<u8>, Vec<std::ops::Range<usize>>), String> {
     use object::read::elf::{ElfFile64, FileHeader as _, ProgramHeader as _};
     use object::Endianness;
     let file = ElfFile64::<Endianness>::parse(data).map_err(|e| e.to_string())?;
     let endian = file.endian();
     let mut image = Vec::new();
+    let mut writable = Vec::new();
+    let mut relro = Vec::new();
     let headers = file.elf_header().program_headers(endian, data).map_err(|e| e.to_string())?;
     for ph in headers {
+        let va = ph.p_vaddr(endian) as usize;
+        let mem = ph.p_memsz(endian) as usize;
+        if ph.p_type(endian) == object::elf::PT_GNU_RELRO {
+            relro.push(va..va.saturating_add(mem));
+        }
         if ph.p_type(endian) != object::elf::PT_LOAD {
             continue;
         }
-        let va = ph.p_vaddr(endian) as usize;
-        let mem = ph.p_memsz(endian) as usize;
         if va + mem > 1 << 30 {
             return Err("PT_LOAD segment beyond 1 GiB".into());
         }
@@ -328,12 +337,39 @@ fn image_of(data: &[u8]) -> Result<Vec<u8>, String> {
             image.resize(end, 0);
         }
         image[va..va + bytes.len()].copy_from_slice(bytes);
+        if ph.p_flags(endian) & object::elf::PF_W != 0 {
+            writable.push(va..end);
+        }
     }
     if image.is_empty() {
         // A relocatable object: map its sections at their addresses (0-based).
         return Err("the code object has no PT_LOAD segments (link it with ld.lld -shared)".into());
     }
-    Ok(image)
+    writable.retain(|w| !relro.iter().any(|r| r.start <= w.start && w.end <= r.end));
+    writable.sort_by_key(|w| w.start);
+    Ok((image, writable))
+}
+
+/// Cuts `image` into mappings: read-only between the `writable` ranges
+/// (sorted), writable on them; each (offset, bytes, writable).
+fn split_image(image: &[u8], writable: &[std::ops::Range<usize>]) -> Vec<(usize, Vec<u8>, bool)> {
+    let mut parts = Vec::new();
+    let mut at = 0;
+    for w in writable {
+        let (start, end) = (w.start.max(at), w.end.min(image.len()));
+        if start >= end {
+            continue;
+        }
+        if at < start {
+            parts.push((at, image[at..start].to_vec(), false));
+        }
+        parts.push((start, image[start..end].to_vec(), true));
+        at = end;
+    }
+    if at < image.len() {
+        parts.push((at, image[at..].to_vec(), false));
+    }
+    parts
 }
 
 impl Simulator {
@@ -351,15 +387,17 @@ impl Simulator {
         self.device.bytes(addr)
     }
 
-    /// Loads a code object and maps its image (read-only) into device memory.
+    /// Loads a code object and maps its image into device memory: read-only
+    /// but for its writable data segments.
     pub fn load(&mut self, hsaco: &[u8]) -> Result<CodeObject, SimError> {
         let loaded = codeobj::read(hsaco).map_err(|e| SimError::new(ErrorKind::Load, format!("cannot read the code object: {e}")))?;
-        let image = image_of(hsaco).map_err(|e| SimError::new(ErrorKind::Load, e))?;
+        let (image, writable) = image_of(hsaco).map_err(|e| SimError::new(ErrorKind::Load, e))?;
         let base = CODE_BASE + self.loads * 0x1_0000_0000;
         self.loads += 1;
-        self.device
-            .map_at("code object", base, image.clone(), false)
-            .map_err(|e| SimError::new(ErrorKind::Load, e))?;
+        for (offset, bytes, writable) in split_image(&image, &writable) {
+            let name = if writable { "code object data" } else { "code object" };
+            self.device.map_at(name, base + offset as u64, bytes, writable).map_err(|e| SimError::new(ErrorKind::Load, e))?;
+        }
         let target = match loaded.target {
             Some(t) => t.target,
             None => {

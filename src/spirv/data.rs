@@ -1,8 +1,9 @@
-//! Constant tables (OpenCL `__constant` data, array initializers: a
-//! `UniformConstant` variable with an initializer) as the module's read-only
-//! data: each table's bytes once, in the code object's `.rodata`, addressed
-//! with `data_addr` (as llc-22 places and addresses them), instead of a copy
-//! per work-item.
+//! Module-scope variables as the module's data, addressed with `data_addr`
+//! as llc-22 places and addresses them: constant tables (OpenCL `__constant`
+//! data, array initializers: a `UniformConstant` variable with an
+//! initializer) read-only in `.rodata`, each table's bytes once instead of a
+//! copy per work-item; program-scope `__global` variables (`CrossWorkgroup`,
+//! zero without an initializer) writable, in `.data` or `.bss`.
 
 use std::cell::RefCell;
 
@@ -29,17 +30,21 @@ impl Tables {
     }
 
     /// The name of variable `id`'s data object (the variable's own name
-    /// where free), laid out from its initializer the first time.
-    pub fn name_of(&self, facts: &Facts, id: u32, pointee: u32, init: u32, align: u64) -> Result<String, String> {
+    /// where free), laid out from its initializer (zeros without one) the
+    /// first time.
+    pub fn name_of(&self, facts: &Facts, id: u32, pointee: u32, init: Option<u32>, align: u64, writable: bool) -> Result<String, String> {
         if let Some(name) = self.made.borrow().1.get(&id) {
             return Ok(name.clone());
         }
         let (size, natural) = facts.layout(pointee)?;
         if size > MAX_TABLE_BYTES {
-            return Err(format!("a constant table of {size} bytes (at most {MAX_TABLE_BYTES})"));
+            let what = if writable { "a program-scope variable" } else { "a constant table" };
+            return Err(format!("{what} of {size} bytes (at most {MAX_TABLE_BYTES})"));
         }
         let mut bytes = vec![0u8; size as usize];
-        write_constant(facts, pointee, init, &mut bytes, 0, 0)?;
+        if let Some(init) = init {
+            write_constant(facts, pointee, init, &mut bytes, 0, 0)?;
+        }
         let mut made = self.made.borrow_mut();
         let base = super::function::sanitize(facts.name(id).unwrap_or("table"));
         let base = if base.is_empty() { "table".to_string() } else { base };
@@ -50,7 +55,7 @@ impl Tables {
             n += 1;
         }
         let align = align.max(natural).clamp(1, 4096).next_power_of_two() as u32;
-        made.0.push(Data { name: name.clone(), align, bytes });
+        made.0.push(Data { name: name.clone(), align, bytes, writable });
         made.1.insert(id, name.clone());
         Ok(name)
     }

@@ -503,19 +503,27 @@ impl<'a> Fx<'a> {
                 // A constant table (OpenCL's __constant data, array
                 // initializers): the module's read-only data (data.rs), its
                 // address taken once in the entry block.
-                StorageClass::UniformConstant if g.initializer.is_some() => {
-                    let Some(init) = g.initializer else { unreachable!("matched with an initializer") };
+                // Program-scope __global variables (OpenCL 2.0): the
+                // module's writable data, zero-initialised without an
+                // initializer as OpenCL requires.
+                StorageClass::CrossWorkgroup if self.facts.imported.contains(&id) => Err(format!(
+                    "the program-scope variable '{}' is extern (Import linkage): it is defined in another module, and amdgpu-cg links none",
+                    self.facts.name(id).unwrap_or("?")
+                )),
+                StorageClass::UniformConstant | StorageClass::CrossWorkgroup if g.initializer.is_some() || g.storage == StorageClass::CrossWorkgroup => {
+                    let writable = g.storage == StorageClass::CrossWorkgroup;
                     let align = self.facts.alignment.get(&id).map_or(1, |&a| u64::from(a));
-                    let name = self.tables.name_of(self.facts, id, g.pointee, init, align)?;
+                    let name = self.tables.name_of(self.facts, id, g.pointee, g.initializer, align, writable)?;
+                    let space = if writable { AddrSpace::Global } else { AddrSpace::Constant };
                     let here = self.current;
                     self.b.switch_to(self.entry);
-                    let address = self.value(MOp::DataAddr { name });
+                    let address = self.value(MOp::DataAddr { name, space });
                     self.b.switch_to(here);
                     self.module_slots.insert(id, address.clone());
                     Ok(address)
                 }
                 other => Err(format!(
-                    "module-scope variable '{}' in the {other:?} storage class (only constant tables with initializers and __local variables are supported: program-scope __global variables are not)",
+                    "module-scope variable '{}' in the {other:?} storage class (constant tables with initializers, program-scope __global variables and __local variables are supported)",
                     self.facts.name(id).unwrap_or("?")
                 )),
             };

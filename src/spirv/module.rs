@@ -75,6 +75,9 @@ pub struct Facts {
     /// `FPRoundingMode` and `SaturatedConversion` of conversions.
     pub rounding: HashMap<u32, rspirv::spirv::FPRoundingMode>,
     pub saturated: HashSet<u32>,
+    /// Ids decorated `LinkageAttributes ... Import`: declared here, defined
+    /// in another module (`extern`).
+    pub imported: HashSet<u32>,
     pub types: HashMap<u32, SpvType>,
     pub constants: HashMap<u32, (u32, Constant)>,
     pub globals: HashMap<u32, Global>,
@@ -213,6 +216,11 @@ impl Facts {
                             }
                             Decoration::SaturatedConversion => {
                                 f.saturated.insert(*id);
+                            }
+                            Decoration::LinkageAttributes => {
+                                if let Some(O::LinkageType(rspirv::spirv::LinkageType::Import)) = rest.get(1) {
+                                    f.imported.insert(*id);
+                                }
                             }
                             Decoration::FuncParamAttr => {
                                 match rest.first() {

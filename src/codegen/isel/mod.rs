@@ -1062,7 +1062,7 @@ impl<'a> Isel<'a> {
                 self.emit(Opcode::s_barrier, &[], &[], |_| {});
                 self.acquire(MemScope::Workgroup);
             }
-            Op::DataAddr { name } => {
+            Op::DataAddr { name, .. } => {
                 let d = self.vreg(Class::SgprPair);
                 self.push(MInst { kind: MKind::SymbolAddress(name.clone()), ops: vec![ra::Operand::reg_def(d)] });
                 self.set(result.unwrap(), Lowered::S64(d));

@@ -577,7 +577,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                     Op::Wave { op: WaveOp::WaveSize, .. } => RtValue::Scalar(u64::from(self.options.wave_size)),
                     Op::Wave { .. } => return Ok(State::Wave),
                     Op::DynamicLds => RtValue::Scalar(u64::from(self.dynamic_lds_base)),
-                    Op::DataAddr { name } => match self.data_addrs.get(name.as_str()) {
+                    Op::DataAddr { name, .. } => match self.data_addrs.get(name.as_str()) {
                         Some(&a) => RtValue::Scalar(a),
                         None => return Err(format!("'data_addr' of '@{name}', which is not the module's data")),
                     },
