@@ -1389,3 +1389,14 @@ fn constant_call_arguments_outside_the_entry_block() {
         assert_eq!(call_bits(&m, "power", &[u64::from(n)]).unwrap(), 3u64.pow(n));
     }
 }
+
+/// Read-only module data refuses stores (reached through `addrspacecast`,
+/// which the verifier cannot see through); writable data takes them and
+/// reads them back.
+#[test]
+fn stores_into_read_only_data_are_errors_and_writable_data_takes_them() {
+    let m = module("data @ro, align 4, bytes \"01000000\"\ndata @rw, align 4, writable, bytes \"01000000\"\n\nfunc @f(%v: i32) -> i32 {\nentry:\n  %c = data_addr @ro\n  %g = addrspacecast ptr<constant> %c to ptr<global>\n  store i32 %v, %g\n  ret %v\n}\n\nfunc @g(%v: i32) -> i32 {\nentry:\n  %p = data_addr @rw\n  %old = load i32 %p\n  store i32 %v, %p\n  %new = load i32 %p\n  %r = add i32 %old, %new\n  ret %r\n}\n");
+    let e = err_text(call_bits(&m, "f", &[7]));
+    assert!(e.contains("into read-only module data"), "{e}");
+    assert_eq!(call_bits(&m, "g", &[7]).unwrap(), 8);
+}

@@ -428,3 +428,45 @@ fn registers_beyond_the_descriptor_allocation_are_reported() {
         assert!(err.message.contains("v200"), "{gpu}: {err}");
     }
 }
+
+/// Writable module data lives in the loaded code object: a second dispatch
+/// of tests/data/codegen/module_globals.mir reads what the first stored
+/// (its counter starts at 64, so no work-item sees 63 arrivals before it and
+/// none writes the total), and a store into read-only data (`.rodata`,
+/// reached through `addrspacecast`) is a memory fault naming the code object.
+#[test]
+fn writable_data_persists_across_dispatches_and_read_only_data_faults() {
+    use amdgpu_cg::codegen::{self, Options, Report};
+    use amdgpu_cg::codeobj::{self, CodeObjectTarget, CodeObjectVersion};
+    use amdgpu_cg::mir;
+    let compile_mir = |text: &str, gpu: Gpu| {
+        let module = mir::parse(text).unwrap();
+        let (object, _) = codegen::compile_module(&module, &CodeObjectTarget::new(Target::new(gpu)), CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        codeobj::write_hsaco(&object).unwrap()
+    };
+    let globals = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/codegen/module_globals.mir")).unwrap();
+    let read_only = "data @ro, align 4, bytes \"01000000\"\n\nkernel @k() {\nentry:\n  %c = data_addr @ro\n  %g = addrspacecast ptr<constant> %c to ptr<global>\n  store i32 7, %g\n  ret\n}\n";
+    for gpu in Gpu::ALL {
+        let mut sim = Simulator::new();
+        let co = sim.load(&compile_mir(&globals, gpu)).unwrap();
+        let out = sim.alloc("out", vec![0; 4 * 128]);
+        let mut args = out.to_le_bytes().to_vec();
+        args.extend_from_slice(&1i32.to_le_bytes());
+        let mut totals = Vec::new();
+        for _ in 0..2 {
+            sim.dispatch(&co, "k", [64, 1, 1], [64, 1, 1], &args).unwrap();
+            let bytes = sim.read(out).unwrap();
+            let words: Vec<i32> = bytes.chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+            // out[2i+1] = (the total if this work-item arrived last, else -1) + @bias[4] (1000 after the first work-item's store).
+            totals.push(words.iter().skip(1).step_by(2).filter(|&&w| w != 999).copied().collect::<Vec<i32>>());
+        }
+        assert_eq!(totals[0], vec![64 + 1000], "{gpu}: first dispatch");
+        assert!(totals[1].is_empty(), "{gpu}: second dispatch: {:?}", totals[1]);
+
+        let mut sim = Simulator::new();
+        let co = sim.load(&compile_mir(read_only, gpu)).unwrap();
+        let err = sim.dispatch(&co, "k", [1, 1, 1], [1, 1, 1], &[]).expect_err("a store into .rodata");
+        assert_eq!(err.kind, ErrorKind::Memory, "{gpu}: {err}");
+        assert!(err.message.contains("store to read-only 'code object'"), "{gpu}: {err}");
+    }
+}

@@ -306,7 +306,14 @@ impl<'m, 'a> Machine<'m, 'a> {
             })
             .collect();
         let by_name = module.functions.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect();
-        let data_addrs = module.data.iter().map(|d| (d.name.as_str(), memory.alloc(&d.bytes, u64::from(d.align)))).collect();
+        let data_addrs = module
+            .data
+            .iter()
+            .map(|d| {
+                let align = u64::from(d.align);
+                (d.name.as_str(), if d.writable { memory.alloc(&d.bytes, align) } else { memory.alloc_read_only(&d.bytes, align) })
+            })
+            .collect();
         Machine {
             module,
             infos,

@@ -19,6 +19,8 @@ const GUARD: u64 = 256;
 struct Allocation {
     base: u64,
     data: Vec<u8>,
+    /// The module's read-only data: a store into it is an error.
+    read_only: bool,
 }
 
 /// Device memory (global and constant address spaces): host buffers mapped at
@@ -38,11 +40,20 @@ impl Memory {
     /// of two; at least 256) and returns its device address (never 0). Allocations
     /// are separated by unmapped guard bytes.
     pub fn alloc(&mut self, bytes: &[u8], align: u64) -> u64 {
+        self.alloc_with(bytes, align, false)
+    }
+
+    /// [`Memory::alloc`] of bytes no store may change (read-only module data).
+    pub fn alloc_read_only(&mut self, bytes: &[u8], align: u64) -> u64 {
+        self.alloc_with(bytes, align, true)
+    }
+
+    fn alloc_with(&mut self, bytes: &[u8], align: u64, read_only: bool) -> u64 {
         let align = align.max(GUARD).checked_next_power_of_two().unwrap_or(GUARD);
         let next = self.next.max(GLOBAL_BASE);
         let base = next.div_ceil(align) * align;
         self.next = base.saturating_add(bytes.len() as u64).saturating_add(GUARD);
-        self.allocations.push(Allocation { base, data: bytes.to_vec() });
+        self.allocations.push(Allocation { base, data: bytes.to_vec(), read_only });
         base
     }
 
@@ -78,6 +89,9 @@ impl Memory {
     /// Writes `bytes` at `addr`; an error if any byte is outside an allocation.
     pub fn write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), InterpError> {
         let (i, offset) = self.find(addr, bytes.len())?;
+        if self.allocations[i].read_only {
+            return Err(InterpError::new(format!("store of {} bytes at address {addr:#x}, into read-only module data", bytes.len())));
+        }
         self.allocations[i].data[offset..offset + bytes.len()].copy_from_slice(bytes);
         Ok(())
     }
