@@ -15,7 +15,8 @@
 //! missing accumulator becomes the plain first assignment instead, so masks and
 //! accumulators live only from their first write to their last read.
 //!
-//! Cost: linear in the instructions of each variable's live region.
+//! Cost: per variable, linear in its live region's blocks and in the
+//! instructions of the blocks that mention it.
 
 use hashbrown::HashMap;
 
@@ -171,6 +172,9 @@ struct Scratch {
     real_in: Vec<bool>,
     real_out: Vec<bool>,
     in_region: Vec<bool>,
+    /// The block mentions the variable (a parameter, an operand or a
+    /// branch argument); the other blocks of its region only pass it on.
+    mentions: Vec<bool>,
     param: Vec<Option<ra::VReg>>,
     end: Vec<Cur>,
 }
@@ -185,6 +189,7 @@ impl Scratch {
             real_in: vec![false; n],
             real_out: vec![false; n],
             in_region: vec![false; n],
+            mentions: vec![false; n],
             param: vec![None; n],
             end: vec![Cur::Missing; n],
         }
@@ -199,6 +204,7 @@ impl Scratch {
             self.real_in[b] = false;
             self.real_out[b] = false;
             self.in_region[b] = false;
+            self.mentions[b] = false;
             self.param[b] = None;
             self.end[b] = Cur::Missing;
         }
@@ -219,9 +225,10 @@ fn repair_variable(
     wave64: bool,
 ) {
     let class = vc.class(var);
-    let Scratch { has_def, exposed, last_real, live_in, real_in, real_out, in_region, param, end } = scratch;
+    let Scratch { has_def, exposed, last_real, live_in, real_in, real_out, in_region, mentions, param, end } = scratch;
     // Per block: has a def; first event is a use (upward exposed); last def is a kill.
     for &b in touched {
+        mentions[b] = true;
         let block = &blocks[b];
         let mut defined = false;
         if block.params.contains(&var) {
@@ -314,6 +321,13 @@ fn repair_variable(
         } else {
             Cur::Missing
         };
+        if !mentions[b] {
+            // Passed through: no instruction to rename (a variable's region
+            // spans many more blocks than mention it, so this keeps the
+            // repair linear in the mentions, not in the region's code).
+            end[b] = cur;
+            continue;
+        }
         if blocks[b].params.contains(&var) {
             cur = Cur::Reg(var);
         }
