@@ -298,29 +298,34 @@ pub fn compile_kernel(
             report.printed.push_str(&format!("; after isel: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
         }
         verified(&selected.vcode, "isel")?;
-        if options.opt_level >= crate::opt::OptLevel::O1 {
-            let machine_passes: [(&str, fn(&mut vcode::VCode, crate::isa::Gpu)); 4] = [
-                ("machine_dce", |v, gpu| {
-                    machine_dce::run(v, gpu);
-                }),
-                ("fuse_valu", |v, gpu| {
-                    fuse_valu::run(v, gpu);
-                }),
-                ("fold_merges", |v, gpu| {
-                    fold_merges::run(v, gpu);
-                }),
-                ("saveexec", |v, _| {
-                    saveexec::run(v);
-                }),
-            ];
-            for (pass, run) in machine_passes {
-                run(&mut selected.vcode, t.gpu);
-                lap(report, pass);
-                if wants(options, pass) {
-                    report.printed.push_str(&format!("; after {pass}: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
-                }
-                verified(&selected.vcode, pass)?;
+        // machine_dce and fold_merges run at every level: two linear sweeps
+        // that take out what regalloc2 would otherwise allocate (-O0 is about
+        // compile time, and they save more allocation time than they cost).
+        use crate::opt::OptLevel;
+        let machine_passes: [(&str, OptLevel, fn(&mut vcode::VCode, crate::isa::Gpu)); 4] = [
+            ("machine_dce", OptLevel::O0, |v, gpu| {
+                machine_dce::run(v, gpu);
+            }),
+            ("fuse_valu", OptLevel::O1, |v, gpu| {
+                fuse_valu::run(v, gpu);
+            }),
+            ("fold_merges", OptLevel::O0, |v, gpu| {
+                fold_merges::run(v, gpu);
+            }),
+            ("saveexec", OptLevel::O1, |v, _| {
+                saveexec::run(v);
+            }),
+        ];
+        for (pass, level, run) in machine_passes {
+            if options.opt_level < level {
+                continue;
             }
+            run(&mut selected.vcode, t.gpu);
+            lap(report, pass);
+            if wants(options, pass) {
+                report.printed.push_str(&format!("; after {pass}: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
+            }
+            verified(&selected.vcode, pass)?;
         }
         let live = vcode::max_live(&selected.vcode);
         let live_vgprs = live[1];
