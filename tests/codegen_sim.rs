@@ -884,14 +884,24 @@ fn gfx942_adds_64_bit_pairs_without_a_carry() {
     // 64-bit VGPR address): 4 VGPRs (v0 the index, v[2:3] the value), not
     // the 6 of two address pairs or the 10 that counting two reserved
     // windows gave. On gfx942 the sum (`v_lshl_add_u64`) gets a pair of
-    // its own above the loaded one, and the odd v1 stays a hole: 6.
+    // its own: v[0:1], where the work-item IDs were until the index was
+    // read out of them (input_vgpr), the index in v4: 5 (6 before, with
+    // the index pinned to v0 and v1 a hole). gfx1100, which aligns no
+    // tuple, loads into v[0:1] and keeps the index in v2: 3 (4 before).
+    // llc-22 -O2 on the same kernel: 4, 3 and 3.
     let text = "kernel @k(%in: ptr<global>, %out: ptr<global>, %u: i64) {\nentry:\n  %i = workitem_id x\n  %i64 = zext i32 %i to i64\n  %off = shl i64 %i64, 3\n  %p = ptradd %in, %off\n  %x = load i64 %p\n  %s = add i64 %x, %u\n  %q = ptradd %out, %off\n  store i64 %s, %q\n  ret\n}\n";
     let spec = LaunchSpec::from_flags("64", "64", &["in=i64:iota:64".into(), "out=i64:zero:64".into()], &["in=@in".into(), "out=@out".into(), "u=4294967295".into()], &[]).unwrap();
     check_text("pairs_in_place.mir", text, &spec, false, false);
     let module = mir::parse(text).unwrap();
     for target in targets() {
         let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
-        let expected = if target.isa_name().contains("gfx942") { 6 } else { 4 };
+        let expected = if target.isa_name().contains("gfx942") {
+            5
+        } else if target.isa_name().contains("gfx1100") {
+            3
+        } else {
+            4
+        };
         assert_eq!(kernels[0].stats.vgprs, expected, "{}:\n{}", target.isa_name(), kernels[0].asm);
     }
 }

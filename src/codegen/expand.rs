@@ -79,7 +79,11 @@ pub enum CfiEvent {
 /// aligned pair, and the other registers fill the remaining numbers from 0,
 /// so the count stays that of the registers used (plus at most one hole
 /// where a pair skipped an odd number). Pinned registers keep their numbers.
-fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bool; 64]) -> (Vec<u16>, u16) {
+///
+/// `shares_v0`: registers that hold nothing while the pinned input
+/// register (the work-item IDs in v0) holds them; one of them may be
+/// placed on v0 too.
+fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bool; 64], shares_v0: &SharesV0) -> (Vec<u16>, u16) {
     // Wanted runs of registers: a pair's (low, high), a multi-dword access's
     // tuple (Fill::Tuple), by how often they are asked for.
     let mut weight: hashbrown::HashMap<Vec<usize>, u32> = hashbrown::HashMap::new();
@@ -119,6 +123,7 @@ fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bo
             taken[i] = true;
         }
     }
+    let mut v0_shared = false;
     for (run, _) in wanted {
         let (l, h) = (run[0], run[1]);
         if run.len() == 2 && pinned[l] && map[h] == u16::MAX && !taken[l + 1] {
@@ -130,11 +135,21 @@ fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bo
             continue;
         }
         let n = run.len();
-        if let Some(k) = (0..=64 - n).step_by(2).find(|&k| (k..k + n).all(|j| !taken[j])) {
+        let on_v0 = !v0_shared && shares_v0.may[l];
+        if let Some(k) = (0..=64 - n).step_by(2).find(|&k| (k..k + n).all(|j| !taken[j] || (j == 0 && on_v0))) {
             for (j, &r) in run.iter().enumerate() {
                 map[r] = (k + j) as u16;
                 taken[k + j] = true;
             }
+            v0_shared |= k == 0;
+        }
+    }
+    // Otherwise v0 goes to what follows the IDs there first (what
+    // regalloc2 put in their register after them, as it was before the
+    // split, so the long-lived values keep the registers above).
+    if !v0_shared {
+        if let Some(r) = shares_v0.next.filter(|&r| used[r] && map[r] == u16::MAX) {
+            map[r] = 0;
         }
     }
     let end = fill_lowest_free(used, &mut map, &mut taken);
@@ -185,6 +200,53 @@ fn quad_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64]) -> (Vec<u16>, 
 /// Gives every used register without a number (`map[i] == u16::MAX`) the
 /// lowest number not `taken`, in register order; returns one past the
 /// highest number taken.
+/// The VGPR registers (regalloc2's) that may share v0 with the work-item
+/// IDs' register: first named after its last mention, which lies in the
+/// entry block (run first and once, so everything after that point in the
+/// instruction order runs after the IDs are dead).
+struct SharesV0 {
+    may: [bool; 64],
+    /// The one of them named first.
+    next: Option<usize>,
+}
+
+fn shares_v0(vcode: &VCode, out: &ra::Output, pinned: &[bool; 64]) -> SharesV0 {
+    let mut shares = SharesV0 { may: [false; 64], next: None };
+    if (1..64).any(|r| pinned[r]) || !pinned[0] || vcode.blocks.is_empty() || vcode.blocks.iter().any(|b| b.succs.contains(&ra::Block::new(0))) {
+        return shares;
+    }
+    // Program order, finer than regalloc2's points: moves before an
+    // instruction, its early operands, its late ones, moves after it.
+    let mut first = [usize::MAX; 64];
+    let mut last_input = 0usize;
+    let mut mention = |a: &ra::Allocation, key: usize| {
+        if let Some(p) = a.as_reg().filter(|p| p.class() == ra::RegClass::Float) {
+            first[p.hw_enc()] = first[p.hw_enc()].min(key);
+            if p.hw_enc() == 0 {
+                last_input = last_input.max(key);
+            }
+        }
+    };
+    for (index, m) in vcode.insts.iter().enumerate() {
+        for (op, a) in m.ops.iter().zip(out.inst_allocs(ra::Inst::new(index))) {
+            mention(a, 4 * index + if op.pos() == ra::OperandPos::Early { 1 } else { 2 });
+        }
+    }
+    for (point, ra::Edit::Move { from, to }) in &out.edits {
+        let key = 4 * point.inst().index() + if point.pos() == ra::InstPosition::Before { 0 } else { 3 };
+        mention(from, key);
+        mention(to, key);
+    }
+    if last_input >= 4 * vcode.blocks[0].insts.end {
+        return shares;
+    }
+    for r in 1..64 {
+        shares.may[r] = first[r] != usize::MAX && first[r] > last_input;
+    }
+    shares.next = (1..64).filter(|&r| shares.may[r]).min_by_key(|&r| first[r]);
+    shares
+}
+
 fn fill_lowest_free(used: &[bool; 64], map: &mut [u16], taken: &mut [bool]) -> u16 {
     let mut next = 0;
     for i in 0..64 {
@@ -445,6 +507,35 @@ impl Placement {
         // calls use, are interchangeable: they are packed from v32 up. A callee
         // allocates below v24 and uses at most four windows, so its windows (right above) stay below v32.
         let mut vgpr: Vec<u16> = (0..64).collect();
+        // A device function that calls nothing may renumber the registers
+        // below v32 that no argument or result is fixed to, as a kernel
+        // without calls does: only the registers it writes are clobbered
+        // for its callers (`vgprs_clobbered`), so fewer and lower is better
+        // for them too, and its windows sit right above them.
+        let leaf = !vcode.insts.iter().any(|m| matches!(m.kind, MKind::Call { .. }));
+        if vcode.layout == Layout::Callee && leaf && !vcode.callee_windows_high {
+            let mut pinned = [false; 64];
+            let mut low = [false; 64];
+            for m in &vcode.insts {
+                for o in &m.ops {
+                    if let ra::OperandConstraint::FixedReg(p) = o.constraint() {
+                        if p.class() == ra::RegClass::Float {
+                            pinned[p.hw_enc()] = true;
+                        }
+                    }
+                }
+            }
+            for i in 0..64 {
+                low[i] = i < 32 && vgpr_used[i];
+                // v32 and up are numbered below; they are no place for the
+                // registers under v32.
+                pinned[i] |= i >= 32;
+            }
+            let (map, _) = paired_dense(vcode, out, &low, &pinned, &SharesV0 { may: [false; 64], next: None });
+            for i in (0..32).filter(|&i| low[i]) {
+                vgpr[i] = map[i];
+            }
+        }
         let mut next = 32;
         for (i, _) in vgpr_used.iter().enumerate().filter(|(_, u)| **u) {
             if i >= 32 {
@@ -519,7 +610,7 @@ impl Placement {
             pair_sgprs[wave_offset as usize] = true;
         }
         let (sgpr, sgpr_singles_end) = dense(&used[0], &pinned[0], &pair_sgprs);
-        let (vgpr, mut vgpr_end) = paired_dense(vcode, out, &used[1], &pinned[1]);
+        let (vgpr, mut vgpr_end) = paired_dense(vcode, out, &used[1], &pinned[1], &shares_v0(vcode, out, &pinned[1]));
         // VGPR spill slots become the VGPRs right above the allocated ones.
         let (mut slot_reg, mut slot_memory) = (Vec::new(), Vec::new());
         let (mut agprs, mut slot_vgprs, mut memory_slots) = (0, 0, 0);

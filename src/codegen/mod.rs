@@ -35,6 +35,7 @@ pub mod legalize;
 pub mod unify_returns;
 pub mod vcode;
 pub mod window_rename;
+pub mod input_vgpr;
 pub mod waitcnt;
 
 use hashbrown::{HashMap, HashSet};
@@ -50,7 +51,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`) and the module-level inline, then selection
 /// and the machine passes.
-pub const PASSES: [&str; 31] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "expand", "forward_copies", "dead_moves", "window_rename", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 32] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -348,6 +349,12 @@ pub fn compile_kernel(
     };
     if wants(options, "regalloc") {
         report.printed.push_str(&format!("; after regalloc: @{}: {} edits, {} spill slots\n", func.name, allocation.edits.len(), allocation.num_spillslots));
+    }
+    let mut allocation = allocation;
+    let split = input_vgpr::run(&selected.vcode, &mut allocation);
+    lap(report, "input_vgpr");
+    if wants(options, "input_vgpr") {
+        report.printed.push_str(&format!("; after input_vgpr: @{}: {}\n", func.name, if split { "the work-item IDs' register split at its first write" } else { "unchanged" }));
     }
     let mut expanded = expand::expand(&selected.vcode, &allocation, t).map_err(|mut d| {
         d.context = Some(format!("in @{}", func.name));

@@ -184,8 +184,15 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
         if to != c.pair {
             moved += 1;
             let block = &mut code.blocks[index].2;
-            for e in &mut block[start..=end] {
-                for o in e.inst.defs.iter_mut().chain(e.inst.uses.iter_mut()) {
+            for (k, e) in block[start..=end].iter_mut().enumerate() {
+                // The life begins with a write (the pair was free before
+                // it), so its first instruction reads nothing of it: a
+                // source there in the old pair's registers is an earlier
+                // life's, moved here (it ends where this one begins:
+                // `v_ldexp_f64 v[26:27], v[30:31], v2` with v[30:31] moved
+                // to v[26:27] first).
+                let uses = if k == 0 { &mut e.inst.uses[..0] } else { &mut e.inst.uses[..] };
+                for o in e.inst.defs.iter_mut().chain(uses.iter_mut()) {
                     if let Operand::Reg(reg) = o {
                         if reg.base.is_vgpr() && (c.pair..c.pair + 2).contains(&reg.base.index()) {
                             reg.base = PhysReg::vgpr(reg.base.index() - c.pair + to);
@@ -288,6 +295,28 @@ mod tests {
         let mut code = Expanded { blocks: vec![(0, "b".into(), block)], ..two_addresses(false) };
         assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx1100)), 0);
         assert_eq!(code.blocks[0].2[0].inst.defs[0], v(4, 2));
+    }
+
+    #[test]
+    fn a_life_moved_onto_the_pair_the_next_life_writes_keeps_its_read() {
+        // v[6:7]'s life ends where v[4:5]'s begins (read, then written by
+        // one instruction). The first moves down onto v[4:5] (v[0:1] and
+        // v[2:3] are busy), the second onto v[0:1]; renaming the second
+        // must leave the first's read at the shared instruction alone.
+        let block = vec![
+            inst(Opcode::v_mad_u64_u32, vec![v(6, 2), s(0)], vec![v(0, 1), Operand::imm32(4), s(2)]),
+            inst(Opcode::v_ldexp_f64, vec![v(4, 2)], vec![v(6, 2), Operand::Reg(Reg::s(6, 1))]),
+            inst(Opcode::v_cvt_f32_f64, vec![v(3, 1)], vec![v(4, 2)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(2, 1), v(3, 1), s(4)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ];
+        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], ..two_addresses(false) };
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 2);
+        let block = &code.blocks[0].2;
+        assert_eq!(block[0].inst.defs[0], v(4, 2));
+        assert_eq!(block[1].inst.uses[0], v(4, 2));
+        assert_eq!(block[1].inst.defs[0], v(0, 2));
+        assert_eq!(block[2].inst.uses[0], v(0, 2));
     }
 
     #[test]
