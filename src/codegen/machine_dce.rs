@@ -12,8 +12,9 @@
 //! instructions (not `v_cmpx`, which writes EXEC, nor `v_writelane`, which
 //! merges into its destination) and SALU ones (those that set SCC only when
 //! the next instruction does not read it: a carry or a select consumes the
-//! SCC of the instruction right before it), all of whose outputs are virtual registers with no fixed placement, and
-//! loads from private memory (a by-reference argument's field never read).
+//! SCC of the instruction right before it), all of whose outputs are virtual registers with no fixed placement,
+//! loads from private memory (a by-reference argument's field never read)
+//! and scalar loads (a kernel argument never read).
 
 use super::vcode::{MInst, MKind, Slot, VCode};
 use crate::isa::{Gpu, Opcode};
@@ -48,7 +49,11 @@ fn removable(m: &MInst, gpu: Gpu, scc_read_next: bool) -> bool {
             let info = op.info();
             let salu = matches!(info.format(gpu), Format::Sop1 | Format::Sop2 | Format::Sopk);
             let salu_pure = salu && (!info.flags.contains(OpFlags::SCC_DEF) || !scc_read_next);
-            salu_pure || (op.info().format(gpu).is_valu() && !name.starts_with("v_cmpx") && op != Opcode::v_writelane_b32)
+            // Scalar loads (kernel arguments, the dispatch packet, constant
+            // memory) change nothing but their result: an argument the
+            // kernel never reads is loaded by selection all the same.
+            let scalar_load = info.format(gpu) == Format::Smem && (name.starts_with("s_load_") || name.starts_with("s_buffer_load_"));
+            salu_pure || scalar_load || (op.info().format(gpu).is_valu() && !name.starts_with("v_cmpx") && op != Opcode::v_writelane_b32)
         }
         _ => false,
     }
