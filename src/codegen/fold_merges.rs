@@ -84,6 +84,17 @@ fn forward_copies(vcode: &mut VCode) -> usize {
     if forwarded == 0 {
         return 0;
     }
+    // A copy earlier in the instruction order may read what a later copy
+    // forwards (blocks are not in dominance order: `d = Copy x` in one
+    // block, `x = Copy y` in a block laid out after it): follow each chain
+    // to its end, or `d` would become `x`, whose definition went.
+    for v in 0..n {
+        let mut r = alias[v];
+        while alias[r as usize] != r {
+            r = alias[r as usize];
+        }
+        alias[v] = r;
+    }
     let class_of = |v: usize| vcode.vreg_classes[v];
     let renamed = |v: ra::VReg| -> ra::VReg {
         let r = alias[v.vreg()] as usize;
