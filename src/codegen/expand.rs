@@ -532,8 +532,13 @@ impl Placement {
                 pinned[i] |= i >= 32;
             }
             let (map, _) = paired_dense(vcode, out, &low, &pinned, &SharesV0 { may: [false; 64], next: None });
-            for i in (0..32).filter(|&i| low[i]) {
-                vgpr[i] = map[i];
+            // A pair whose low half is above v31 would pull its high half
+            // up there (paired_dense places a pinned low half's partner
+            // right after it): then keep the numbers as they are.
+            if (0..32).filter(|&i| low[i]).all(|i| map[i] < 32) {
+                for i in (0..32).filter(|&i| low[i]) {
+                    vgpr[i] = map[i];
+                }
             }
         }
         let mut next = 32;
