@@ -25,6 +25,7 @@
 //! - `CFG_FUZZ_GENERATOR_CASES` (default 300): programs the generator-only test
 //!   checks (parse, verify, interpreter);
 //! - `CFG_FUZZ_THREADS` (default: the available cores, at most 4);
+//! - `CFG_FUZZ_OPT` (0, 1 or 2; default 2): the optimisation level;
 //! - `CFG_FUZZ_VERBOSE=1`: one line per program (shape, slot coverage, outcomes);
 //!   `=2` also lists the slots no work-item writes (store sites no lane reaches).
 
@@ -153,7 +154,9 @@ fn describe_slot(p: &Program, index: usize) -> String {
 fn check_target(p: &Program, want: &RunOutput, target: &CodeObjectTarget, times: &mut Times) -> Outcome {
     let file = mir::SourceFile::new(format!("seed_{:#x}.mir", p.seed), p.text.clone());
     let start = Instant::now();
-    let compiled = guarded(|| codegen::compile_module(&p.module, target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()));
+    let level = std::env::var("CFG_FUZZ_OPT").ok().and_then(|l| amdgpu_cg::opt::OptLevel::parse(&l)).unwrap_or(amdgpu_cg::opt::OptLevel::O2);
+    let options = Options { opt_level: level, ..Options::default() };
+    let compiled = guarded(|| codegen::compile_module(&p.module, target, CodeObjectVersion::V5, &options, &mut Report::default()));
     times.compile += start.elapsed();
     let object = match compiled {
         Err(panic) => return Outcome::Panic(format!("compile_module panicked: {panic}")),
