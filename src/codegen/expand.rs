@@ -200,6 +200,23 @@ fn quad_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64]) -> (Vec<u16>, 
 /// Gives every used register without a number (`map[i] == u16::MAX`) the
 /// lowest number not `taken`, in register order; returns one past the
 /// highest number taken.
+/// regalloc2's registers (by class: Int, Float, Vector) that some operand
+/// is fixed to.
+fn fixed_registers(vcode: &VCode) -> [[bool; 64]; 3] {
+    let mut fixed = [[false; 64]; 3];
+    for o in vcode.insts.iter().flat_map(|m| &m.ops) {
+        if let ra::OperandConstraint::FixedReg(p) = o.constraint() {
+            let class = match p.class() {
+                ra::RegClass::Int => 0,
+                ra::RegClass::Float => 1,
+                ra::RegClass::Vector => 2,
+            };
+            fixed[class][p.hw_enc()] = true;
+        }
+    }
+    fixed
+}
+
 /// The VGPR registers (regalloc2's) that may share v0 with the work-item
 /// IDs' register: first named after its last mention, which lies in the
 /// entry block (run first and once, so everything after that point in the
@@ -212,7 +229,7 @@ struct SharesV0 {
 
 fn shares_v0(vcode: &VCode, out: &ra::Output, pinned: &[bool; 64]) -> SharesV0 {
     let mut shares = SharesV0 { may: [false; 64], next: None };
-    if (1..64).any(|r| pinned[r]) || !pinned[0] || vcode.blocks.is_empty() || vcode.blocks.iter().any(|b| b.succs.contains(&ra::Block::new(0))) {
+    if (1..64).any(|r| pinned[r]) || !pinned[0] || !vcode.entry_runs_once() {
         return shares;
     }
     // Program order, finer than regalloc2's points: moves before an
@@ -514,17 +531,8 @@ impl Placement {
         // for them too, and its windows sit right above them.
         let leaf = !vcode.insts.iter().any(|m| matches!(m.kind, MKind::Call { .. }));
         if vcode.layout == Layout::Callee && leaf && !vcode.callee_windows_high {
-            let mut pinned = [false; 64];
+            let mut pinned = fixed_registers(vcode)[1];
             let mut low = [false; 64];
-            for m in &vcode.insts {
-                for o in &m.ops {
-                    if let ra::OperandConstraint::FixedReg(p) = o.constraint() {
-                        if p.class() == ra::RegClass::Float {
-                            pinned[p.hw_enc()] = true;
-                        }
-                    }
-                }
-            }
             for i in 0..64 {
                 low[i] = i < 32 && vgpr_used[i];
                 // v32 and up are numbered below; they are no place for the
@@ -558,7 +566,6 @@ impl Placement {
             return Placement::identity(vcode, out);
         }
         let mut used = [[false; 64]; 3];
-        let mut pinned = [[false; 64]; 3];
         let class_index = |c: ra::RegClass| match c {
             ra::RegClass::Int => 0,
             ra::RegClass::Float => 1,
@@ -574,14 +581,13 @@ impl Placement {
             note(*from);
             note(*to);
         }
-        for m in &vcode.insts {
-            for o in &m.ops {
-                if let ra::OperandConstraint::FixedReg(p) = o.constraint() {
-                    pinned[class_index(p.class())][p.hw_enc()] = true;
-                    used[class_index(p.class())][p.hw_enc()] = true;
-                }
+        let mut pinned = {
+            let mut fixed = fixed_registers(vcode);
+            for (class, fixed) in fixed.iter_mut().enumerate() {
+                (0..64).filter(|&r| fixed[r]).for_each(|r| used[class][r] = true);
             }
-        }
+            fixed
+        };
         // The work-item ids arrive in v0 even when nothing else uses it.
         pinned[1][0] = true;
         used[1][0] = true;

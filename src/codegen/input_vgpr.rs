@@ -20,10 +20,7 @@ use regalloc2 as ra;
 
 /// Splits the input VGPR's register; returns whether it did.
 pub fn run(vcode: &VCode, out: &mut ra::Output) -> bool {
-    if vcode.layout != Layout::Dense || vcode.blocks.is_empty() {
-        return false;
-    }
-    if vcode.blocks.iter().any(|b| b.succs.contains(&ra::Block::new(0))) {
+    if vcode.layout != Layout::Dense || !vcode.entry_runs_once() {
         return false;
     }
     // The one fixed VGPR: the IDs' register, defined by the entry.
