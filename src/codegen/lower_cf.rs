@@ -100,6 +100,13 @@ struct Lowering {
     param_vars: Vec<Vec<(ra::VReg, MergeKind)>>,
     /// Per loop with mask exits: (value, accumulator registers).
     tracked: Vec<Vec<(Value, Vec<ra::VReg>)>>,
+    /// (machine block, loop) pairs whose tracked values the block already
+    /// merged (both edges of a divergent branch may leave one loop; one
+    /// merge serves both).
+    tracked_merged: HashSet<(usize, usize)>,
+    /// Parameter variables of joins that also serve as a tracked value's
+    /// accumulator (`share_join_parameters`).
+    shared_accumulators: HashSet<ra::VReg>,
     /// Original lowerings of tracked values.
     original: HashMap<Value, Option<Lowered>>,
     /// Block that defines each value.
@@ -195,10 +202,14 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         }
     }
     let mut param_vars = vec![Vec::new(); n];
+    // Per block with a mask: where each parameter's variables start in
+    // `param_vars`.
+    let mut param_starts: Vec<Vec<usize>> = vec![Vec::new(); n];
     for &b in &st.order {
         if mask_headed[b] {
             for &p in &func.blocks[b].params {
                 h.define_value_vars(p)?;
+                param_starts[b].push(param_vars[b].len());
                 param_vars[b].extend(h.value_regs_kinds(p));
             }
         }
@@ -331,6 +342,8 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         end: None,
         param_vars,
         tracked: vec![Vec::new(); nloops],
+        tracked_merged: HashSet::new(),
+        shared_accumulators: HashSet::new(),
         original: HashMap::new(),
         def_block,
         vars: Variables::default(),
@@ -348,6 +361,7 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             lw.tracked[l].push((v, regs));
         }
     }
+    lw.share_join_parameters(h, &param_starts);
 
     for (i, &b) in st.order.iter().enumerate() {
         if let Some(hb) = lw.head[b] {
@@ -501,6 +515,85 @@ impl Lowering {
         }
     }
 
+    /// A value tracked by one loop `L` whose only reader outside `L` is a
+    /// block `X` that `L` alone enters (one predecessor, in `L`, dominated by
+    /// the definition) and that passes it on to a join `J` with a mask
+    /// (`br J(.., v, ..)`) accumulates in `J`'s parameter variable itself,
+    /// not in an accumulator of its own that `X` then merges into the
+    /// parameter. Every lane in `X` left `L` with the value in the variable
+    /// and has taken no edge into `J` since (it would be waiting at `J`, not
+    /// running `L` or `X`), so `X` reads the variable for the value and its
+    /// merge into `J` disappears; lanes waiting at `J` are off while `L` runs,
+    /// so `L`'s writes leave their contributions alone. With the exit merge
+    /// folded into the definition (fold_merges) the value, its accumulator
+    /// and the parameter are one register, as a join after a loop is in
+    /// LLVM's output. Needs `J`'s variables to start (kill_at_dominators)
+    /// above `L`, and each parameter variable serves one value.
+    fn share_join_parameters(&mut self, h: &mut IselHandle<'_, '_>, param_starts: &[Vec<usize>]) {
+        let st = h.structure();
+        let func = h.func();
+        let mut tracking_loops: HashMap<Value, usize> = HashMap::new();
+        for list in &self.tracked {
+            for (v, _) in list {
+                *tracking_loops.entry(*v).or_default() += 1;
+            }
+        }
+        if tracking_loops.is_empty() {
+            return;
+        }
+        // The blocks reading each tracked value (each block once).
+        let mut readers: HashMap<Value, Vec<usize>> = HashMap::new();
+        for (b, block) in func.blocks.iter().enumerate() {
+            let operands = block.insts.iter().flat_map(|i| crate::mir::op_operands(&i.op)).chain(crate::mir::terminator_operands(&block.term));
+            for o in operands {
+                if let Operand::Value(v) = o {
+                    if tracking_loops.contains_key(v) {
+                        let list = readers.entry(*v).or_default();
+                        if list.last() != Some(&b) {
+                            list.push(b);
+                        }
+                    }
+                }
+            }
+        }
+        for l in 0..self.tracked.len() {
+            for k in 0..self.tracked[l].len() {
+                let (v, ref regs) = self.tracked[l][k];
+                if tracking_loops[&v] != 1 || regs.iter().any(|&r| h.class_of(r) != Class::Vgpr) {
+                    continue;
+                }
+                let mut outside = readers.get(&v).into_iter().flatten().filter(|&&b| !st.loop_contains(l, b));
+                let (Some(&x), None) = (outside.next(), outside.next()) else { continue };
+                let mut preds = st.cfg.preds[x].clone();
+                preds.dedup();
+                let [p] = preds[..] else { continue };
+                if !st.loop_contains(l, p) || !st.dominates(self.def_block[v.0 as usize], p) {
+                    continue;
+                }
+                let Terminator::Br(call) = &func.blocks[x].term else { continue };
+                let j = call.block.0 as usize;
+                let Some(at) = call.args.iter().position(|a| *a == Operand::Value(v)) else { continue };
+                if !self.mask_headed[j] || self.single_contribution[j] || at >= param_starts[j].len() {
+                    continue;
+                }
+                let start = param_starts[j][at];
+                let Some(vars) = self.param_vars[j].get(start..start + regs.len()) else { continue };
+                if vars.iter().any(|&(r, kind)| kind != MergeKind::Vector || self.shared_accumulators.contains(&r)) {
+                    continue;
+                }
+                // J's variables start empty above L, not between L and X.
+                let Some(d) = st.idom[j].filter(|&d| d != j) else { continue };
+                let d = dominator_outside_loops(st, d, j);
+                if st.loop_contains(l, d) || !st.dominates(d, st.loops[l].header) {
+                    continue;
+                }
+                let shared: Vec<ra::VReg> = vars.iter().map(|&(r, _)| r).collect();
+                self.shared_accumulators.extend(shared.iter().copied());
+                self.tracked[l][k].1 = shared;
+            }
+        }
+    }
+
     /// Before selecting block `b`: values tracked by loops that contain their
     /// definition but not `b` read their accumulators (the outermost such loop).
     fn set_tracked_lowerings(&mut self, h: &mut IselHandle<'_, '_>, b: usize) {
@@ -650,7 +743,7 @@ impl Lowering {
             return Ok((self.walk_block(h, self.next_after[i], h.structure().loop_of[b]), Vec::new()));
         }
         if !self.mask_headed[to] {
-            self.merge_tracked(h, b, to, MaskSel::Exec, None)?;
+            self.merge_tracked(h, b, to)?;
             let args = h.block_call_args(call)?;
             return Ok((self.body[to], args));
         }
@@ -692,7 +785,7 @@ impl Lowering {
     }
 
     fn merge_args(&mut self, h: &mut IselHandle<'_, '_>, b: usize, call: &BlockCall, sel: MaskSel, m: Option<ra::VReg>) -> Result<(), Diagnostic> {
-        self.merge_tracked(h, b, call.block.0 as usize, sel, m)?;
+        self.merge_tracked(h, b, call.block.0 as usize)?;
         let to = call.block.0 as usize;
         let args = h.block_call_args(call)?;
         let mut vars = self.param_vars[to].clone();
@@ -711,10 +804,22 @@ impl Lowering {
         h.structure().loops_left(b, to).iter().any(|&l| !self.tracked[l].is_empty())
     }
 
-    /// The loops an edge leaves accumulate their tracked values for its lanes.
-    fn merge_tracked(&mut self, h: &mut IselHandle<'_, '_>, b: usize, to: usize, sel: MaskSel, m: Option<ra::VReg>) -> Result<(), Diagnostic> {
+    /// The loops an edge leaves accumulate their tracked values: for every
+    /// lane running `b`, not only those taking the edge. A lane that goes on
+    /// looping writes its accumulator again at its own exit (the value's
+    /// definition dominates `b`, so it comes before every later exit that
+    /// merges it, and a lane leaving through an exit it does not dominate
+    /// never reaches a use); lanes that left earlier are off and keep theirs.
+    /// Merging the active lanes is a VALU write under EXEC, which fold_merges
+    /// can fold into the instruction defining the value (no merge at all),
+    /// where a merge under the edge's mask would be a `v_cndmask` and an
+    /// extra register per value.
+    fn merge_tracked(&mut self, h: &mut IselHandle<'_, '_>, b: usize, to: usize) -> Result<(), Diagnostic> {
         let st = h.structure();
         for l in st.loops_left(b, to) {
+            if !self.tracked_merged.insert((h.current(), l)) {
+                continue;
+            }
             for k in 0..self.tracked[l].len() {
                 let (v, accs) = self.tracked[l][k].clone();
                 if !st.dominates(self.def_block[v.0 as usize], b) {
@@ -722,7 +827,7 @@ impl Lowering {
                 }
                 let xs = h.divergent_regs(v)?;
                 let accs: Vec<(ra::VReg, MergeKind)> = accs.iter().map(|&a| (a, if h.class_of(a) == Class::Vgpr { MergeKind::Vector } else { MergeKind::Mask })).collect();
-                lane_merge_all(h, &accs, &xs, sel, m);
+                lane_merge_all(h, &accs, &xs, MaskSel::Exec, None);
             }
         }
         Ok(())
@@ -735,19 +840,7 @@ impl Lowering {
     /// keeps the SSA repair linear.
     fn kill_at_dominators(&mut self, h: &mut IselHandle<'_, '_>) {
         let st = h.structure();
-        // The dominator of `b` whose loops all contain `target`.
-        let dominator_for = |mut d: usize, target: usize| -> usize {
-            while let Some(l) = st.loop_of[d] {
-                if st.loop_contains(l, target) {
-                    break;
-                }
-                match st.idom[st.loops[l].header] {
-                    Some(up) if up != st.loops[l].header => d = up,
-                    _ => break,
-                }
-            }
-            d
-        };
+        let dominator_for = |d: usize, target: usize| dominator_outside_loops(st, d, target);
         let mut kills: HashMap<usize, Vec<ra::VReg>> = HashMap::new();
         for &s in &st.order {
             if !self.mask_headed[s] {
@@ -765,7 +858,8 @@ impl Lowering {
             let header = st.loops[l].header;
             let Some(d) = st.idom[header].filter(|&d| d != header) else { continue };
             let d = dominator_for(d, header);
-            kills.entry(d).or_default().extend(tracked.iter().flat_map(|(_, regs)| regs.iter().copied()));
+            let own = tracked.iter().flat_map(|(_, regs)| regs.iter().copied()).filter(|r| !self.shared_accumulators.contains(r));
+            kills.entry(d).or_default().extend(own);
         }
         let mut order: Vec<usize> = kills.keys().copied().collect();
         order.sort_unstable();
@@ -801,6 +895,21 @@ impl Lowering {
             h.insert_before_terminator(hb, kills.into_iter().map(|v| (MKind::ImplicitDef, vec![ra::Operand::reg_def(v)])).collect());
         }
     }
+}
+
+/// The dominator `d` of `target`, or the first dominator above it whose
+/// loops all contain `target`.
+fn dominator_outside_loops(st: &crate::codegen::structure::Structure, mut d: usize, target: usize) -> usize {
+    while let Some(l) = st.loop_of[d] {
+        if st.loop_contains(l, target) {
+            break;
+        }
+        match st.idom[st.loops[l].header] {
+            Some(up) if up != st.loops[l].header => d = up,
+            _ => break,
+        }
+    }
+    d
 }
 
 /// True if a jump `b -> s` passes only points (block heads, loop checks)
@@ -867,6 +976,10 @@ fn jumps_over_only_empty(st: &crate::codegen::structure::Structure, divergent_br
 /// assignments: every lane that arrives brings the same value).
 fn lane_merge_all(h: &mut IselHandle<'_, '_>, accs: &[(ra::VReg, MergeKind)], values: &[ra::VReg], sel: MaskSel, m: Option<ra::VReg>) {
     for (&(acc, kind), &x) in accs.iter().zip(values) {
+        if acc == x {
+            // The value already lives in the variable (a shared accumulator).
+            continue;
+        }
         if kind == MergeKind::Scalar {
             h.push(MKind::Copy, vec![ra::Operand::reg_def(acc), ra::Operand::reg_use(x)]);
             continue;
