@@ -614,11 +614,11 @@ fn kernels_need_no_more_vgprs_than_llvm_gives_them() {
     let include = format!("-I{}", dir().display());
     let mut failures = Vec::new();
     let stems = [
-        "vadd", "stencil", "local_args", "scan_local", "device_call", "cf_guard_loop", "cf_loop_exits_many_blocks", "clang_builtins", "constant_tables", "conversions", "float4_ops", "global_offset", "int_builtins", "math_builtins",
+        "vadd", "stencil", "local_args", "scan_local", "device_call", "cf_guard_loop", "cf_loop_exits_many_blocks", "cf_loop_divergent_in_uniform", "cf_while_do_while", "clang_builtins", "constant_tables", "conversions", "float4_ops", "global_offset", "int_builtins", "math_builtins",
         "matmul", "private_array", "program_globals", "reduce_lds", "saxpy", "small_ints", "struct_arg", "switch_cases", "work_items",
     ];
     // Where llc-22 needs fewer on gfx1100 (wave32 compares, fewer pairs).
-    let gfx9_only = ["cf_if_divergent_in_uniform", "cf_loop_uniform_in_divergent", "loop_phi"];
+    let gfx9_only = ["cf_if_divergent_in_uniform", "cf_loop_uniform_in_divergent", "loop_phi", "cf_if_chains", "divergent_loop", "doubles", "local_histogram"];
     let cases = stems.iter().map(|s| (*s, &Gpu::ALL[..])).chain(gfx9_only.iter().map(|s| (*s, &[Gpu::Gfx90a, Gpu::Gfx942][..])));
     for (stem, gpus) in cases {
         let cl = dir().join(format!("{stem}.cl"));

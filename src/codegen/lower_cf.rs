@@ -24,7 +24,10 @@
 //!
 //! Values a loop with mask exits defines and code after the loop uses are
 //! merged at each exit into accumulators (a lane leaves with the value of its
-//! last iteration). Masks, parameter accumulators and those accumulators are
+//! last iteration), for every lane running the exit's block (see
+//! `merge_tracked`); nested loops tracking one value share its accumulator,
+//! and a value passed on to a join right after the loop accumulates in the
+//! join's parameter. Masks, parameter accumulators and those accumulators are
 //! *variables*: assigned in several places. `ssa_repair.rs` turns them (and
 //! values whose definitions a skip edge bypasses) into SSA for regalloc2.
 
@@ -100,10 +103,10 @@ struct Lowering {
     param_vars: Vec<Vec<(ra::VReg, MergeKind)>>,
     /// Per loop with mask exits: (value, accumulator registers).
     tracked: Vec<Vec<(Value, Vec<ra::VReg>)>>,
-    /// (machine block, loop) pairs whose tracked values the block already
-    /// merged (both edges of a divergent branch may leave one loop; one
-    /// merge serves both).
-    tracked_merged: HashSet<(usize, usize)>,
+    /// (machine block, accumulator) pairs the block already merged into
+    /// (both edges of a divergent branch may leave one loop, and nested
+    /// loops share accumulators; one merge serves all).
+    tracked_merged: HashSet<(usize, ra::VReg)>,
     /// Parameter variables of joins that also serve as a tracked value's
     /// accumulator (`share_join_parameters`).
     shared_accumulators: HashSet<ra::VReg>,
@@ -361,6 +364,7 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
             lw.tracked[l].push((v, regs));
         }
     }
+    lw.share_nested_accumulators(h);
     lw.share_join_parameters(h, &param_starts);
 
     for (i, &b) in st.order.iter().enumerate() {
@@ -511,6 +515,45 @@ impl Lowering {
                 if self.def_block[v.0 as usize] == b && !self.original.contains_key(v) {
                     self.original.insert(*v, h.value_lowering(*v));
                 }
+            }
+        }
+    }
+
+    /// A value that nested loops all track (defined in the innermost, used
+    /// outside several) keeps one accumulator for all of them, the
+    /// outermost's: an exit of an inner loop writes it for the lanes running
+    /// there, an exit of an outer loop from outside the inner one would
+    /// merge it into itself (nothing to do), and lanes that left the outer
+    /// loop are off for all of it. Only the outermost loop's kill (above it)
+    /// starts it, so it stays live, and untouched for lanes that left,
+    /// across the whole outer loop, as the outer accumulator did; the inner
+    /// accumulator and its merges into the outer one go.
+    fn share_nested_accumulators(&mut self, h: &IselHandle<'_, '_>) {
+        let st = h.structure();
+        // Per value: the outermost loop tracking it and its registers.
+        let mut outermost: HashMap<Value, (u32, Vec<ra::VReg>)> = HashMap::new();
+        let mut several = false;
+        for (l, list) in self.tracked.iter().enumerate() {
+            for (v, regs) in list {
+                match outermost.entry(*v) {
+                    hashbrown::hash_map::Entry::Vacant(e) => {
+                        e.insert((st.loops[l].depth, regs.clone()));
+                    }
+                    hashbrown::hash_map::Entry::Occupied(mut e) => {
+                        several = true;
+                        if st.loops[l].depth < e.get().0 {
+                            e.insert((st.loops[l].depth, regs.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        if !several {
+            return;
+        }
+        for list in &mut self.tracked {
+            for (v, regs) in list.iter_mut() {
+                *regs = outermost[v].1.clone();
             }
         }
     }
@@ -817,12 +860,9 @@ impl Lowering {
     fn merge_tracked(&mut self, h: &mut IselHandle<'_, '_>, b: usize, to: usize) -> Result<(), Diagnostic> {
         let st = h.structure();
         for l in st.loops_left(b, to) {
-            if !self.tracked_merged.insert((h.current(), l)) {
-                continue;
-            }
             for k in 0..self.tracked[l].len() {
                 let (v, accs) = self.tracked[l][k].clone();
-                if !st.dominates(self.def_block[v.0 as usize], b) {
+                if !st.dominates(self.def_block[v.0 as usize], b) || !self.tracked_merged.insert((h.current(), accs[0])) {
                     continue;
                 }
                 let xs = h.divergent_regs(v)?;
@@ -854,11 +894,21 @@ impl Lowering {
             }
             list.extend(self.param_vars[s].iter().map(|(v, _)| *v));
         }
+        // Accumulators shared by nested loops start above the outermost.
+        let mut outermost: HashMap<ra::VReg, usize> = HashMap::new();
+        for (l, tracked) in self.tracked.iter().enumerate() {
+            for r in tracked.iter().flat_map(|(_, regs)| regs.iter().copied()) {
+                let e = outermost.entry(r).or_insert(l);
+                if st.loops[l].depth < st.loops[*e].depth {
+                    *e = l;
+                }
+            }
+        }
         for (l, tracked) in self.tracked.iter().enumerate() {
             let header = st.loops[l].header;
             let Some(d) = st.idom[header].filter(|&d| d != header) else { continue };
             let d = dominator_for(d, header);
-            let own = tracked.iter().flat_map(|(_, regs)| regs.iter().copied()).filter(|r| !self.shared_accumulators.contains(r));
+            let own = tracked.iter().flat_map(|(_, regs)| regs.iter().copied()).filter(|r| !self.shared_accumulators.contains(r) && outermost[r] == l);
             kills.entry(d).or_default().extend(own);
         }
         let mut order: Vec<usize> = kills.keys().copied().collect();
