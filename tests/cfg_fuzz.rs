@@ -49,8 +49,21 @@ const SEED_STEP: u64 = 0x9e37_79b9_7f4a_7c15;
 /// Programs that once failed, run after the generated ones (unless
 /// `CFG_FUZZ_SEED` asks for other programs): fold_merges forwarded a copy
 /// into a register a later copy forwarded away ("register allocation
-/// failed: EntryLivein"; 3 of 15,000 programs from seed 0x5eed1206).
-const REGRESSION_SEEDS: [u64; 3] = [0x065e_eab8_3e8c_2d70, 0x0671_44e7_5234_3c71, 0xdba4_ae4b_412f_de69];
+/// failed: EntryLivein"; 3 of 15,000 programs from seed 0x5eed1206). Then
+/// five from seed 0x3207 that failed while lowering merged arguments for
+/// every running lane: along back edges (a header's parameters read later
+/// in the pass for lanes that went elsewhere: wrong stores) and with a merge
+/// folded above an earlier merge into the same variable (EntryLivein).
+const REGRESSION_SEEDS: [u64; 8] = [
+    0x065e_eab8_3e8c_2d70,
+    0x0671_44e7_5234_3c71,
+    0xdba4_ae4b_412f_de69,
+    0x9e37_79b9_7f4a_ae1c,
+    0xf1bb_cdcb_fa54_12af,
+    0x5a40_a958_4ad2_8c2e,
+    0xfff4_a85c_d7d4_a5ff,
+    0x589e_4264_5672_97c6,
+];
 
 fn env_u64(name: &str) -> Option<u64> {
     let v = std::env::var(name).ok()?;

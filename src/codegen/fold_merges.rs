@@ -18,8 +18,10 @@
 //!    reader may depend on (`d` was a fresh register).
 //! 2. **Merge folding.** `acc' = LaneMerge(acc, v)` selecting the active lanes,
 //!    where `v` is the one VGPR result of a VALU instruction earlier in the
-//!    same machine block, nothing between them changes EXEC, and every reader
-//!    of `v` is in that block: the instruction writes `acc'` itself, tied to
+//!    same machine block, nothing between them changes EXEC, `acc` is defined
+//!    before that instruction (not by another merge between the two: forward
+//!    edges merge for every running lane, so two edges of one branch may
+//!    merge into one variable), and every reader of `v` is in that block: the instruction writes `acc'` itself, tied to
 //!    `acc`'s register (a reused operand), and the merge goes. A VALU write
 //!    under EXEC changes the active lanes only, which is exactly the merge;
 //!    readers of `v` in the block read active lanes, where `acc'` equals `v`.
@@ -187,6 +189,12 @@ fn fold_lane_merges(vcode: &mut VCode, gpu: Gpu) -> usize {
                 continue;
             }
             let d = d as usize;
+            // `acc` must be defined before `v`'s instruction reads it (an
+            // earlier merge into the same variable may lie between them).
+            let acc_def = def_at[acc.vreg().vreg()];
+            if acc_def != NONE && (acc_def as usize) >= d && (acc_def as usize) < i {
+                continue;
+            }
             // regalloc2 ties a reused input to its own register; the same
             // register read again by the instruction would need a copy.
             if vcode.insts[d].ops.iter().any(|o| o.vreg() == acc.vreg()) {

@@ -571,7 +571,8 @@ impl Lowering {
     /// folded into the definition (fold_merges) the value, its accumulator
     /// and the parameter are one register, as a join after a loop is in
     /// LLVM's output. Needs `J`'s variables to start (kill_at_dominators)
-    /// above `L`, and each parameter variable serves one value.
+    /// above `L`, no edge from inside `L` into `J`, and each parameter
+    /// variable serves one value.
     fn share_join_parameters(&mut self, h: &mut IselHandle<'_, '_>, param_starts: &[Vec<usize>]) {
         let st = h.structure();
         let func = h.func();
@@ -617,6 +618,12 @@ impl Lowering {
                 let j = call.block.0 as usize;
                 let Some(at) = call.args.iter().position(|a| *a == Operand::Value(v)) else { continue };
                 if !self.mask_headed[j] || self.single_contribution[j] || at >= param_starts[j].len() {
+                    continue;
+                }
+                // No edge from inside L into J: its arguments would merge
+                // into the variable for every lane running its block, lanes
+                // that go on to leave through X with the value included.
+                if st.cfg.preds[j].iter().any(|&q| st.loop_contains(l, q)) {
                     continue;
                 }
                 let start = param_starts[j][at];
@@ -803,8 +810,22 @@ impl Lowering {
     /// The work of an edge into a block with a mask: the lanes join its mask,
     /// its arguments merge into its parameters, and loops it leaves accumulate
     /// the values used after them.
+    ///
+    /// Along a forward edge the arguments merge for every lane running `b`,
+    /// not only those taking the edge: a lane that goes elsewhere reaches
+    /// the target, if at all, along another edge that merges its own
+    /// arguments later (every edge into a block with a mask does), nothing
+    /// reads the parameters before the target's head, and lanes waiting at
+    /// the target are off. A merge of the active lanes is a plain move (a
+    /// constant or an SGPR straight into the parameter), where one under the
+    /// edge's mask is a `v_cndmask`. Not along a back edge: the rest of the
+    /// loop's pass, after `b` in the order, still reads the header's
+    /// parameters for the lanes that went elsewhere.
     fn mask_edge(&mut self, h: &mut IselHandle<'_, '_>, b: usize, call: &BlockCall, sel: MaskSel, m: Option<ra::VReg>) -> Result<(), Diagnostic> {
-        self.merge_args(h, b, call, sel, m)?;
+        let st = h.structure();
+        let forward = st.position[call.block.0 as usize] > st.position[b];
+        let (merge_sel, merge_mask) = if forward { (MaskSel::Exec, None) } else { (sel, m) };
+        self.merge_args(h, b, call, merge_sel, merge_mask)?;
         self.mask_add(h, call.block.0 as usize, sel, m);
         Ok(())
     }
