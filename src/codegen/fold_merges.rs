@@ -19,9 +19,9 @@
 //! 2. **Merge folding.** `acc' = LaneMerge(acc, v)` selecting the active lanes,
 //!    where `v` is the one VGPR result of a VALU instruction earlier in the
 //!    same machine block, nothing between them changes EXEC, `acc` is defined
-//!    before that instruction (not by another merge between the two: forward
-//!    edges merge for every running lane, so two edges of one branch may
-//!    merge into one variable), and every reader of `v` is in that block: the instruction writes `acc'` itself, tied to
+//!    before that instruction (the tied def reads it there; cfg_fuzz found
+//!    `acc` defined between the two once forward edges merged for every
+//!    running lane), and every reader of `v` is in that block: the instruction writes `acc'` itself, tied to
 //!    `acc`'s register (a reused operand), and the merge goes. A VALU write
 //!    under EXEC changes the active lanes only, which is exactly the merge;
 //!    readers of `v` in the block read active lanes, where `acc'` equals `v`.
