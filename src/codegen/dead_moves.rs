@@ -81,6 +81,22 @@ impl RegSet {
     fn union_with(&mut self, other: &RegSet) {
         self.0.iter_mut().zip(other.0).for_each(|(a, b)| *a |= b);
     }
+
+    fn remove_span(&mut self, (base, size): (u16, u16)) {
+        for r in base..base + size {
+            if let Some(word) = self.0.get_mut(usize::from(r) / 64) {
+                *word &= !(1 << (r % 64));
+            }
+        }
+    }
+
+    fn keep_only(&mut self, other: &RegSet) {
+        self.0.iter_mut().zip(other.0).for_each(|(a, b)| *a &= b);
+    }
+
+    fn complement(&self) -> RegSet {
+        RegSet(self.0.map(|w| !w))
+    }
 }
 
 /// The registers an instruction reads, as far as liveness goes: its uses,
@@ -150,20 +166,23 @@ fn reachable_reads(code: &Expanded, target: Target) -> Option<Vec<RegSet>> {
 /// under the present EXEC (`dead`) or read by nothing reachable at all
 /// (`never`). Either way an instruction placed at that point, running under
 /// the EXEC there, may write the register.
+/// Bit sets over the 1024 PhysReg indices (no allocation per point).
 pub(super) struct Point {
-    dead: Vec<bool>,
-    never: Vec<bool>,
+    dead: RegSet,
+    never: RegSet,
 }
 
 impl Point {
     pub(super) fn free(&self, r: usize) -> bool {
-        self.dead.get(r).copied().unwrap_or(false) || self.never.get(r).copied().unwrap_or(false)
+        self.dead.contains(r) || self.never.contains(r)
     }
 }
 
 /// The function-wide facts the per-block scans start from.
 pub(super) struct Scan {
     reach: Option<Vec<RegSet>>,
+    /// The scalar registers (which EXEC does not mask).
+    scalar: RegSet,
     position: hashbrown::HashMap<usize, usize>,
     layout_len: usize,
     target: Target,
@@ -173,6 +192,11 @@ impl Scan {
     pub(super) fn new(code: &Expanded, target: Target) -> Scan {
         Scan {
             reach: reachable_reads(code, target),
+            scalar: {
+                let mut scalar = RegSet([0; 16]);
+                (0..1024u16).filter(|&r| PhysReg(r).is_scalar()).for_each(|r| scalar.insert_span((r, 1)));
+                scalar
+            },
             position: code.blocks.iter().enumerate().map(|(i, (b, _, _))| (*b, i)).collect(),
             layout_len: code.blocks.len(),
             target,
@@ -188,11 +212,8 @@ impl Scan {
     /// The point after the last instruction of the block at layout position
     /// `index`.
     pub(super) fn block_end(&self, index: usize, block: &[Emitted]) -> Point {
-        let mut dead = vec![false; 1024];
-        if block.last().is_some_and(|e| e.inst.op == Opcode::s_endpgm) {
-            dead.iter_mut().for_each(|d| *d = true);
-        }
-        let mut never = vec![false; 1024];
+        let dead = if block.last().is_some_and(|e| e.inst.op == Opcode::s_endpgm) { RegSet::ALL } else { RegSet([0; 16]) };
+        let mut never = RegSet([0; 16]);
         if let Some(reach) = &self.reach {
             let jumps_away = block.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm));
             let after = match (jumps_away, index + 1 < self.layout_len) {
@@ -201,7 +222,7 @@ impl Scan {
                 // Falls off the end of the code: unknown readers.
                 (false, false) => RegSet::ALL,
             };
-            never.iter_mut().enumerate().for_each(|(r, n)| *n = !after.contains(r));
+            never = after.complement();
         }
         Point { dead, never }
     }
@@ -215,37 +236,29 @@ impl Scan {
         // the vector registers (a write under other lanes keeps the rest),
         // not the scalar ones, which no EXEC masks.
         if e.target.is_some() || matches!(inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
-            dead.iter_mut().for_each(|d| *d = false);
+            *dead = RegSet([0; 16]);
             match (&self.reach, e.target.and_then(|t| self.position.get(&t))) {
-                (Some(reach), Some(&t)) => never.iter_mut().enumerate().for_each(|(r, n)| *n &= !reach[t].contains(r)),
-                _ => never.iter_mut().for_each(|n| *n = false),
+                (Some(reach), Some(&t)) => never.keep_only(&reach[t].complement()),
+                _ => *never = RegSet([0; 16]),
             }
         } else if writes_exec(inst) {
-            dead.iter_mut().enumerate().filter(|(r, _)| !PhysReg(*r as u16).is_scalar()).for_each(|(_, d)| *d = false);
+            dead.keep_only(&self.scalar);
         }
         // A partial write reads what it keeps (an accumulator reads its
         // destination without listing it); a full one kills.
         let full = writes_fully(inst, self.target) && !writes_exec(inst);
-        for (base, size) in inst.defs.iter().filter_map(reg_span) {
-            for r in base..base + size {
-                if let Some(d) = dead.get_mut(usize::from(r)) {
-                    *d = full;
-                }
+        for span in inst.defs.iter().filter_map(reg_span) {
+            if full {
+                dead.insert_span(span);
+            } else {
+                dead.remove_span(span);
             }
         }
-        for (base, size) in inst.uses.iter().filter_map(reg_span) {
-            for r in base..base + size {
-                if let Some(d) = dead.get_mut(usize::from(r)) {
-                    *d = false;
-                }
-            }
+        for span in inst.uses.iter().filter_map(reg_span) {
+            dead.remove_span(span);
         }
-        for (base, size) in reads(inst, self.target) {
-            for r in base..base + size {
-                if let Some(n) = never.get_mut(usize::from(r)) {
-                    *n = false;
-                }
-            }
+        for span in reads(inst, self.target) {
+            never.remove_span(span);
         }
     }
 }
