@@ -197,21 +197,22 @@ fn quad_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64]) -> (Vec<u16>, 
     (map, end, quads)
 }
 
-/// Gives every used register without a number (`map[i] == u16::MAX`) the
-/// lowest number not `taken`, in register order; returns one past the
-/// highest number taken.
+/// The index of a regalloc2 class in per-class tables (Int, Float, Vector).
+fn class_index(class: ra::RegClass) -> usize {
+    match class {
+        ra::RegClass::Int => 0,
+        ra::RegClass::Float => 1,
+        ra::RegClass::Vector => 2,
+    }
+}
+
 /// regalloc2's registers (by class: Int, Float, Vector) that some operand
 /// is fixed to.
 fn fixed_registers(vcode: &VCode) -> [[bool; 64]; 3] {
     let mut fixed = [[false; 64]; 3];
     for o in vcode.insts.iter().flat_map(|m| &m.ops) {
         if let ra::OperandConstraint::FixedReg(p) = o.constraint() {
-            let class = match p.class() {
-                ra::RegClass::Int => 0,
-                ra::RegClass::Float => 1,
-                ra::RegClass::Vector => 2,
-            };
-            fixed[class][p.hw_enc()] = true;
+            fixed[class_index(p.class())][p.hw_enc()] = true;
         }
     }
     fixed
@@ -264,6 +265,9 @@ fn shares_v0(vcode: &VCode, out: &ra::Output, pinned: &[bool; 64]) -> SharesV0 {
     shares
 }
 
+/// Gives every used register without a number (`map[i] == u16::MAX`) the
+/// lowest number not `taken`, in register order; returns one past the
+/// highest number taken.
 fn fill_lowest_free(used: &[bool; 64], map: &mut [u16], taken: &mut [bool]) -> u16 {
     let mut next = 0;
     for i in 0..64 {
@@ -566,11 +570,6 @@ impl Placement {
             return Placement::identity(vcode, out);
         }
         let mut used = [[false; 64]; 3];
-        let class_index = |c: ra::RegClass| match c {
-            ra::RegClass::Int => 0,
-            ra::RegClass::Float => 1,
-            ra::RegClass::Vector => 2,
-        };
         let mut note = |a: ra::Allocation| {
             if let Some(p) = a.as_reg() {
                 used[class_index(p.class())][p.hw_enc()] = true;

@@ -21,8 +21,8 @@
 //!    same machine block, nothing between them changes EXEC, `acc` is defined
 //!    before that instruction (the tied def reads it there; cfg_fuzz found
 //!    `acc` defined between the two once forward edges merged for every
-//!    running lane), and every reader of `v` is in that block: the instruction writes `acc'` itself, tied to
-//!    `acc`'s register (a reused operand), and the merge goes. A VALU write
+//!    running lane), and every reader of `v` is in that block: the
+//!    instruction writes `acc'` itself, tied to `acc`'s register (a reused operand), and the merge goes. A VALU write
 //!    under EXEC changes the active lanes only, which is exactly the merge;
 //!    readers of `v` in the block read active lanes, where `acc'` equals `v`.
 //!    If `acc` is still read after the instruction, regalloc2 copies it first

@@ -101,20 +101,29 @@ struct Lowering {
     end: Option<usize>,
     /// Per MIR block with a mask: its parameters' variables (flattened).
     param_vars: Vec<Vec<(ra::VReg, MergeKind)>>,
-    /// Per loop with mask exits: (value, accumulator registers).
-    tracked: Vec<Vec<(Value, Vec<ra::VReg>)>>,
+    /// Per loop with mask exits: the values it accumulates.
+    tracked: Vec<Vec<Tracked>>,
     /// (machine block, accumulator) pairs the block already merged into
     /// (both edges of a divergent branch may leave one loop, and nested
     /// loops share accumulators; one merge serves all).
     tracked_merged: HashSet<(usize, ra::VReg)>,
-    /// Parameter variables of joins that also serve as a tracked value's
-    /// accumulator (`share_join_parameters`).
-    shared_accumulators: HashSet<ra::VReg>,
     /// Original lowerings of tracked values.
     original: HashMap<Value, Option<Lowered>>,
     /// Block that defines each value.
     def_block: Vec<usize>,
     vars: Variables,
+}
+
+/// A value a loop accumulates for the code after it.
+#[derive(Clone)]
+struct Tracked {
+    value: Value,
+    /// Its accumulator variables (one per divergent register of the value).
+    accs: Vec<ra::VReg>,
+    /// Whether the accumulator starts empty above this loop; false where it
+    /// is borrowed: an outer loop's (`share_nested_accumulators`) or a
+    /// join's parameter (`share_join_parameters`), which start elsewhere.
+    starts_here: bool,
 }
 
 /// Lowers a whole function through `h`; returns the variables for the SSA repair.
@@ -346,7 +355,6 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         param_vars,
         tracked: vec![Vec::new(); nloops],
         tracked_merged: HashSet::new(),
-        shared_accumulators: HashSet::new(),
         original: HashMap::new(),
         def_block,
         vars: Variables::default(),
@@ -361,7 +369,7 @@ pub(super) fn lower_function(h: &mut IselHandle<'_, '_>, layout: &KernargLayout,
         }
         for v in values_used_outside(func, &lp.blocks) {
             let regs = h.divergent_classes(func.value_type(v)).into_iter().map(|c| h.vreg(c)).collect();
-            lw.tracked[l].push((v, regs));
+            lw.tracked[l].push(Tracked { value: v, accs: regs, starts_here: true });
         }
     }
     lw.share_nested_accumulators(h);
@@ -510,11 +518,10 @@ impl Lowering {
 
     /// After selecting block `b`: the lowerings of tracked values it defines.
     fn record_tracked_originals(&mut self, h: &mut IselHandle<'_, '_>, b: usize) {
-        for list in &self.tracked {
-            for (v, _) in list {
-                if self.def_block[v.0 as usize] == b && !self.original.contains_key(v) {
-                    self.original.insert(*v, h.value_lowering(*v));
-                }
+        for t in self.tracked.iter().flatten() {
+            let v = t.value;
+            if self.def_block[v.0 as usize] == b && !self.original.contains_key(&v) {
+                self.original.insert(v, h.value_lowering(v));
             }
         }
     }
@@ -532,28 +539,22 @@ impl Lowering {
         let st = h.structure();
         // Per value: the outermost loop tracking it and its registers.
         let mut outermost: HashMap<Value, (u32, Vec<ra::VReg>)> = HashMap::new();
-        let mut several = false;
-        for (l, list) in self.tracked.iter().enumerate() {
-            for (v, regs) in list {
-                match outermost.entry(*v) {
-                    hashbrown::hash_map::Entry::Vacant(e) => {
-                        e.insert((st.loops[l].depth, regs.clone()));
-                    }
-                    hashbrown::hash_map::Entry::Occupied(mut e) => {
-                        several = true;
-                        if st.loops[l].depth < e.get().0 {
-                            e.insert((st.loops[l].depth, regs.clone()));
-                        }
-                    }
+        for (l, t) in self.tracked.iter().enumerate().flat_map(|(l, list)| list.iter().map(move |t| (l, t))) {
+            let depth = st.loops[l].depth;
+            match outermost.get(&t.value) {
+                Some((d, _)) if *d <= depth => {}
+                _ => {
+                    outermost.insert(t.value, (depth, t.accs.clone()));
                 }
             }
         }
-        if !several {
-            return;
-        }
-        for list in &mut self.tracked {
-            for (v, regs) in list.iter_mut() {
-                *regs = outermost[v].1.clone();
+        for (l, list) in self.tracked.iter_mut().enumerate() {
+            for t in list.iter_mut() {
+                let (depth, accs) = &outermost[&t.value];
+                if *depth != st.loops[l].depth {
+                    t.accs = accs.clone();
+                    t.starts_here = false;
+                }
             }
         }
     }
@@ -577,10 +578,8 @@ impl Lowering {
         let st = h.structure();
         let func = h.func();
         let mut tracking_loops: HashMap<Value, usize> = HashMap::new();
-        for list in &self.tracked {
-            for (v, _) in list {
-                *tracking_loops.entry(*v).or_default() += 1;
-            }
+        for t in self.tracked.iter().flatten() {
+            *tracking_loops.entry(t.value).or_default() += 1;
         }
         if tracking_loops.is_empty() {
             return;
@@ -600,9 +599,11 @@ impl Lowering {
                 }
             }
         }
+        // Parameter variables already serving a value.
+        let mut claimed: HashSet<ra::VReg> = HashSet::new();
         for l in 0..self.tracked.len() {
             for k in 0..self.tracked[l].len() {
-                let (v, ref regs) = self.tracked[l][k];
+                let Tracked { value: v, accs: ref regs, .. } = self.tracked[l][k];
                 if tracking_loops[&v] != 1 || regs.iter().any(|&r| h.class_of(r) != Class::Vgpr) {
                     continue;
                 }
@@ -628,7 +629,7 @@ impl Lowering {
                 }
                 let start = param_starts[j][at];
                 let Some(vars) = self.param_vars[j].get(start..start + regs.len()) else { continue };
-                if vars.iter().any(|&(r, kind)| kind != MergeKind::Vector || self.shared_accumulators.contains(&r)) {
+                if vars.iter().any(|&(r, kind)| kind != MergeKind::Vector || claimed.contains(&r)) {
                     continue;
                 }
                 // J's variables start empty above L, not between L and X.
@@ -638,8 +639,8 @@ impl Lowering {
                     continue;
                 }
                 let shared: Vec<ra::VReg> = vars.iter().map(|&(r, _)| r).collect();
-                self.shared_accumulators.extend(shared.iter().copied());
-                self.tracked[l][k].1 = shared;
+                claimed.extend(shared.iter().copied());
+                self.tracked[l][k] = Tracked { value: v, accs: shared, starts_here: false };
             }
         }
     }
@@ -650,7 +651,7 @@ impl Lowering {
         let st = h.structure();
         let mut chosen: HashMap<Value, (u32, Vec<ra::VReg>)> = HashMap::new();
         for (l, list) in self.tracked.iter().enumerate() {
-            for (v, regs) in list {
+            for Tracked { value: v, accs: regs, .. } in list {
                 if !self.original.contains_key(v) {
                     continue;
                 }
@@ -690,7 +691,7 @@ impl Lowering {
             let mut read: Vec<Value> = c.args.iter().filter_map(|a| if let Operand::Value(v) = a { Some(*v) } else { None }).collect();
             // Values accumulated for the loops the edge leaves.
             for l in st.loops_left(b, c.block.0 as usize) {
-                read.extend(self.tracked[l].iter().map(|(v, _)| *v));
+                read.extend(self.tracked[l].iter().map(|t| t.value));
             }
             for v in read {
                 if assigned.contains(&v) && done.insert(v) {
@@ -882,8 +883,9 @@ impl Lowering {
         let st = h.structure();
         for l in st.loops_left(b, to) {
             for k in 0..self.tracked[l].len() {
-                let (v, accs) = self.tracked[l][k].clone();
-                if !st.dominates(self.def_block[v.0 as usize], b) || !self.tracked_merged.insert((h.current(), accs[0])) {
+                let Tracked { value: v, accs, .. } = self.tracked[l][k].clone();
+                let merged_here = accs.first().is_some_and(|&a| !self.tracked_merged.insert((h.current(), a)));
+                if !st.dominates(self.def_block[v.0 as usize], b) || merged_here {
                     continue;
                 }
                 let xs = h.divergent_regs(v)?;
@@ -915,21 +917,11 @@ impl Lowering {
             }
             list.extend(self.param_vars[s].iter().map(|(v, _)| *v));
         }
-        // Accumulators shared by nested loops start above the outermost.
-        let mut outermost: HashMap<ra::VReg, usize> = HashMap::new();
-        for (l, tracked) in self.tracked.iter().enumerate() {
-            for r in tracked.iter().flat_map(|(_, regs)| regs.iter().copied()) {
-                let e = outermost.entry(r).or_insert(l);
-                if st.loops[l].depth < st.loops[*e].depth {
-                    *e = l;
-                }
-            }
-        }
         for (l, tracked) in self.tracked.iter().enumerate() {
             let header = st.loops[l].header;
             let Some(d) = st.idom[header].filter(|&d| d != header) else { continue };
             let d = dominator_for(d, header);
-            let own = tracked.iter().flat_map(|(_, regs)| regs.iter().copied()).filter(|r| !self.shared_accumulators.contains(r) && outermost[r] == l);
+            let own = tracked.iter().filter(|t| t.starts_here).flat_map(|t| t.accs.iter().copied());
             kills.entry(d).or_default().extend(own);
         }
         let mut order: Vec<usize> = kills.keys().copied().collect();
@@ -957,7 +949,7 @@ impl Lowering {
         let mut outside = h.defs_used_in_other_blocks();
         let mut variables: HashSet<ra::VReg> = self.vars.zero_default.clone();
         variables.extend(self.param_vars.iter().flatten().map(|(v, _)| *v));
-        variables.extend(self.tracked.iter().flatten().flat_map(|(_, regs)| regs.iter().copied()));
+        variables.extend(self.tracked.iter().flatten().flat_map(|t| t.accs.iter().copied()));
         for &b in &st.order {
             let Some(hb) = self.head[b] else { continue };
             // Only values: masks and accumulators keep their contents when skipped.

@@ -564,13 +564,13 @@ impl VCode {
 }
 
 impl VCode {
-    /// A new virtual register of `class`.
     /// Whether the function has an entry block that nothing branches to,
     /// so it runs first and once.
     pub fn entry_runs_once(&self) -> bool {
         !self.blocks.is_empty() && !self.blocks.iter().any(|b| b.succs.contains(&ra::Block::new(0)))
     }
 
+    /// A new virtual register of `class`.
     pub fn new_vreg(&mut self, class: Class) -> ra::VReg {
         self.vreg_classes.push(class);
         ra::VReg::new(self.vreg_classes.len() - 1, class.ra())

@@ -237,6 +237,11 @@ mod tests {
         if exec_write {
             block.insert(3, inst(Opcode::s_mov_b64, vec![Operand::Reg(Reg::exec(2))], vec![s(8)]));
         }
+        one_block(block)
+    }
+
+    /// A kernel of one block: v0-v3 allocated, windows from v4.
+    fn one_block(block: Vec<Emitted>) -> Expanded {
         Expanded {
             blocks: vec![(0, "b".into(), block)],
             windows: Some(Windows { base: 4 }),
@@ -292,7 +297,7 @@ mod tests {
             inst(Opcode::global_store_dword, vec![], vec![v(2, 2), v(0, 1)]),
             inst(Opcode::s_endpgm, vec![], vec![]),
         ];
-        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], ..two_addresses(false) };
+        let mut code = one_block(block);
         assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx1100)), 0);
         assert_eq!(code.blocks[0].2[0].inst.defs[0], v(4, 2));
     }
@@ -310,7 +315,7 @@ mod tests {
             inst(Opcode::global_store_dword, vec![], vec![v(2, 1), v(3, 1), s(4)]),
             inst(Opcode::s_endpgm, vec![], vec![]),
         ];
-        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], ..two_addresses(false) };
+        let mut code = one_block(block);
         assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 2);
         let block = &code.blocks[0].2;
         assert_eq!(block[0].inst.defs[0], v(4, 2));
