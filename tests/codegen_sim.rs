@@ -253,6 +253,17 @@ fn wait_before_a_loaded_value_leaves_a_fall_through_block() {
     check("fallthrough_wait.mir", &spec, false, false);
 }
 
+/// Values a divergent loop's latch merges at its exit after assigning the
+/// header's parameters for the back edge, whose registers are the
+/// parameters' own (`sext %i`, `trunc %w`): -O0 read the new parameters
+/// (every result one iteration ahead).
+#[test]
+fn loop_exit_after_back_edge_reads_values_before_the_assignment() {
+    let input: Vec<String> = (0..64).map(|i| ((i * 7) % 5).to_string()).collect();
+    let spec = LaunchSpec::from_flags("64", "64", &[format!("in=i32:{}", input.join(",")), "out=i32:fill:-99:64".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
+    check("exit_after_back_edge.mir", &spec, false, false);
+}
+
 #[test]
 fn review_regressions() {
     // v[4t + 1] is a signalling NaN for odd t: fmin/fmax must ignore it (MIR).

@@ -674,28 +674,33 @@ impl Lowering {
 
     fn terminator(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize) -> Result<(), Diagnostic> {
         self.cur = b;
-        // Arguments that are parameters of a target whose parameters this
-        // terminator assigns (a loop passing its parameters around rotated):
-        // read them before any assignment.
+        // A divergent branch does the work of its `then` edge first, then
+        // that of its `else` edge, in one block: values the `else` edge reads
+        // (its arguments, and the values merged at the exits of loops it
+        // leaves) whose registers include a parameter variable the `then`
+        // edge assigns are copied first, so they are read as they were. A
+        // loop passing its parameters around rotated needs this, and so do
+        // values sharing a parameter's register: `sext %i` has `%i`'s as its
+        // low half, merged at an exit after the back edge assigned `%i`.
+        // (Each edge reads before it assigns; a uniform branch does each
+        // edge's work in a block of its own.)
         let func = h.func();
         let mut snapshots = Vec::new();
-        let calls: Vec<&BlockCall> = match &func.blocks[b].term {
-            Terminator::Br(c) => vec![c],
-            Terminator::BrIf { then_to, else_to, .. } => vec![then_to, else_to],
-            _ => Vec::new(),
-        };
-        let assigned: HashSet<Value> = calls.iter().filter(|c| self.mask_headed[c.block.0 as usize]).flat_map(|c| func.blocks[c.block.0 as usize].params.iter().copied()).collect();
-        let mut done = HashSet::new();
-        let st = h.structure();
-        for c in &calls {
-            let mut read: Vec<Value> = c.args.iter().filter_map(|a| if let Operand::Value(v) = a { Some(*v) } else { None }).collect();
-            // Values accumulated for the loops the edge leaves.
-            for l in st.loops_left(b, c.block.0 as usize) {
-                read.extend(self.tracked[l].iter().map(|t| t.value));
-            }
-            for v in read {
-                if assigned.contains(&v) && done.insert(v) {
-                    snapshots.push((v, h.snapshot_value(v)));
+        if let Terminator::BrIf { then_to, else_to, .. } = &func.blocks[b].term {
+            let then_target = then_to.block.0 as usize;
+            if h.uniformity().divergent_branches[b] && self.mask_headed[then_target] {
+                let assigned: HashSet<ra::VReg> = self.param_vars[then_target].iter().map(|&(r, _)| r).collect();
+                let mut read: Vec<Value> = else_to.args.iter().filter_map(|a| if let Operand::Value(v) = a { Some(*v) } else { None }).collect();
+                for l in h.structure().loops_left(b, else_to.block.0 as usize) {
+                    read.extend(self.tracked[l].iter().map(|t| t.value));
+                }
+                let mut done = HashSet::new();
+                while let Some(v) = read.pop() {
+                    let (regs, roots) = h.lowering_reads(v);
+                    read.extend(roots);
+                    if regs.iter().any(|r| assigned.contains(r)) && done.insert(v) {
+                        snapshots.push((v, h.snapshot_value(v)));
+                    }
                 }
             }
         }

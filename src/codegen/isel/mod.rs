@@ -1574,6 +1574,35 @@ impl<'a> IselHandle<'_, 'a> {
         out
     }
 
+    /// The registers a value's lowering reads when it is used, and the MIR
+    /// values whose lowerings it looks up then (an LDS address's root).
+    pub fn lowering_reads(&self, value: Value) -> (Vec<ra::VReg>, Vec<Value>) {
+        fn walk(l: &Lowered, regs: &mut Vec<ra::VReg>, roots: &mut Vec<Value>) {
+            let addend = |a: &Addend| match *a {
+                Addend::R(v) | Addend::Half(v, _) => v,
+            };
+            match l {
+                Lowered::S(v) | Lowered::S64(v) | Lowered::V(v) | Lowered::Bool(v) | Lowered::Mask(v) => regs.push(*v),
+                Lowered::V64(a, b) => regs.extend([*a, *b]),
+                Lowered::Agg(parts) => parts.iter().for_each(|p| walk(p, regs, roots)),
+                Lowered::Addr { base, offset, .. } => regs.extend([*base, *offset]),
+                Lowered::VmemAddr { base, .. } => walk(base, regs, roots),
+                Lowered::VSum { lo, hi, add } => regs.extend([*lo, *hi, addend(&add[0]), addend(&add[1])]),
+                Lowered::ScalarCmp { a, b, .. } => {
+                    walk(a, regs, roots);
+                    walk(b, regs, roots);
+                }
+                Lowered::LdsAddr { root, .. } => roots.push(*root),
+                Lowered::Imm(..) => {}
+            }
+        }
+        let (mut regs, mut roots) = (Vec::new(), Vec::new());
+        if let Some(l) = &self.isel.values[value.0 as usize] {
+            walk(l, &mut regs, &mut roots);
+        }
+        (regs, roots)
+    }
+
     pub fn value_lowering(&self, value: Value) -> Option<Lowered> {
         self.isel.values[value.0 as usize].clone()
     }
@@ -1587,6 +1616,10 @@ impl<'a> IselHandle<'_, 'a> {
     /// assign the variables it lives in (parallel-copy semantics).
     pub fn snapshot_value(&mut self, value: Value) -> Option<Lowered> {
         fn copy(isel: &mut Isel<'_>, l: &Lowered) -> Lowered {
+            let addend = |isel: &mut Isel<'_>, a: &Addend| match *a {
+                Addend::R(v) => Addend::R(isel.copy_of(v)),
+                Addend::Half(p, h) => Addend::Half(isel.copy_of(p), h),
+            };
             match l {
                 Lowered::S(v) => Lowered::S(isel.copy_of(*v)),
                 Lowered::S64(v) => Lowered::S64(isel.copy_of(*v)),
@@ -1595,7 +1628,16 @@ impl<'a> IselHandle<'_, 'a> {
                 Lowered::Mask(v) => Lowered::Mask(isel.copy_of(*v)),
                 Lowered::V64(a, b) => Lowered::V64(isel.copy_of(*a), isel.copy_of(*b)),
                 Lowered::Agg(parts) => Lowered::Agg(parts.iter().map(|p| copy(isel, p)).collect()),
-                other => other.clone(),
+                Lowered::Addr { base, offset, imm, zext } => Lowered::Addr { base: isel.copy_of(*base), offset: isel.copy_of(*offset), imm: *imm, zext: *zext },
+                Lowered::VmemAddr { base, imm } => Lowered::VmemAddr { base: Box::new(copy(isel, base)), imm: *imm },
+                Lowered::VSum { lo, hi, add } => {
+                    let (lo, hi) = (isel.copy_of(*lo), isel.copy_of(*hi));
+                    Lowered::VSum { lo, hi, add: [addend(isel, &add[0]), addend(isel, &add[1])] }
+                }
+                Lowered::ScalarCmp { op, a, b } => Lowered::ScalarCmp { op: *op, a: Box::new(copy(isel, a)), b: Box::new(copy(isel, b)) },
+                // The root's lowering is looked up at the use: the caller
+                // snapshots the root itself (`lowering_reads`).
+                Lowered::Imm(..) | Lowered::LdsAddr { .. } => l.clone(),
             }
         }
         let old = self.isel.values[value.0 as usize].clone();
