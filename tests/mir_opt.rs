@@ -756,6 +756,80 @@ entry:
     runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 37}}"#);
 }
 
+/// `out[4 * g + k]` as clang's SPIR-V writes it, `zext (or (shl g, 2), k)`
+/// (and a sign-extended twin at a negative index): the extension of a sum
+/// that cannot carry becomes `zext (shl g, 2) + k`, the constant moves to
+/// the access, and the four stores through one base merge into one. An
+/// `or` whose constant overlaps the known zeros, and an extension that is
+/// not only an address, stay.
+#[test]
+fn extended_disjoint_sums_become_offsets_of_one_base() {
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %mid: ptr<global>, %keep: ptr<global>) {
+entry:
+  %g = workitem_id x
+  %i = shl i32 %g, 2
+  %z0 = zext i32 %i to i64
+  %o0 = mul i64 %z0, 4
+  %p0 = ptradd %out, %o0
+  store i32 %g, %p0
+  %i1 = or i32 %i, 1
+  %z1 = zext i32 %i1 to i64
+  %o1 = mul i64 %z1, 4
+  %p1 = ptradd %out, %o1
+  store i32 %i1, %p1
+  %i2 = add i32 %i, 2
+  %z2 = zext i32 %i2 to i64
+  %o2 = shl i64 %z2, 2
+  %p2 = ptradd %out, %o2
+  store i32 %i2, %p2
+  %i3 = or i32 %i, 3
+  %z3 = zext i32 %i3 to i64
+  %o3 = mul i64 %z3, 4
+  %p3 = ptradd %out, %o3
+  store i32 %i3, %p3
+  %m = sub i32 %g, 32
+  %n = shl i32 %m, 1
+  %s0 = sext i32 %n to i64
+  %d0 = mul i64 %s0, 4
+  %midc = ptradd %mid, 256
+  %q0 = ptradd %midc, %d0
+  store i32 %m, %q0
+  %n1 = or i32 %n, 1
+  %s1 = sext i32 %n1 to i64
+  %d1 = mul i64 %s1, 4
+  %q1 = ptradd %midc, %d1
+  store i32 %n1, %q1
+  %w = or i32 %i, 4
+  %zw = zext i32 %w to i64
+  %ow = mul i64 %zw, 4
+  %pw = ptradd %keep, %ow
+  store i32 %w, %pw
+  %v = or i32 %i, 1
+  %zv = zext i32 %v to i64
+  %kv = ptradd %keep, %o0
+  store i64 %zv, %kv
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    let vector_stores: Vec<String> = opt.functions[0].blocks[0].insts.iter().filter_map(|i| match &i.op {
+        Op::Store { ty: mir::Type::Vector(_, n), .. } => Some(n.to_string()),
+        _ => None,
+    }).collect();
+    assert_eq!(vector_stores, ["4", "2"], "out[4g..4g+3] and mid[2m..2m+1] each one store:\n{opt}");
+    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Or, .. })), 1, "`or %i, 4` stays:\n{opt}");
+    let zext_of_sum = count(&opt, |op| matches!(op, Op::Cast { op: mir::CastOp::ZExt, arg: Operand::Value(v), .. } if opt.functions[0].values[v.0 as usize].name != "i"));
+    assert_eq!(zext_of_sum, 2, "%zw (overlapping constant) and %zv (stored, not an address) stay extensions of sums:\n{opt}");
+    runs_the_same(
+        &module,
+        &opt,
+        r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 256}, "mid": {"type": "i32", "len": 256}, "keep": {"type": "i32", "len": 1024}},
+            "args": {"out": "@out", "mid": "@mid", "keep": "@keep"}}"#,
+    );
+}
+
 #[test]
 fn computations_both_arms_make_move_above_the_branch() {
     // Both arms compute `(i + 2) * n` (and the sum feeding it); one copy is

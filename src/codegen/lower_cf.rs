@@ -674,34 +674,49 @@ impl Lowering {
 
     fn terminator(&mut self, h: &mut IselHandle<'_, '_>, i: usize, b: usize) -> Result<(), Diagnostic> {
         self.cur = b;
-        // A divergent branch does the work of its `then` edge first, then
-        // that of its `else` edge, in one block: values the `else` edge reads
-        // (its arguments, and the values merged at the exits of loops it
-        // leaves) whose registers include a parameter variable the `then`
-        // edge assigns are copied first, so they are read as they were. A
-        // loop passing its parameters around rotated needs this, and so do
-        // values sharing a parameter's register: `sext %i` has `%i`'s as its
-        // low half, merged at an exit after the back edge assigned `%i`.
-        // (Each edge reads before it assigns; a uniform branch does each
-        // edge's work in a block of its own.)
+        // Values an edge reads whose registers include a parameter variable
+        // assigned before the read are copied first, so they are read as
+        // they were. An edge into a block with a mask assigns its target's
+        // parameters one by one from its arguments (a loop passing its
+        // parameters around rotated reads one it assigned); a divergent
+        // branch does its `then` edge's work before its `else` edge's in one
+        // block (a uniform branch gives each edge a block of its own), so
+        // the `else` edge's reads, its arguments and the values merged at
+        // the exits of loops it leaves, come after the `then` edge's
+        // assignments too. Values that share a parameter's register count:
+        // `sext %i` has `%i`'s as its low half, merged at an exit after the
+        // back edge assigned `%i`.
         let func = h.func();
         let mut snapshots = Vec::new();
-        if let Terminator::BrIf { then_to, else_to, .. } = &func.blocks[b].term {
-            let then_target = then_to.block.0 as usize;
-            if h.uniformity().divergent_branches[b] && self.mask_headed[then_target] {
-                let assigned: HashSet<ra::VReg> = self.param_vars[then_target].iter().map(|&(r, _)| r).collect();
-                let mut read: Vec<Value> = else_to.args.iter().filter_map(|a| if let Operand::Value(v) = a { Some(*v) } else { None }).collect();
-                for l in h.structure().loops_left(b, else_to.block.0 as usize) {
-                    read.extend(self.tracked[l].iter().map(|t| t.value));
+        let calls: Vec<&BlockCall> = match &func.blocks[b].term {
+            Terminator::Br(c) => vec![c],
+            Terminator::BrIf { then_to, else_to, .. } => vec![then_to, else_to],
+            _ => Vec::new(),
+        };
+        let one_block = h.uniformity().divergent_branches[b];
+        let vars_of = |c: &BlockCall| -> Vec<ra::VReg> {
+            let to = c.block.0 as usize;
+            if self.mask_headed[to] { self.param_vars[to].iter().map(|&(r, _)| r).collect() } else { Vec::new() }
+        };
+        let mut assigned_before: HashSet<ra::VReg> = HashSet::new();
+        let mut done = HashSet::new();
+        for c in &calls {
+            let own: HashSet<ra::VReg> = vars_of(c).into_iter().collect();
+            let args = c.args.iter().filter_map(|a| if let Operand::Value(v) = a { Some(*v) } else { None });
+            let mut read: Vec<(Value, bool)> = args.map(|v| (v, true)).collect();
+            for l in h.structure().loops_left(b, c.block.0 as usize) {
+                read.extend(self.tracked[l].iter().map(|t| (t.value, false)));
+            }
+            while let Some((v, is_arg)) = read.pop() {
+                let (regs, roots) = h.lowering_reads(v);
+                read.extend(roots.into_iter().map(|r| (r, is_arg)));
+                let clobbered = regs.iter().any(|r| assigned_before.contains(r) || (is_arg && own.contains(r)));
+                if clobbered && done.insert(v) {
+                    snapshots.push((v, h.snapshot_value(v)));
                 }
-                let mut done = HashSet::new();
-                while let Some(v) = read.pop() {
-                    let (regs, roots) = h.lowering_reads(v);
-                    read.extend(roots);
-                    if regs.iter().any(|r| assigned.contains(r)) && done.insert(v) {
-                        snapshots.push((v, h.snapshot_value(v)));
-                    }
-                }
+            }
+            if one_block {
+                assigned_before.extend(own);
             }
         }
         for j in self.saves_for[b].clone() {

@@ -10,6 +10,15 @@
 //!   Pointers wrap like i64 (a 32-bit pointer takes the offset's low half),
 //!   so this is exact too; an i32 offset is sign-extended after its add,
 //!   which splitting would not be, so those stay.
+//! - `zext`/`sext` i32 to i64 of `or x, c` or `add x, c` where `c` fits
+//!   below the low bits known to be 0 in `x` (`out[4 * g + 1]`: clang's
+//!   SPIR-V has `zext (or (shl g, 2), 1)`), when the extension is only an
+//!   address offset (a `ptradd`'s, or scaled by a constant): `add (zext x),
+//!   c`. The sum carries out of no bit, so it is `x | c` and never wraps,
+//!   and `x | c` has `x`'s sign bit: both extensions distribute. The rules
+//!   above then take the constant to the access (`ptradd (ptradd p, x*4),
+//!   4`), where gvn shares `x`'s address and merge joins neighbouring
+//!   accesses.
 //! - `ptradd (ptradd s, x), y` where `s` is an `lds_slot` and `x`, `y` are
 //!   values of one type: `ptradd s, (add x, y)`. Local pointers are 32 bits
 //!   and wrap, so this is exact. Selection puts a slot's address in the DS
@@ -17,10 +26,11 @@
 //!   indexed alike (`a[ty][tx]`, `b[ty][tx]`) share it after gvn, and their
 //!   stores pair into one `ds_write2` (matmul's tiles, as llc-22 has them).
 
-use super::rewrite::{replace_ops, use_counts, Names};
+use super::known::known_trailing_zeros;
+use super::rewrite::{definitions, replace_ops, use_counts, Names};
 use crate::abi::Type;
 use crate::mir::interp::ops::mask;
-use crate::mir::ir::{BinOp, Const, Function, Inst, Op, Operand, Value};
+use crate::mir::ir::{BinOp, CastOp, Const, Function, Inst, Op, Operand, Value};
 
 /// `add x, c` (the sum's definition, when it is one).
 fn added_constant(defs: &[Option<(Operand, u64)>], o: &Operand) -> Option<(Operand, u64)> {
@@ -60,6 +70,8 @@ pub fn run(func: &mut Function) -> bool {
             }
         }
     }
+    let disjoint = disjoint_sums(func);
+    let address_only = address_offsets(func);
     let mut names = Names::default();
     replace_ops(func, |func, out, inst| {
         let span = inst.span;
@@ -75,11 +87,23 @@ pub fn run(func: &mut Function) -> bool {
                         let m = mask(ty.bits());
                         let scaled = if *op == BinOp::Mul { c1.wrapping_mul(c2.bits) } else { c1 << c2.bits } & m;
                         let product = push(func, out, Op::Binary { op: *op, ty: ty.clone(), lhs: x, rhs: Operand::Const(c2.clone()) }, ty.clone());
+                        // The new sum's constant goes on outwards in this run.
+                        if let Some(r) = inst.result {
+                            sums[r.0 as usize] = Some((product.clone(), scaled));
+                        }
                         Some(Op::Binary { op: BinOp::Add, ty: ty.clone(), lhs: product, rhs: Operand::Const(Const { ty: ty.clone(), bits: scaled }) })
                     }
                     None => None,
                 }
             }
+            Op::Cast { op: op @ (CastOp::ZExt | CastOp::SExt), from: Type::I32, arg: Operand::Value(a), to: Type::I64 } => match inst.result.and(disjoint[a.0 as usize].clone()) {
+                Some((x, c)) if address_only[inst.result.unwrap().0 as usize] => {
+                    let wide = push(func, out, Op::Cast { op: *op, from: Type::I32, arg: x, to: Type::I64 }, Type::I64);
+                    sums[inst.result.unwrap().0 as usize] = Some((wide.clone(), c));
+                    Some(Op::Binary { op: BinOp::Add, ty: Type::I64, lhs: wide, rhs: Operand::Const(Const { ty: Type::I64, bits: c }) })
+                }
+                _ => None,
+            },
             Op::PtrAdd { ptr, offset } if *func.operand_type(offset) == Type::I64 => match added_constant(&sums, offset) {
                 Some((x, c)) => {
                     let ty = func.operand_type(ptr).clone();
@@ -99,4 +123,53 @@ pub fn run(func: &mut Function) -> bool {
             _ => None,
         }
     })
+}
+
+/// Per value: `(x, c)` when it is an i32 `or x, c` or `add x, c` whose
+/// constant lies below the low bits known to be 0 in `x` (so the sum equals
+/// `x | c`, never carries, and keeps `x`'s sign bit).
+fn disjoint_sums(func: &Function) -> Vec<Option<(Operand, u64)>> {
+    let defs = definitions(func);
+    let mut out = vec![None; func.values.len()];
+    for inst in func.blocks.iter().flat_map(|b| &b.insts) {
+        if let (Some(r), Op::Binary { op: BinOp::Or | BinOp::Add, ty: Type::I32, lhs: x @ Operand::Value(_), rhs: Operand::Const(c) }) = (inst.result, &inst.op) {
+            let zeros = known_trailing_zeros(func, &defs, x, 4).min(31);
+            if c.bits != 0 && c.bits < 1 << zeros {
+                out[r.0 as usize] = Some((x.clone(), c.bits));
+            }
+        }
+    }
+    out
+}
+
+/// Per value: true when every read of it is a `ptradd`'s offset or the
+/// left operand of a multiply or left shift by a constant (an address being
+/// scaled), so moving a constant out of it ends in an access's offset
+/// rather than in 64-bit arithmetic of its own.
+fn address_offsets(func: &Function) -> Vec<bool> {
+    let mut ok = vec![true; func.values.len()];
+    let mut read = vec![false; func.values.len()];
+    for block in &func.blocks {
+        for inst in &block.insts {
+            let scaled = match &inst.op {
+                Op::PtrAdd { offset: Operand::Value(v), .. } => Some(*v),
+                Op::Binary { op: BinOp::Mul | BinOp::Shl, lhs: Operand::Value(v), rhs: Operand::Const(_), .. } => Some(*v),
+                _ => None,
+            };
+            for operand in crate::mir::ir::op_operands(&inst.op) {
+                if let Operand::Value(v) = operand {
+                    read[v.0 as usize] = true;
+                    if scaled != Some(*v) {
+                        ok[v.0 as usize] = false;
+                    }
+                }
+            }
+        }
+        for operand in crate::mir::ir::terminator_operands(&block.term) {
+            if let Operand::Value(v) = operand {
+                ok[v.0 as usize] = false;
+            }
+        }
+    }
+    ok.iter().zip(&read).map(|(&ok, &read)| ok && read).collect()
 }
