@@ -56,8 +56,10 @@ const SEED_STEP: u64 = 0x9e37_79b9_7f4a_7c15;
 /// folded above an earlier merge into the same variable (EntryLivein).
 /// Then one from seed 0x81206 (one of 15,000) whose loop latch assigned the
 /// header's parameters for the back edge before merging, at its exit, a
-/// value sharing a parameter's register (`sext %i`).
-const REGRESSION_SEEDS: [u64; 9] = [
+/// value sharing a parameter's register (`sext %i`), and one from seed
+/// 0x91206 that a too-narrow fix of it broke (an edge assigning a loop's
+/// rotated parameters read one it had assigned).
+const REGRESSION_SEEDS: [u64; 10] = [
     0x065e_eab8_3e8c_2d70,
     0x0671_44e7_5234_3c71,
     0xdba4_ae4b_412f_de69,
@@ -67,6 +69,7 @@ const REGRESSION_SEEDS: [u64; 9] = [
     0xfff4_a85c_d7d4_a5ff,
     0x589e_4264_5672_97c6,
     0xad90_9c52_39b9_1da7,
+    0x1c6a_b295_cf8d_b5ad,
 ];
 
 fn env_u64(name: &str) -> Option<u64> {

@@ -18,13 +18,20 @@
 //! and the rest are read by instructions that do not list them.
 //!
 //! Across blocks the pass knows only which registers are never read again:
-//! in a function whose every exit is `s_endpgm` (no calls, no returns,
-//! whose readers no operand lists), a register that no instruction of any
-//! block reachable from a point reads (in any lane; a partial write counts
-//! as a read) is dead there. Writes in other blocks never count as kills,
-//! since they may run under other lanes. This removes the copies out of a
-//! pair window whose destination nothing reads (for example when the pair
-//! was last used through the window itself).
+//! in a function whose every exit is `s_endpgm` (no returns, whose readers
+//! no operand lists), a register that no instruction of any block reachable
+//! from a point reads (in any lane; a partial write counts as a read) is
+//! dead there. A read counts only when it is upward-exposed in its block:
+//! a full write earlier in the same block under the same EXEC (no EXEC
+//! write between) covers every lane the read reads, so it reads the block's
+//! own value (a pair window, written and read within each block, carries
+//! nothing between blocks). Writes never count as kills across blocks,
+//! since they may run under other lanes. A call (`s_swappc_b64`) reads
+//! every SGPR and the VGPRs below v32 that the function's calls pass values
+//! in, and returns to the next instruction; what the callee writes is not
+//! counted as a kill. This removes the copies out of a pair window whose
+//! destination nothing reads (for example when the pair was last used
+//! through the window itself).
 
 use super::expand::{overlaps, reg_span, Emitted, Expanded};
 use crate::isa::{self, Opcode, PhysReg, Target};
@@ -108,27 +115,75 @@ fn reads(inst: &isa::Inst, target: Target) -> impl Iterator<Item = (u16, u16)> +
     inst.uses.iter().chain(kept).filter_map(reg_span)
 }
 
+/// The registers a callee may read that the call instruction does not
+/// list: every scalar register (arguments, the scratch resource, SP, the
+/// implicit inputs, EXEC) and the VGPRs below v32 that the function's calls
+/// pass values in (`vgprs`, bit n for vN: arguments and the work-item IDs).
+/// Other VGPRs and AGPRs carry nothing to a callee; one that uses such a
+/// register saves and restores it, so the caller's value there is not read.
+fn call_reads(vgprs: u32) -> RegSet {
+    let mut set = RegSet([0; 16]);
+    for r in 0..1024u16 {
+        let reg = PhysReg(r);
+        if reg.is_scalar() || (reg.is_vgpr() && reg.index() < 32 && vgprs & (1 << reg.index()) != 0) {
+            set.insert_span((r, 1));
+        }
+    }
+    set
+}
+
+/// The scalar registers (which EXEC does not mask).
+fn scalar_registers() -> RegSet {
+    let mut scalar = RegSet([0; 16]);
+    (0..1024u16).filter(|&r| PhysReg(r).is_scalar()).for_each(|r| scalar.insert_span((r, 1)));
+    scalar
+}
+
 /// For each block (by layout position), the registers that an instruction
 /// of a block reachable from it, itself included, may read: what is not in
-/// it is never read again from the block's start. `None` when the function
-/// leaves other than by `s_endpgm` or calls (the callee and the caller read
-/// registers that no operand lists).
+/// it is never read again from the block's start. A call reads
+/// [`call_reads`] and returns to the next instruction. `None` when the
+/// function leaves other than by `s_endpgm` (a device function's return:
+/// its caller reads registers that no operand lists).
 fn reachable_reads(code: &Expanded, target: Target) -> Option<Vec<RegSet>> {
+    let by_call = call_reads(code.call_vgpr_reads);
+    let scalar = scalar_registers();
     let position: hashbrown::HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(i, (b, _, _))| (*b, i)).collect();
     let mut own = Vec::with_capacity(code.blocks.len());
     let mut successors: Vec<Vec<usize>> = Vec::with_capacity(code.blocks.len());
     for (i, (_, _, block)) in code.blocks.iter().enumerate() {
-        let mut read = RegSet([0; 16]);
         let mut next = Vec::new();
         for e in block {
-            if matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
+            if e.inst.op == Opcode::s_setpc_b64 {
                 return None;
             }
-            reads(&e.inst, target).for_each(|span| read.insert_span(span));
             if let Some(t) = e.target {
                 next.push(*position.get(&t)?);
             }
         }
+        // The block's upward-exposed reads: a read that a full write before
+        // it in the block covers (same EXEC: no EXEC write between) reads
+        // the block's own value, in every lane it reads. A backward sweep;
+        // past an EXEC write the vector registers read after it stay
+        // exposed (`sticky`), whatever writes them before.
+        let mut exposed = RegSet([0; 16]);
+        let mut sticky = RegSet([0; 16]);
+        for e in block.iter().rev() {
+            if writes_exec(&e.inst) {
+                let mut vector = exposed;
+                vector.keep_only(&scalar.complement());
+                sticky.union_with(&vector);
+            }
+            if writes_fully(&e.inst, target) && !writes_exec(&e.inst) {
+                e.inst.defs.iter().filter_map(reg_span).for_each(|span| exposed.remove_span(span));
+            }
+            reads(&e.inst, target).for_each(|span| exposed.insert_span(span));
+            if e.inst.op == Opcode::s_swappc_b64 {
+                exposed.union_with(&by_call);
+            }
+        }
+        let mut read = exposed;
+        read.union_with(&sticky);
         let jumps_away = block.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm));
         if !jumps_away {
             if i + 1 < code.blocks.len() {
@@ -181,6 +236,8 @@ impl Point {
 /// The function-wide facts the per-block scans start from.
 pub(super) struct Scan {
     reach: Option<Vec<RegSet>>,
+    /// What a call reads ([`call_reads`]).
+    by_call: RegSet,
     /// The scalar registers (which EXEC does not mask).
     scalar: RegSet,
     position: hashbrown::HashMap<usize, usize>,
@@ -192,11 +249,8 @@ impl Scan {
     pub(super) fn new(code: &Expanded, target: Target) -> Scan {
         Scan {
             reach: reachable_reads(code, target),
-            scalar: {
-                let mut scalar = RegSet([0; 16]);
-                (0..1024u16).filter(|&r| PhysReg(r).is_scalar()).for_each(|r| scalar.insert_span((r, 1)));
-                scalar
-            },
+            by_call: call_reads(code.call_vgpr_reads),
+            scalar: scalar_registers(),
             position: code.blocks.iter().enumerate().map(|(i, (b, _, _))| (*b, i)).collect(),
             layout_len: code.blocks.len(),
             target,
@@ -204,7 +258,7 @@ impl Scan {
     }
 
     /// Whether registers are known across blocks (every exit is
-    /// `s_endpgm`, no calls).
+    /// `s_endpgm`).
     pub(super) fn knows_other_blocks(&self) -> bool {
         self.reach.is_some()
     }
@@ -231,11 +285,16 @@ impl Scan {
     pub(super) fn step_back(&self, point: &mut Point, e: &Emitted) {
         let inst = &e.inst;
         let Point { dead, never } = point;
-        // Branches and calls (the callee reads its argument registers,
-        // which no operand lists) forget everything; EXEC writes forget
-        // the vector registers (a write under other lanes keeps the rest),
-        // not the scalar ones, which no EXEC masks.
-        if e.target.is_some() || matches!(inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
+        // Branches forget everything; a call, when registers are known
+        // across blocks, reads what a callee may read (no operand lists
+        // it) and returns here, where the rest stays known (the callee's
+        // writes kill nothing: it may not write a register at all);
+        // EXEC writes forget the vector registers (a write under other
+        // lanes keeps the rest), not the scalar ones, which no EXEC masks.
+        if inst.op == Opcode::s_swappc_b64 && self.reach.is_some() {
+            dead.keep_only(&self.by_call.complement());
+            never.keep_only(&self.by_call.complement());
+        } else if e.target.is_some() || matches!(inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) {
             *dead = RegSet([0; 16]);
             match (&self.reach, e.target.and_then(|t| self.position.get(&t))) {
                 (Some(reach), Some(&t)) => never.keep_only(&reach[t].complement()),
@@ -324,7 +383,7 @@ mod tests {
 
     /// The opcodes left after the pass, and how many it removed.
     fn survivors(block: Vec<Emitted>) -> (Vec<Opcode>, usize) {
-        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], windows: None, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], windows: None, call_vgpr_reads: 0, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
         let removed = run(&mut code, isa::Target::new(Gpu::Gfx90a));
         (code.blocks[0].2.iter().map(|e| e.inst.op).collect(), removed)
     }
@@ -384,8 +443,71 @@ mod tests {
             (1, "b1".into(), vec![inst(Opcode::s_endpgm, vec![], vec![])]),
             (2, "b2".into(), last),
         ];
-        let mut code = Expanded { blocks, windows: None, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        let mut code = Expanded { blocks, windows: None, call_vgpr_reads: 0, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
         run(&mut code, isa::Target::new(Gpu::Gfx90a))
+    }
+
+    /// Block 0 moves into v1 and branches to 2 or falls into 1 (which ends
+    /// the program); block 2 is `last`, then ends the program. Returns how
+    /// many moves the pass removed, with `call_vgpr_reads` as given.
+    fn before_block(last: Vec<Emitted>, call_vgpr_reads: u32) -> usize {
+        let branch = |op: Opcode, target: usize| Emitted { inst: isa::Inst::sopp(op, 0), target: Some(target), symbol: None, cfi: Vec::new() };
+        let mut last = last;
+        last.push(inst(Opcode::s_endpgm, vec![], vec![]));
+        let blocks = vec![
+            (0, "b0".into(), vec![inst(Opcode::v_add_u32, vec![v(0)], vec![v(1), v(0)]), inst(Opcode::v_mov_b32, vec![v(1)], vec![v(2)]), branch(Opcode::s_cbranch_scc1, 2)]),
+            (1, "b1".into(), vec![inst(Opcode::s_endpgm, vec![], vec![])]),
+            (2, "b2".into(), last),
+        ];
+        let mut code = Expanded { blocks, windows: None, call_vgpr_reads, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        run(&mut code, isa::Target::new(Gpu::Gfx90a))
+    }
+
+    #[test]
+    fn reads_of_a_later_block_behind_its_own_write_do_not_keep_a_move() {
+        let exec = Operand::Reg(Reg::exec(2));
+        let write_v1 = || inst(Opcode::v_mov_b32, vec![v(1)], vec![Operand::imm32(7)]);
+        let read_v1 = || inst(Opcode::v_add_u32, vec![v(4)], vec![v(1), v(0)]);
+        // Block 2 writes v1 before reading it, under the same EXEC.
+        assert_eq!(before_block(vec![write_v1(), read_v1()], 0), 1);
+        // An EXEC write between: the read may see lanes the write did not
+        // write, which hold block 0's value.
+        let set_exec = inst(Opcode::s_mov_b64, vec![exec], vec![Operand::Reg(Reg::s(6, 2))]);
+        assert_eq!(before_block(vec![write_v1(), set_exec, read_v1()], 0), 0);
+        // A partial write reads what it keeps.
+        let partial = inst(Opcode::v_writelane_b32, vec![v(1)], vec![s(3), Operand::imm32(0)]);
+        assert_eq!(before_block(vec![partial, read_v1()], 0), 0);
+    }
+
+    #[test]
+    fn calls_read_the_argument_vgprs_and_every_sgpr() {
+        let ra = Operand::Reg(Reg::s(30, 2));
+        let call = || inst(Opcode::s_swappc_b64, vec![ra.clone()], vec![ra.clone()]);
+        // v1 carries an argument of the function's calls: the move stays.
+        assert_eq!(before_block(vec![call()], 0b10), 0);
+        // The calls pass nothing in v1: nothing reads block 0's value.
+        assert_eq!(before_block(vec![call()], 0b1), 1);
+        // Within a block: a move into an argument VGPR before the call stays,
+        // one into another VGPR overwritten after the call goes, and so does
+        // one into an SGPR only when nothing but a later write follows.
+        let (ops, removed) = {
+            let block = vec![
+                inst(Opcode::v_mov_b32, vec![v(0)], vec![Operand::imm32(1)]),
+                inst(Opcode::v_mov_b32, vec![v(5)], vec![Operand::imm32(2)]),
+                inst(Opcode::s_mov_b32, vec![s(8)], vec![Operand::imm32(3)]),
+                call(),
+                inst(Opcode::v_mov_b32, vec![v(5)], vec![Operand::imm32(4)]),
+                inst(Opcode::s_mov_b32, vec![s(8)], vec![Operand::imm32(5)]),
+                inst(Opcode::v_add_u32, vec![v(6)], vec![v(5), v(0)]),
+                inst(Opcode::s_add_u32, vec![s(9)], vec![s(8), s(8)]),
+                inst(Opcode::s_endpgm, vec![], vec![]),
+            ];
+            let mut code = Expanded { blocks: vec![(0, "b".into(), block)], windows: None, call_vgpr_reads: 0b1, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+            let removed = run(&mut code, isa::Target::new(Gpu::Gfx90a));
+            (code.blocks[0].2.iter().map(|e| e.inst.op).collect::<Vec<_>>(), removed)
+        };
+        assert_eq!(removed, 1, "{ops:?}");
+        assert_eq!(ops[..3], [Opcode::v_mov_b32, Opcode::s_mov_b32, Opcode::s_swappc_b64]);
     }
 
     #[test]

@@ -124,5 +124,5 @@ fn thread_jumps(code: &Expanded) -> Expanded {
             .collect();
         out.push((*b, name.clone(), insts));
     }
-    Expanded { blocks: out, windows: code.windows, vgprs: code.vgprs, agprs: code.agprs, spills: code.spills, sgprs: code.sgprs, uses_vcc: code.uses_vcc, scratch_bytes: code.scratch_bytes, frame_bytes: code.frame_bytes }
+    Expanded { blocks: out, windows: code.windows, call_vgpr_reads: code.call_vgpr_reads, vgprs: code.vgprs, agprs: code.agprs, spills: code.spills, sgprs: code.sgprs, uses_vcc: code.uses_vcc, scratch_bytes: code.scratch_bytes, frame_bytes: code.frame_bytes }
 }

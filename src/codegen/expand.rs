@@ -299,9 +299,13 @@ pub struct Expanded {
     /// targets name VCode block indices.
     pub blocks: Vec<(usize, String, Vec<Emitted>)>,
     /// Where the pair windows start when only windows lie above the
-    /// allocated VGPRs (dense kernels without spills): window_rename may
-    /// move them down and recount `vgprs`.
+    /// allocated VGPRs (kernels without spills): window_rename may move
+    /// them down and recount `vgprs`.
     pub windows: Option<Windows>,
+    /// The VGPRs below v32 that some call of the function passes a value in
+    /// (bit n: vN; arguments and implicit inputs): what a callee may read
+    /// of v0-v31.
+    pub call_vgpr_reads: u32,
     /// VGPRs used (highest + 1), SGPRs used (highest + 1), VCC written.
     pub vgprs: u32,
     /// AGPRs used (highest + 1; spill slots beyond the VGPRs).
@@ -316,7 +320,7 @@ pub struct Expanded {
     pub frame_bytes: u32,
 }
 
-/// The pair windows of a dense kernel: VGPRs from `base` up are windows
+/// The pair windows of a kernel (with or without calls): VGPRs from `base` up are windows
 /// only (the allocated values lie below).
 #[derive(Clone, Copy, Debug)]
 pub struct Windows {
@@ -1938,7 +1942,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     }
     let mut vgprs = if spill_vgpr_count > 0 { u32::from(spill_vgpr + spill_vgpr_count).max(u32::from(vgpr_top)) } else { u32::from(vgpr_top) };
     let mut windows = None;
-    if vcode.layout == Layout::Dense && spill_vgpr_count == 0 && vgpr_top > vgpr_end {
+    if matches!(vcode.layout, Layout::Dense | Layout::Caller) && spill_vgpr_count == 0 && vgpr_top > vgpr_end {
         windows = Some(Windows { base: window_base });
         // Windows reserved for pair operands that the placement kept in place
         // everywhere are not used: the count is what the code references.
@@ -1958,7 +1962,17 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         e.inst.defs.iter().any(|o| matches!(o, isa::Operand::Reg(r) if r.base == isa::PhysReg::VCC))
     });
     let spills = SpillCounts { sgprs: ctx.sgpr_spill_stores, vgprs: ctx.vgpr_spill_stores, slot_vgprs: u32::from(place.slot_vgprs) };
-    Ok(Expanded { blocks, windows, vgprs, agprs: u32::from(place.agprs), spills, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { ctx.frame.sp_end } else { 0 } })
+    let call_vgpr_reads = vcode
+        .insts
+        .iter()
+        .filter(|m| matches!(m.kind, MKind::Call { .. }))
+        .flat_map(|m| &m.ops)
+        .filter_map(|o| match o.constraint() {
+            ra::OperandConstraint::FixedReg(p) if p.class() == ra::RegClass::Float && p.hw_enc() < 32 => Some(1u32 << p.hw_enc()),
+            _ => None,
+        })
+        .fold(0, |m, bit| m | bit);
+    Ok(Expanded { blocks, windows, call_vgpr_reads, vgprs, agprs: u32::from(place.agprs), spills, sgprs, uses_vcc, scratch_bytes: spill_bytes, frame_bytes: if scratch.is_some() { ctx.frame.sp_end } else { 0 } })
 }
 
 /// The registers of one class that the entry defines (arguments and inputs

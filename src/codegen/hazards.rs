@@ -311,6 +311,7 @@ mod tests {
     fn across_blocks(first: isa::Inst, second: isa::Inst, gpu: Gpu) -> Vec<(Opcode, u16)> {
         let mut expanded = Expanded {
             windows: None,
+            call_vgpr_reads: 0,
             blocks: vec![(0, "a".into(), vec![emitted(first)]), (1, "b".into(), vec![emitted(second), emitted(isa::Inst::sopp(Opcode::s_endpgm, 0))])],
             vgprs: 32,
             agprs: 0,

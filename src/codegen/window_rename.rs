@@ -24,8 +24,10 @@
 //! the new register are exactly those that register's old value no longer
 //! needs, and the lanes outside EXEC keep their values. Only kernels whose
 //! every exit is `s_endpgm` (the scan knows the other blocks) and that
-//! neither spill nor use AGPRs are renamed; the VGPR count is then the
-//! highest register referenced.
+//! neither spill nor use AGPRs are renamed, with or without calls (a call
+//! reads what the scan says a callee may read, and no life contains one);
+//! the VGPR count is then the highest register referenced (a kernel that
+//! calls also counts its callees', as before).
 
 use super::dead_moves::{writes_exec, Scan};
 use super::expand::{vgpr_span, vgprs_named, Expanded};
@@ -98,7 +100,7 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
     let pairs = usize::from(top.saturating_sub(base)).div_ceil(2);
     let mut movable = vec![true; pairs];
     for (k, e) in block.iter().enumerate() {
-        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty();
+        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64);
         barriers_before.push(barriers_before[k] + u32::from(barrier));
         for (b, s) in e.inst.defs.iter().chain(&e.inst.uses).filter_map(vgpr_span) {
             for r in b..(b + s).min(top) {
@@ -245,6 +247,7 @@ mod tests {
         Expanded {
             blocks: vec![(0, "b".into(), block)],
             windows: Some(Windows { base: 4 }),
+            call_vgpr_reads: 0,
             vgprs: 8,
             agprs: 0,
             spills: SpillCounts::default(),
