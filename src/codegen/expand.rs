@@ -476,6 +476,39 @@ pub struct Placement {
     pub memory_slots: u32,
 }
 
+/// How many pair and multi-dword operands (`Fill::VPair`, `Fill::Tuple`)
+/// the placement of `out` leaves out of place: not consecutive from an even
+/// VGPR, so expansion copies them into a window (or a tuple) around their
+/// instruction. Register allocation compares allocations by it.
+pub fn tuples_out_of_place(vcode: &VCode, out: &ra::Output) -> usize {
+    let place = Placement::new(vcode, out);
+    let mut count = 0;
+    for (index, m) in vcode.insts.iter().enumerate() {
+        let fills: Vec<&(Slot, Fill)> = match &m.kind {
+            MKind::Real { fills, .. } => fills.iter().collect(),
+            MKind::Seq(parts) => parts.iter().flat_map(|(_, f)| f).collect(),
+            _ => continue,
+        };
+        if fills.is_empty() {
+            continue;
+        }
+        let allocs = out.inst_allocs(ra::Inst::new(index));
+        let placed = |i: u8| allocs[usize::from(i)].as_reg().filter(|p| p.class() == ra::RegClass::Float).map(|p| place.vgpr[p.hw_enc()]);
+        for (_, fill) in fills {
+            let regs: Option<Vec<u16>> = match *fill {
+                Fill::VPair { lo, hi, .. } => placed(lo).zip(placed(hi)).map(|(l, h)| vec![l, h]),
+                Fill::Tuple { regs, n } => regs[..usize::from(n)].iter().map(|&r| placed(r)).collect(),
+                _ => None,
+            };
+            if let Some(regs) = regs {
+                let in_place = regs[0] % 2 == 0 && regs.iter().enumerate().all(|(k, &r)| r == regs[0] + k as u16);
+                count += usize::from(!in_place);
+            }
+        }
+    }
+    count
+}
+
 impl Placement {
     /// Registers keep their numbers (layouts with calls); pair units and the
     /// temporaries go where the layout puts them.

@@ -14,7 +14,12 @@
 //! as a result of its last instruction, which reads the pair before it
 //! writes: `global_load v3, v[2:3]`; not the 64-bit multiply-adds, whose
 //! result may not overlap a source), and are not taken by an earlier
-//! candidate still alive there. Unmoved candidates keep their window; later ones
+//! candidate still alive there. A half whose life fills it by copying a
+//! register that nothing reads after the copy (`v_mov v7, v1`, v1 dead
+//! there) may take that register instead, if the life references it
+//! nowhere else: the copy becomes a move onto itself and goes (a
+//! compare-and-swap's data pair built around the value it replaces).
+//! Unmoved candidates keep their window; later ones
 //! never take a register that an unprocessed candidate's references need,
 //! so keeping is always possible.
 //!
@@ -152,6 +157,8 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
     // Per window pair: its latest processed candidate, and whether it moved.
     let mut latest: Vec<Option<(usize, usize, bool)>> = vec![None; pairs];
     let mut moved = 0;
+    // Copies the renaming made moves onto themselves.
+    let mut onto_itself: Vec<usize> = Vec::new();
     for c in &candidates {
         let (start, end) = (c.start, c.end);
         let moved_away = |r: u16, k: usize, inclusive_start: bool| {
@@ -179,7 +186,26 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
                     list[from..].iter().take_while(|&&k| k <= end).all(|&k| moved_away(r, k, true) || (k == end && k > start && written_last(r)))
                 }
         };
-        let to = (0..c.pair).step_by(step).find(|&r| available(r) && available(r + 1)).unwrap_or(c.pair);
+        // A window half that the life fills with a copy of a register whose
+        // value nothing else reads after it (`v_mov v7, v1` with v1 dead
+        // there) may take that register: the copy becomes a move onto
+        // itself, deleted below. The register may be referenced nowhere
+        // else in the life (but as a result of its last instruction, as
+        // above), so it holds the copied value from the copy on.
+        let coalesced = |r: u16, w: u16| {
+            let block = &code.blocks[index].2;
+            let list = &refs[usize::from(w)];
+            let Some(&k) = list.get(list.partition_point(|&k| k < start)).filter(|&&k| k <= end) else { return false };
+            let copies_r = vgpr_copy(&block[k].inst) == Some((w, r));
+            let elsewhere = {
+                let list = &refs[usize::from(r)];
+                let from = list.partition_point(|&q| q < start);
+                list[from..].iter().take_while(|&&q| q <= end).any(|&q| q != k && !(q == end && q > k && written_last(r)))
+            };
+            r < base && copies_r && !elsewhere && is_free(k + 1, r) && busy_until[usize::from(r)].is_none_or(|until| until < start)
+        };
+        let fits = |r: u16, w: u16| available(r) || coalesced(r, w);
+        let to = (0..c.pair).step_by(step).find(|&r| fits(r, c.pair) && fits(r + 1, c.pair + 1)).unwrap_or(c.pair);
         busy_until[usize::from(to)] = Some(end);
         busy_until[usize::from(to + 1)] = Some(end);
         latest[usize::from((c.pair - base) / 2)] = Some((start, end, to != c.pair));
@@ -201,10 +227,35 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
                         }
                     }
                 }
+                if let Some((d, s)) = vgpr_copy(&e.inst) {
+                    if d == s {
+                        onto_itself.push(start + k);
+                    }
+                }
             }
         }
     }
+    if !onto_itself.is_empty() {
+        let block = &mut code.blocks[index].2;
+        let mut k = 0;
+        block.retain(|_| {
+            k += 1;
+            !onto_itself.contains(&(k - 1))
+        });
+    }
     moved
+}
+
+/// A plain `v_mov_b32` between single VGPRs: (destination, source) by
+/// VGPR number.
+fn vgpr_copy(inst: &crate::isa::Inst) -> Option<(u16, u16)> {
+    if inst.op != Opcode::v_mov_b32 || inst.mods != crate::isa::Mods::default() || inst.vopd_y.is_some() {
+        return None;
+    }
+    match (inst.defs.as_slice(), inst.uses.as_slice()) {
+        ([Operand::Reg(d)], [Operand::Reg(s)]) if d.base.is_vgpr() && s.base.is_vgpr() && d.size == 1 && s.size == 1 => Some((d.base.index(), s.base.index())),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -325,6 +376,42 @@ mod tests {
         assert_eq!(block[1].inst.uses[0], v(4, 2));
         assert_eq!(block[1].inst.defs[0], v(0, 2));
         assert_eq!(block[2].inst.uses[0], v(0, 2));
+    }
+
+    /// A compare-and-swap's data pair filled by copies: v2 (new value) dies
+    /// at its copy (the atomic's result replaces it), v1 (compared value)
+    /// is read again later.
+    fn cmpswap_from_copies() -> Vec<Emitted> {
+        vec![
+            inst(Opcode::v_mov_b32, vec![v(4, 1)], vec![v(2, 1)]),
+            inst(Opcode::v_mov_b32, vec![v(5, 1)], vec![v(1, 1)]),
+            inst(Opcode::global_atomic_cmpswap, vec![v(2, 1)], vec![v(0, 1), v(4, 2), s(0)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(0, 1), v(1, 1), s(0)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(0, 1), v(2, 1), s(2)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ]
+    }
+
+    #[test]
+    fn a_window_half_takes_the_register_its_copy_reads_where_that_dies() {
+        // v[2:3]: v2 is the source of the low half's copy and dead after it
+        // (the atomic writes it), v3 is free; the copy goes. v[0:1] is not
+        // taken: v1's value is read after the life.
+        let mut code = one_block(cmpswap_from_copies());
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 1);
+        let block: Vec<_> = code.blocks[0].2.iter().map(|e| (e.inst.op, e.inst.defs.clone(), e.inst.uses.clone())).collect();
+        assert_eq!(block.len(), 5, "{block:?}");
+        assert_eq!(block[0], (Opcode::v_mov_b32, vec![v(3, 1)], vec![v(1, 1)]));
+        assert_eq!(block[1], (Opcode::global_atomic_cmpswap, vec![v(2, 1)], vec![v(0, 1), v(2, 2), s(0)]));
+        assert_eq!(code.vgprs, 4);
+        // Read again after the copy, v2 keeps its value and the window stays.
+        let mut block = cmpswap_from_copies();
+        block[2].inst.defs[0] = v(3, 1);
+        block[4].inst.uses[1] = v(3, 1);
+        block.insert(3, inst(Opcode::global_store_dword, vec![], vec![v(0, 1), v(2, 1), s(2)]));
+        let mut code = one_block(block);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 0);
+        assert_eq!(code.blocks[0].2.len(), 7);
     }
 
     #[test]
