@@ -683,7 +683,8 @@ impl Lowering {
         // block (a uniform branch gives each edge a block of its own), so
         // the `else` edge's reads, its arguments and the values merged at
         // the exits of loops it leaves, come after the `then` edge's
-        // assignments too. Values that share a parameter's register count:
+        // assignments (parameters, and the accumulators of the loops it
+        // leaves) too. Values that share a parameter's register count:
         // `sext %i` has `%i`'s as its low half, merged at an exit after the
         // back edge assigned `%i`.
         let func = h.func();
@@ -717,6 +718,11 @@ impl Lowering {
             }
             if one_block {
                 assigned_before.extend(own);
+                // The accumulators the edge writes for the loops it leaves
+                // (a join's parameter variable among them, when shared).
+                for l in h.structure().loops_left(b, c.block.0 as usize) {
+                    assigned_before.extend(self.tracked[l].iter().flat_map(|t| t.accs.iter().copied()));
+                }
             }
         }
         for j in self.saves_for[b].clone() {
