@@ -145,9 +145,7 @@ fn scalar_registers() -> RegSet {
 /// [`call_reads`] and returns to the next instruction. `None` when the
 /// function leaves other than by `s_endpgm` (a device function's return:
 /// its caller reads registers that no operand lists).
-fn reachable_reads(code: &Expanded, target: Target) -> Option<Vec<RegSet>> {
-    let by_call = call_reads(code.call_vgpr_reads);
-    let scalar = scalar_registers();
+fn reachable_reads(code: &Expanded, target: Target, by_call: &RegSet, scalar: &RegSet) -> Option<Vec<RegSet>> {
     let position: hashbrown::HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(i, (b, _, _))| (*b, i)).collect();
     let mut own = Vec::with_capacity(code.blocks.len());
     let mut successors: Vec<Vec<usize>> = Vec::with_capacity(code.blocks.len());
@@ -179,7 +177,7 @@ fn reachable_reads(code: &Expanded, target: Target) -> Option<Vec<RegSet>> {
             }
             reads(&e.inst, target).for_each(|span| exposed.insert_span(span));
             if e.inst.op == Opcode::s_swappc_b64 {
-                exposed.union_with(&by_call);
+                exposed.union_with(by_call);
             }
         }
         let mut read = exposed;
@@ -247,10 +245,11 @@ pub(super) struct Scan {
 
 impl Scan {
     pub(super) fn new(code: &Expanded, target: Target) -> Scan {
+        let (by_call, scalar) = (call_reads(code.call_vgpr_reads), scalar_registers());
         Scan {
-            reach: reachable_reads(code, target),
-            by_call: call_reads(code.call_vgpr_reads),
-            scalar: scalar_registers(),
+            reach: reachable_reads(code, target, &by_call, &scalar),
+            by_call,
+            scalar,
             position: code.blocks.iter().enumerate().map(|(i, (b, _, _))| (*b, i)).collect(),
             layout_len: code.blocks.len(),
             target,

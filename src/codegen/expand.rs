@@ -87,28 +87,13 @@ fn paired_dense(vcode: &VCode, out: &ra::Output, used: &[bool; 64], pinned: &[bo
     // Wanted runs of registers: a pair's (low, high), a multi-dword access's
     // tuple (Fill::Tuple), by how often they are asked for.
     let mut weight: hashbrown::HashMap<Vec<usize>, u32> = hashbrown::HashMap::new();
-    for (index, m) in vcode.insts.iter().enumerate() {
-        let fills: Vec<&(Slot, Fill)> = match &m.kind {
-            MKind::Real { fills, .. } => fills.iter().collect(),
-            MKind::Seq(parts) => parts.iter().flat_map(|(_, f)| f).collect(),
-            _ => continue,
-        };
-        let allocs = out.inst_allocs(ra::Inst::new(index));
-        let vgpr = |i: u8| allocs[usize::from(i)].as_reg().filter(|p| p.class() == ra::RegClass::Float).map(|p| p.hw_enc());
-        for (_, fill) in fills {
-            let run: Option<Vec<usize>> = match *fill {
-                Fill::VPair { lo, hi, .. } => vgpr(lo).zip(vgpr(hi)).map(|(l, h)| vec![l, h]),
-                Fill::Tuple { regs, n } => regs[..usize::from(n)].iter().map(|&r| vgpr(r)).collect(),
-                _ => None,
-            };
-            let Some(run) = run else { continue };
-            let distinct = run.iter().enumerate().all(|(k, r)| !run[..k].contains(r));
-            // A pinned register keeps its number: it can only be the low
-            // half, of a pair on an even one.
-            let pinnable = run.iter().skip(1).all(|&r| !pinned[r]) && (!pinned[run[0]] || (run[0] % 2 == 0 && run.len() == 2));
-            if distinct && pinnable {
-                *weight.entry(run).or_insert(0) += 1;
-            }
+    for run in tuple_runs(vcode, out) {
+        let distinct = run.iter().enumerate().all(|(k, r)| !run[..k].contains(r));
+        // A pinned register keeps its number: it can only be the low
+        // half, of a pair on an even one.
+        let pinnable = run.iter().skip(1).all(|&r| !pinned[r]) && (!pinned[run[0]] || (run[0] % 2 == 0 && run.len() == 2));
+        if distinct && pinnable {
+            *weight.entry(run).or_insert(0) += 1;
         }
     }
     let mut wanted: Vec<(Vec<usize>, u32)> = weight.into_iter().collect();
@@ -482,31 +467,32 @@ pub struct Placement {
 /// instruction. Register allocation compares allocations by it.
 pub fn tuples_out_of_place(vcode: &VCode, out: &ra::Output) -> usize {
     let place = Placement::new(vcode, out);
-    let mut count = 0;
-    for (index, m) in vcode.insts.iter().enumerate() {
+    tuple_runs(vcode, out)
+        .filter(|run| {
+            let regs: Vec<u16> = run.iter().map(|&p| place.vgpr[p]).collect();
+            !(regs[0] % 2 == 0 && regs.iter().enumerate().all(|(k, &r)| r == regs[0] + k as u16))
+        })
+        .count()
+}
+
+/// The VGPR runs that pair and multi-dword operands (`Fill::VPair`,
+/// `Fill::Tuple`) want consecutive, as regalloc2's registers (`hw_enc`),
+/// one per operand, in instruction order.
+fn tuple_runs<'a>(vcode: &'a VCode, out: &'a ra::Output) -> impl Iterator<Item = Vec<usize>> + 'a {
+    vcode.insts.iter().enumerate().flat_map(move |(index, m)| {
         let fills: Vec<&(Slot, Fill)> = match &m.kind {
             MKind::Real { fills, .. } => fills.iter().collect(),
             MKind::Seq(parts) => parts.iter().flat_map(|(_, f)| f).collect(),
-            _ => continue,
+            _ => Vec::new(),
         };
-        if fills.is_empty() {
-            continue;
-        }
-        let allocs = out.inst_allocs(ra::Inst::new(index));
-        let placed = |i: u8| allocs[usize::from(i)].as_reg().filter(|p| p.class() == ra::RegClass::Float).map(|p| place.vgpr[p.hw_enc()]);
-        for (_, fill) in fills {
-            let regs: Option<Vec<u16>> = match *fill {
-                Fill::VPair { lo, hi, .. } => placed(lo).zip(placed(hi)).map(|(l, h)| vec![l, h]),
-                Fill::Tuple { regs, n } => regs[..usize::from(n)].iter().map(|&r| placed(r)).collect(),
-                _ => None,
-            };
-            if let Some(regs) = regs {
-                let in_place = regs[0] % 2 == 0 && regs.iter().enumerate().all(|(k, &r)| r == regs[0] + k as u16);
-                count += usize::from(!in_place);
-            }
-        }
-    }
-    count
+        let allocs = if fills.is_empty() { &[][..] } else { out.inst_allocs(ra::Inst::new(index)) };
+        let vgpr = move |i: u8| allocs[usize::from(i)].as_reg().filter(|p| p.class() == ra::RegClass::Float).map(|p| p.hw_enc());
+        fills.into_iter().filter_map(move |(_, fill)| match *fill {
+            Fill::VPair { lo, hi, .. } => vgpr(lo).zip(vgpr(hi)).map(|(l, h)| vec![l, h]),
+            Fill::Tuple { regs, n } => regs[..usize::from(n)].iter().map(|&r| vgpr(r)).collect(),
+            _ => None,
+        })
+    })
 }
 
 impl Placement {

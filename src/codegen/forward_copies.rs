@@ -34,8 +34,9 @@ fn rewritable(inst: &isa::Inst) -> bool {
     !cross_lane && !tied && inst.vopd_y.is_none()
 }
 
-/// A plain VGPR-to-VGPR `v_mov_b32`: (destination, source).
-fn vgpr_copy(inst: &isa::Inst) -> Option<(u16, u16)> {
+/// A plain VGPR-to-VGPR `v_mov_b32`: (destination, source), as PhysReg
+/// indices.
+pub(super) fn vgpr_copy(inst: &isa::Inst) -> Option<(u16, u16)> {
     if inst.op != Opcode::v_mov_b32 || inst.mods != isa::Mods::default() || inst.vopd_y.is_some() {
         return None;
     }

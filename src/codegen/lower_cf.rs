@@ -705,7 +705,8 @@ impl Lowering {
             let own: HashSet<ra::VReg> = vars_of(c).into_iter().collect();
             let args = c.args.iter().filter_map(|a| if let Operand::Value(v) = a { Some(*v) } else { None });
             let mut read: Vec<(Value, bool)> = args.map(|v| (v, true)).collect();
-            for l in h.structure().loops_left(b, c.block.0 as usize) {
+            let left = h.structure().loops_left(b, c.block.0 as usize);
+            for &l in &left {
                 read.extend(self.tracked[l].iter().map(|t| (t.value, false)));
             }
             while let Some((v, is_arg)) = read.pop() {
@@ -720,7 +721,7 @@ impl Lowering {
                 assigned_before.extend(own);
                 // The accumulators the edge writes for the loops it leaves
                 // (a join's parameter variable among them, when shared).
-                for l in h.structure().loops_left(b, c.block.0 as usize) {
+                for &l in &left {
                     assigned_before.extend(self.tracked[l].iter().flat_map(|t| t.accs.iter().copied()));
                 }
             }

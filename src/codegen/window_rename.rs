@@ -246,16 +246,10 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
     moved
 }
 
-/// A plain `v_mov_b32` between single VGPRs: (destination, source) by
-/// VGPR number.
+/// A plain `v_mov_b32` between single VGPRs (forward_copies'): (destination,
+/// source) by VGPR number.
 fn vgpr_copy(inst: &crate::isa::Inst) -> Option<(u16, u16)> {
-    if inst.op != Opcode::v_mov_b32 || inst.mods != crate::isa::Mods::default() || inst.vopd_y.is_some() {
-        return None;
-    }
-    match (inst.defs.as_slice(), inst.uses.as_slice()) {
-        ([Operand::Reg(d)], [Operand::Reg(s)]) if d.base.is_vgpr() && s.base.is_vgpr() && d.size == 1 && s.size == 1 => Some((d.base.index(), s.base.index())),
-        _ => None,
-    }
+    super::forward_copies::vgpr_copy(inst).map(|(d, s)| (PhysReg(d).index(), PhysReg(s).index()))
 }
 
 #[cfg(test)]
