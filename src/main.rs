@@ -363,7 +363,17 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
         }
     }
     let opt_level = amdgpu_cg::opt::OptLevel::parse(&args.opt_level).unwrap_or_default();
-    let options = amdgpu_cg::codegen::Options { print_after, time_passes: args.time_passes, external: args.external.clone(), opt_level, verify_passes: false, jobs: 1, min_waves: args.min_waves, max_vgprs: args.max_vgprs };
+    let options = amdgpu_cg::codegen::Options {
+        print_after,
+        time_passes: args.time_passes,
+        external: args.external.clone(),
+        opt_level,
+        verify_passes: false,
+        jobs: 1,
+        min_waves: args.min_waves,
+        max_vgprs: args.max_vgprs,
+        listing: matches!(emit, Emit::Asm),
+    };
     let startup = START.get().map(|s| s.elapsed()).unwrap_or_default();
     let jobs = if args.jobs == 0 { amdgpu_cg::parallel::cores() } else { args.jobs };
     let (module, file, load_timings) = driver::load_input_timed(&input, jobs)?;

@@ -37,11 +37,34 @@ use super::expand::{overlaps, reg_span, Emitted, Expanded};
 use crate::isa::{self, Opcode, PhysReg, Target};
 
 /// Whether an instruction's register outputs replace every active lane of
-/// their registers.
+/// their registers (a table by opcode and GPU, built once: the rule reads
+/// mnemonics, and the pass asks for every instruction of every block).
 fn writes_fully(inst: &isa::Inst, target: Target) -> bool {
-    let name = inst.op.info().name;
-    let format = inst.op.info().format(target.gpu);
-    if name.contains("d16") || name.contains("writelane") || name.contains("mac") || name.contains("sdwa") || name.contains("dpp") {
+    static TABLE: std::sync::OnceLock<Vec<[bool; 3]>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        (0..Opcode::COUNT)
+            .map(|i| {
+                let op = Opcode::from_index(i).expect("an opcode index");
+                isa::Gpu::ALL.map(|gpu| writes_fully_uncached(op, gpu))
+            })
+            .collect()
+    });
+    let gpu = isa::Gpu::ALL
+        .iter()
+        .position(|&g| g == target.gpu)
+        .expect("a known GPU");
+    table[inst.op as usize][gpu]
+}
+
+fn writes_fully_uncached(op: Opcode, gpu: isa::Gpu) -> bool {
+    let name = op.info().name;
+    let format = op.info().format(gpu);
+    if name.contains("d16")
+        || name.contains("writelane")
+        || name.contains("mac")
+        || name.contains("sdwa")
+        || name.contains("dpp")
+    {
         return false;
     }
     if format.is_valu() || format.is_flat() || format == isa::opcodes::Format::Ds || format == isa::opcodes::Format::Mubuf {
@@ -61,9 +84,23 @@ fn plain_sgprs((base, size): (u16, u16)) -> bool {
 }
 
 pub(super) fn writes_exec(inst: &isa::Inst) -> bool {
-    let name = inst.op.info().name;
+    // Opcodes that write EXEC without naming it (a table built once).
+    static IMPLICIT: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let implicit = IMPLICIT.get_or_init(|| {
+        (0..Opcode::COUNT)
+            .map(|i| {
+                let name = Opcode::from_index(i).expect("an opcode index").info().name;
+                name.starts_with("v_cmpx") || name.contains("saveexec")
+            })
+            .collect()
+    });
     let exec = (PhysReg::EXEC.0, 2u16);
-    name.starts_with("v_cmpx") || name.contains("saveexec") || inst.defs.iter().filter_map(reg_span).any(|d| overlaps(d, exec))
+    implicit[inst.op as usize]
+        || inst
+            .defs
+            .iter()
+            .filter_map(reg_span)
+            .any(|d| overlaps(d, exec))
 }
 
 /// Registers by PhysReg index, one bit each.

@@ -17,8 +17,14 @@ pub struct Encoded {
     pub cfi: Vec<(u32, super::expand::CfiEvent)>,
 }
 
-/// Encodes the blocks in order, resolving branch targets.
-pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encoded, Diagnostic> {
+/// Encodes the blocks in order, resolving branch targets; with `listing`, also
+/// writes the assembly text (empty without).
+pub fn encode(
+    func_name: &str,
+    code: &Expanded,
+    target: Target,
+    listing: bool,
+) -> Result<Encoded, Diagnostic> {
     let threaded = thread_jumps(code);
     let code = &threaded;
     let fail = |e: isa::EncodeError, inst: &isa::Inst| {
@@ -55,42 +61,74 @@ pub fn encode(func_name: &str, code: &Expanded, target: Target) -> Result<Encode
     // relocated literals (`s_add_u32`, `s_addc_u32`) are still to print.
     let mut call_literals: Option<(String, u8)> = None;
     for &(b, ref name, ref insts) in &code.blocks {
-        if labels[b] || b == 0 {
+        if listing && (labels[b] || b == 0) {
             asm.push_str(&format!("{}:{}; {name}\n", label(b), " ".repeat(4)));
-        } else {
+        } else if listing {
             asm.push_str(&format!("; {name}\n"));
         }
         for e in insts {
-            let mut inst = e.inst.clone();
             let at = bytes.len();
-            cfi.extend(e.cfi.iter().filter(|c| !c.after).map(|c| (at as u32, c.event.clone())));
+            cfi.extend(
+                e.cfi
+                    .iter()
+                    .filter(|c| !c.after)
+                    .map(|c| (at as u32, c.event.clone())),
+            );
+            // A branch gets its offset; other instructions are encoded as they are.
+            let branch;
+            let inst = match e.target {
+                Some(t) => {
+                    let delta = (offsets[t] as i64 - (at as i64 + 4)) / 4;
+                    let delta = i16::try_from(delta).map_err(|_| {
+                        Diagnostic::new(
+                            format!("branch in @{func_name} is too far ({delta} words)"),
+                            crate::mir::Span::NONE,
+                        )
+                    })?;
+                    branch = isa::Inst {
+                        imm: delta as u16,
+                        ..e.inst.clone()
+                    };
+                    &branch
+                }
+                None => &e.inst,
+            };
             if let Some(t) = e.target {
-                let delta = (offsets[t] as i64 - (at as i64 + 4)) / 4;
-                let delta = i16::try_from(delta).map_err(|_| {
-                    Diagnostic::new(format!("branch in @{func_name} is too far ({delta} words)"), crate::mir::Span::NONE)
-                })?;
-                inst.imm = delta as u16;
-                let mnemonic = isa::print::mnemonic(&inst, target.gpu);
-                asm.push_str(&format!("  {mnemonic} {}\n", label(t)));
+                if listing {
+                    let mnemonic = isa::print::mnemonic(inst, target.gpu);
+                    asm.push_str(&format!("  {mnemonic} {}\n", label(t)));
+                }
             } else if let Some((callee, done)) = call_literals.take() {
                 // The literal is a placeholder the linker fills in: the listing
                 // names the relocation instead, as llc-22's does, so that it
                 // re-assembles into the same code.
-                let [lo, hi] = crate::codeobj::Reloc::getpc_pair(0, &callee);
-                let r = if done == 0 { lo } else { hi };
-                let text = isa::print(&inst, target);
-                let placeholder = format!("0x{:x}", super::expand::CALL_LITERAL_PLACEHOLDER);
-                let at = text.rfind(&placeholder).ok_or_else(|| {
-                    Diagnostic::new(format!("internal error: call literal missing in '{text}' in @{func_name}"), crate::mir::Span::NONE)
-                })?;
-                asm.push_str(&format!("  {}{}{}\n", &text[..at], r.asm_expression(), &text[at + placeholder.len()..]));
+                if listing {
+                    let [lo, hi] = crate::codeobj::Reloc::getpc_pair(0, &callee);
+                    let r = if done == 0 { lo } else { hi };
+                    let text = isa::print(inst, target);
+                    let placeholder = format!("0x{:x}", super::expand::CALL_LITERAL_PLACEHOLDER);
+                    let at = text.rfind(&placeholder).ok_or_else(|| {
+                        Diagnostic::new(
+                            format!(
+                                "internal error: call literal missing in '{text}' in @{func_name}"
+                            ),
+                            crate::mir::Span::NONE,
+                        )
+                    })?;
+                    asm.push_str(&format!(
+                        "  {}{}{}\n",
+                        &text[..at],
+                        r.asm_expression(),
+                        &text[at + placeholder.len()..]
+                    ));
+                }
                 if done == 0 {
                     call_literals = Some((callee, 1));
                 }
-            } else {
-                asm.push_str(&format!("  {}\n", isa::print(&inst, target)));
+            } else if listing {
+                asm.push_str(&format!("  {}\n", isa::print(inst, target)));
             }
-            isa::encode(&inst, target, &mut bytes).map_err(|err| fail(err, &inst))?;
+            isa::encode(inst, target, &mut bytes).map_err(|err| fail(err, inst))?;
             if let Some(callee) = &e.symbol {
                 relocated.push((bytes.len() as u64, callee.clone()));
                 call_literals = Some((callee.clone(), 0));

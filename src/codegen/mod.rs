@@ -54,7 +54,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 pub const PASSES: [&str; 32] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Print the function after these passes (or all with `"all"`).
     pub print_after: Vec<String>,
@@ -80,6 +80,26 @@ pub struct Options {
     pub min_waves: Option<u32>,
     /// At most this many VGPRs per kernel (`--max-vgprs`).
     pub max_vgprs: Option<u32>,
+    /// Write each function's assembly listing (`CompiledKernel::asm`; on by
+    /// default). The command line turns it off unless it prints the listing:
+    /// the text costs about as much as encoding the code.
+    pub listing: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            print_after: Vec::new(),
+            time_passes: false,
+            external: Vec::new(),
+            opt_level: crate::opt::OptLevel::default(),
+            verify_passes: false,
+            jobs: 0,
+            min_waves: None,
+            max_vgprs: None,
+            listing: true,
+        }
+    }
 }
 
 /// The VGPRs (and, on gfx90a and gfx942, VGPRs plus AGPRs of the unified
@@ -328,11 +348,12 @@ pub fn compile_kernel(
             }
             verified(&selected.vcode, pass)?;
         }
-        let live = vcode::max_live(&selected.vcode);
+        let pressure = vcode::pressure(&selected.vcode);
+        let live = pressure.most;
         let live_vgprs = live[1];
         selected.vcode.callee_windows_high = callee_windows_high(&selected.vcode, live_vgprs);
         selected.vcode.elide_arrival_copies();
-        let allocation = regalloc::allocate(&selected.vcode, t, &func.name, live)?;
+        let allocation = regalloc::allocate(&selected.vcode, t, &func.name, &pressure)?;
         lap(report, "regalloc");
         if selected.vcode.slot_home.in_registers() && expand::spills_vgprs(&selected.vcode, &allocation) && !expand::vgpr_slots_fit(&selected.vcode, &allocation) {
             if slot_home == vcode::SlotHome::Spread {
@@ -406,7 +427,12 @@ pub fn compile_kernel(
         .flat_map(|(b, n)| b..b + n)
         .filter(|&v| v < 32)
         .fold(0u32, |m, v| m | 1 << v);
-    let encoded = emit::encode(&func.name, &expanded, t)?;
+    let encoded = emit::encode(
+        &func.name,
+        &expanded,
+        t,
+        options.listing || wants(options, "emit"),
+    )?;
     lap(report, "emit");
     if wants(options, "emit") {
         report.printed.push_str(&format!("; after emit: @{}\n{}", func.name, encoded.asm));

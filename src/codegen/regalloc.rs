@@ -161,12 +161,23 @@ pub fn slot_colors(vcode: &VCode, out: &ra::Output) -> (Vec<Option<u16>>, u16) {
 /// starts with a few registers per class and doubles the limit of each class that
 /// spilled, up to the class's full size; only then are spills accepted.
 ///
-/// `live` (`vcode::max_live`, per class) says where the search can start:
-/// the SGPR classes at their most values live at once; for VGPRs, in
-/// a kernel without calls at the most values live at once (fewer spill for
-/// sure), growing by half steps; in the other layouts at the largest doubling
-/// step that is at most half of it.
-pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live: [u32; 3]) -> Result<ra::Output, Diagnostic> {
+/// `pressure` (`vcode::pressure`) says where the search can start. A
+/// function's VGPRs need, at every call, as many registers that the call
+/// neither clobbers nor returns in as values live through it: a limit below
+/// that spills for sure, so no run is made there. The most values of a
+/// class live at once is where the SGPR classes start (half as high again
+/// in large functions), and the VGPRs of a kernel without calls (an eighth
+/// above in a large one), growing by half steps; in the other layouts the
+/// VGPRs start at the first step of their growth that holds that many less
+/// the most fixed-register operands of one instruction (values in a call's
+/// argument registers need no register below the limit there).
+pub fn allocate(
+    vcode: &VCode,
+    target: Target,
+    func_name: &str,
+    pressure: &super::vcode::Pressure,
+) -> Result<ra::Output, Diagnostic> {
+    let live = pressure.most;
     let live_vgprs = live[1];
     let _ = target;
     let options = ra::RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions), algorithm: ra::Algorithm::Ion };
@@ -206,7 +217,17 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live: [u32; 3]) 
     // run saved is a whole regalloc2 run (stress ifchain-10000: three runs
     // of about 100 ms each, the pair class growing 4, 8, 16). More SGPRs
     // cost nothing but SGPRs, far from limiting occupancy here.
-    let mut limits = [(live[0] as usize).max(8).min(max[0]), 8.min(max[1]), (live[2] as usize).max(4).min(max[2])];
+    // A large function starts them half as high again: at the bound they
+    // spilled on the stress shapes (loops-4000, ifchain-3000), and a run
+    // there costs more than the SGPRs saved are worth.
+    let large = vcode.insts.len() > NARROW_VGPRS_UP_TO;
+    let sgpr_start = |c: usize, least: usize| {
+        let live = live[c] as usize;
+        (if large { live + live / 2 } else { live })
+            .max(least)
+            .min(max[c])
+    };
+    let mut limits = [sgpr_start(0, 8), 8.min(max[1]), sgpr_start(2, 4)];
     let grow = |c: usize, limit: usize| {
         // A device function's VGPRs above v31 cost a save and a restore
         // each: they are added four at a time.
@@ -226,12 +247,68 @@ pub fn allocate(vcode: &VCode, target: Target, func_name: &str, live: [u32; 3]) 
             (limit * 2).min(max[c])
         }
     };
+    // The shortest prefix of the VGPR order that holds, at every call,
+    // the values live through it in registers the call neither clobbers nor
+    // returns a result in.
+    let calls_need = pressure
+        .vgprs_across_clobbers
+        .iter()
+        .map(|&(inst, through)| {
+            let mut clobbers = ra::Function::inst_clobbers(vcode, ra::Inst::new(inst));
+            for o in &vcode.insts[inst].ops {
+                if let (ra::OperandKind::Def, ra::OperandConstraint::FixedReg(r)) =
+                    (o.kind(), o.constraint())
+                {
+                    clobbers.add(r);
+                }
+            }
+            let mut kept = 0;
+            allowed[1]
+                .iter()
+                .position(|&r| {
+                    kept += usize::from(!clobbers.contains(ra::PReg::new(r, ra::RegClass::Float)));
+                    kept >= through as usize
+                })
+                .map_or(max[1], |p| p + 1)
+        })
+        .max()
+        .unwrap_or(0)
+        .min(max[1]);
     if vcode.layout == super::vcode::Layout::Dense {
         // The most values live at once is a lower bound: fewer registers
-        // spill for sure.
-        limits[1] = (live_vgprs as usize).clamp(2, max[1]);
+        // spill for sure. A small kernel starts there (it often fits, and
+        // bisection narrows the limit after a spill). A large one starts an
+        // eighth above: at the bound itself every stress shape spilled, and
+        // each run costs (the first run's saving on ifchain-1000 is a fifth
+        // of the compilation), while the next half step lands far above what
+        // it needs (ifchain-1000: 24 most live, 36 VGPRs after the retry, 26
+        // from an eighth above in one run).
+        let live = live_vgprs as usize;
+        let start = if large { live + live.div_ceil(8) } else { live };
+        limits[1] = start.max(calls_need).clamp(2, max[1]);
     } else {
-        while 2 * grow(1, limits[1]) <= live_vgprs as usize && grow(1, limits[1]) > limits[1] {
+        // Values in an instruction's fixed registers (a call's arguments
+        // and results, a function's arguments) need no register below the
+        // limit there: call_many on gfx1100 fits in 40 with 45 live, 32 of
+        // them arguments. The bound is what is left without them.
+        let fixed_most = vcode
+            .insts
+            .iter()
+            .map(|m| {
+                m.ops
+                    .iter()
+                    .filter(|o| {
+                        o.class() == ra::RegClass::Float
+                            && matches!(o.constraint(), ra::OperandConstraint::FixedReg(_))
+                    })
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        let bound = (live_vgprs as usize)
+            .saturating_sub(fixed_most)
+            .max(calls_need);
+        while limits[1] < bound && grow(1, limits[1]) > limits[1] {
             limits[1] = grow(1, limits[1]);
         }
     }

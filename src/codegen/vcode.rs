@@ -818,6 +818,67 @@ mod tests {
         mid.blocks[1].insts = 2..3;
         assert!(verify(&mid).unwrap_err().contains("terminator in the wrong place"));
     }
+
+    /// A loop whose header reads a value defined before it and calls
+    /// something, with a second value read only after the loop and an SGPR
+    /// condition: counted by hand, two VGPR values live through the call
+    /// (the loop-carried read keeps the first live around the back edge),
+    /// and at most three VGPRs live at once (the copy's result with both).
+    #[test]
+    fn pressure_counts_values_live_through_calls_and_around_loops() {
+        let mut vc = VCode::default();
+        let (a, b, c) = (
+            vc.new_vreg(Class::Vgpr),
+            vc.new_vreg(Class::Vgpr),
+            vc.new_vreg(Class::Vgpr),
+        );
+        let cond = vc.new_vreg(Class::Sgpr);
+        let def = |v| MInst {
+            kind: MKind::ImplicitDef,
+            ops: vec![ra::Operand::reg_def(v)],
+        };
+        vc.insts = vec![
+            def(a),
+            def(b),
+            MInst {
+                kind: MKind::Branch(Branch::Jump),
+                ops: Vec::new(),
+            },
+            // Header: a call, a read of `a`, the loop's condition.
+            MInst {
+                kind: MKind::Clobber(ra::PRegSet::empty()),
+                ops: Vec::new(),
+            },
+            MInst {
+                kind: MKind::Copy,
+                ops: vec![ra::Operand::reg_def(c), ra::Operand::reg_use(a)],
+            },
+            def(cond),
+            MInst {
+                kind: MKind::Branch(Branch::IfUniform),
+                ops: vec![ra::Operand::reg_use(cond)],
+            },
+            // Exit: reads `b` and `c`.
+            MInst {
+                kind: MKind::Branch(Branch::EndProgram),
+                ops: vec![ra::Operand::reg_use(b), ra::Operand::reg_use(c)],
+            },
+        ];
+        let block = |insts, succs: Vec<usize>| MBlock {
+            insts,
+            succ_args: vec![Vec::new(); succs.len()],
+            succs: succs.into_iter().map(ra::Block::new).collect(),
+            ..Default::default()
+        };
+        vc.blocks = vec![
+            block(0..3, vec![1]),
+            block(3..7, vec![1, 2]),
+            block(7..8, vec![]),
+        ];
+        let p = pressure(&vc);
+        assert_eq!(p.vgprs_across_clobbers, vec![(3, 2)]);
+        assert_eq!(p.most, [1, 3, 0]);
+    }
 }
 
 /// The most VGPR values live at once anywhere in the function: a lower bound on
@@ -829,61 +890,197 @@ pub fn max_live_vgprs(vcode: &VCode) -> u32 {
 /// The most values of each regalloc2 class (SGPRs, VGPRs, SGPR pairs: the
 /// order of `ra::RegClass`) live at once anywhere in the function, each a
 /// lower bound on the registers of that class any allocation needs.
+pub fn max_live(vcode: &VCode) -> [u32; 3] {
+    pressure(vcode).most
+}
+
+/// Register pressure: what [`max_live`] returns, and at each instruction
+/// with clobbers (calls) how many VGPR values live through it.
+pub struct Pressure {
+    pub most: [u32; 3],
+    /// (instruction, VGPR values live before and after it that it does not
+    /// define), for every instruction with clobbers.
+    pub vgprs_across_clobbers: Vec<(usize, u32)>,
+}
+
 /// Backward liveness over the machine CFG; a value is live from its
 /// definition to its last use, block parameters from the block's start.
-pub fn max_live(vcode: &VCode) -> [u32; 3] {
-    use hashbrown::HashSet;
-    let class_index = |v: ra::VReg| v.class() as usize;
+/// Live sets are sorted register lists per block, updated until no block's
+/// changes (each update merges lists; instructions are walked twice in
+/// all: once for each block's upward-exposed uses and definitions, once
+/// for the counts).
+pub fn pressure(vcode: &VCode) -> Pressure {
+    let class_index = |v: u32| vcode.vreg_classes[v as usize].ra() as usize;
     let n = vcode.blocks.len();
-    let mut live_in: Vec<HashSet<ra::VReg>> = vec![HashSet::new(); n];
+    let nv = vcode.vreg_classes.len();
+    // Per block: upward-exposed uses and definitions (parameters included).
+    let mut exposed: Vec<Vec<u32>> = Vec::with_capacity(n);
+    let mut defined: Vec<Vec<u32>> = Vec::with_capacity(n);
+    let mut def_stamp = vec![u32::MAX; nv];
+    let mut use_stamp = vec![u32::MAX; nv];
+    for (b, block) in vcode.blocks.iter().enumerate() {
+        let stamp = b as u32;
+        let mut gen = Vec::new();
+        let mut defs = Vec::new();
+        // First definitions and first reads not after a definition, by stamp.
+        fn define(v: u32, stamp: u32, def_stamp: &mut [u32], defs: &mut Vec<u32>) {
+            if std::mem::replace(&mut def_stamp[v as usize], stamp) != stamp {
+                defs.push(v);
+            }
+        }
+        fn read(v: u32, stamp: u32, def_stamp: &[u32], use_stamp: &mut [u32], gen: &mut Vec<u32>) {
+            if def_stamp[v as usize] != stamp
+                && std::mem::replace(&mut use_stamp[v as usize], stamp) != stamp
+            {
+                gen.push(v);
+            }
+        }
+        for p in &block.params {
+            define(p.vreg() as u32, stamp, &mut def_stamp, &mut defs);
+        }
+        for m in &vcode.insts[block.insts.clone()] {
+            for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use) {
+                read(
+                    o.vreg().vreg() as u32,
+                    stamp,
+                    &def_stamp,
+                    &mut use_stamp,
+                    &mut gen,
+                );
+            }
+            for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def) {
+                define(o.vreg().vreg() as u32, stamp, &mut def_stamp, &mut defs);
+            }
+        }
+        for a in block.succ_args.iter().flatten() {
+            read(a.vreg() as u32, stamp, &def_stamp, &mut use_stamp, &mut gen);
+        }
+        gen.sort_unstable();
+        defs.sort_unstable();
+        exposed.push(gen);
+        defined.push(defs);
+    }
+    // live_in[b]: live at the block's start, its parameters excluded (a
+    // predecessor's arguments stand for them).
+    let mut live_in: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let live_out = |b: usize, live_in: &[Vec<u32>]| -> Vec<u32> {
+        let block = &vcode.blocks[b];
+        let mut out: Vec<u32> = Vec::new();
+        for (s, args) in block.succs.iter().zip(&block.succ_args) {
+            out = union(&out, &live_in[s.index()]);
+            let mut a: Vec<u32> = args.iter().map(|v| v.vreg() as u32).collect();
+            a.sort_unstable();
+            a.dedup();
+            out = union(&out, &a);
+        }
+        out
+    };
     let mut changed = true;
-    let mut max = [0usize; 3];
     while changed {
         changed = false;
-        max = [0; 3];
         for b in (0..n).rev() {
-            let block = &vcode.blocks[b];
-            let mut live: HashSet<ra::VReg> = HashSet::new();
-            for (s, args) in block.succs.iter().zip(&block.succ_args) {
-                let target = &vcode.blocks[s.index()];
-                for v in &live_in[s.index()] {
-                    if !target.params.contains(v) {
-                        live.insert(*v);
-                    }
-                }
-                live.extend(args.iter().copied());
-            }
-            let mut count = [0usize; 3];
-            for v in &live {
-                count[class_index(*v)] += 1;
-            }
-            for i in block.insts.clone().rev() {
-                let m = &vcode.insts[i];
-                for o in &m.ops {
-                    if o.kind() == ra::OperandKind::Def && live.remove(&o.vreg()) {
-                        count[class_index(o.vreg())] -= 1;
-                    }
-                }
-                // Defined and used values of one instruction overlap at it.
-                let mut at = count;
-                for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def) {
-                    at[class_index(o.vreg())] += 1;
-                }
-                for o in &m.ops {
-                    if o.kind() == ra::OperandKind::Use && live.insert(o.vreg()) {
-                        count[class_index(o.vreg())] += 1;
-                    }
-                }
-                for c in 0..3 {
-                    max[c] = max[c].max(at[c].max(count[c]));
-                }
-            }
-            live.extend(block.params.iter().copied());
-            if live != live_in[b] {
-                live_in[b] = live;
+            let out = live_out(b, &live_in);
+            let through = difference(&out, &defined[b]);
+            let new_in = union(&through, &exposed[b]);
+            if new_in != live_in[b] {
+                live_in[b] = new_in;
                 changed = true;
             }
         }
     }
-    max.map(|m| m as u32)
+    // Counts: backward through each block from what leaves it.
+    let mut max = [0usize; 3];
+    let mut across = Vec::new();
+    let mut member = vec![false; nv];
+    for b in 0..n {
+        let block = &vcode.blocks[b];
+        let out = live_out(b, &live_in);
+        let mut count = [0usize; 3];
+        for &v in &out {
+            member[v as usize] = true;
+            count[class_index(v)] += 1;
+        }
+        for i in block.insts.clone().rev() {
+            let m = &vcode.insts[i];
+            for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def) {
+                let v = o.vreg().vreg() as u32;
+                if std::mem::replace(&mut member[v as usize], false) {
+                    count[class_index(v)] -= 1;
+                }
+            }
+            if matches!(m.kind, MKind::Call { .. } | MKind::Clobber(_)) {
+                across.push((i, count[ra::RegClass::Float as usize] as u32));
+            }
+            // Defined and used values of one instruction overlap at it.
+            let mut at = count;
+            for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def) {
+                at[class_index(o.vreg().vreg() as u32)] += 1;
+            }
+            for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use) {
+                let v = o.vreg().vreg() as u32;
+                if !std::mem::replace(&mut member[v as usize], true) {
+                    count[class_index(v)] += 1;
+                }
+            }
+            for c in 0..3 {
+                max[c] = max[c].max(at[c].max(count[c]));
+            }
+        }
+        // What is left is live at the block's start: clear it.
+        for &v in live_in[b].iter().chain(&defined[b]) {
+            member[v as usize] = false;
+        }
+    }
+    across.sort_unstable();
+    Pressure {
+        most: max.map(|m| m as u32),
+        vgprs_across_clobbers: across,
+    }
+}
+
+/// The union of two sorted lists.
+fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
+    if a.is_empty() {
+        return b.to_vec();
+    }
+    if b.is_empty() {
+        return a.to_vec();
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// The elements of sorted `a` not in sorted `b`.
+fn difference(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len());
+    let mut j = 0;
+    for &x in a {
+        while j < b.len() && b[j] < x {
+            j += 1;
+        }
+        if j == b.len() || b[j] != x {
+            out.push(x);
+        }
+    }
+    out
 }
