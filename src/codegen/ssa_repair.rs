@@ -18,8 +18,6 @@
 //! Cost: per variable, linear in its live region's blocks and in the
 //! instructions of the blocks that mention it.
 
-use hashbrown::HashMap;
-
 use regalloc2 as ra;
 
 use super::isel::BlockBuild;
@@ -68,6 +66,20 @@ pub(super) fn remove_unreachable(blocks: &mut Vec<BlockBuild>) {
     }
 }
 
+/// Where a variable appears in a block: its parameter (sorts first), an
+/// instruction (index + 1), or the branch arguments (sorts last).
+const AT_PARAM: u32 = 0;
+const AT_ARGS: u32 = u32::MAX;
+
+/// Edits of a block's instruction list, applied once every variable is
+/// repaired, so that instruction indices stay valid meanwhile: instructions
+/// to insert before an index (in the order made) and instructions to drop.
+#[derive(Default)]
+struct Edits {
+    insert: Vec<(usize, MInst)>,
+    drop: Vec<usize>,
+}
+
 /// Repairs `blocks` in place (see the module docs).
 pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables, mask_class: Class, wave64: bool) {
     let n = blocks.len();
@@ -90,75 +102,97 @@ pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables
     }
     let idom = crate::mir::cfg::immediate_dominators(&succs, &preds, &[0]);
 
-    // Definitions and uses of every register: (block, position), position
-    // usize::MAX for block arguments (the block's end), 0-based instruction
-    // index otherwise; parameters are definitions before instruction 0.
-    let mut def_count: HashMap<ra::VReg, (u32, usize, usize)> = HashMap::new();
-    let mut uses: HashMap<ra::VReg, Vec<(usize, usize)>> = HashMap::new();
-    for (b, block) in blocks.iter().enumerate() {
-        if rpo_index[b] == usize::MAX {
-            continue;
-        }
+    // Definitions of every register, by register number: (count, block,
+    // position), position 0 for parameters, the instruction's index + 1
+    // otherwise.
+    let registers = vc.vreg_classes.len();
+    let mut defs: Vec<(u32, usize, usize)> = vec![(0, 0, 0); registers];
+    let reachable = |b: usize| rpo_index[b] != usize::MAX;
+    for (b, block) in blocks.iter().enumerate().filter(|&(b, _)| reachable(b)) {
         for &p in &block.params {
-            let e = def_count.entry(p).or_insert((0, b, 0));
-            e.0 += 1;
+            let d = &mut defs[p.vreg()];
+            *d = (d.0 + 1, if d.0 == 0 { b } else { d.1 }, if d.0 == 0 { 0 } else { d.2 });
+        }
+        for (i, m) in block.insts.iter().enumerate() {
+            for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def) {
+                let d = &mut defs[o.vreg().vreg()];
+                *d = (d.0 + 1, if d.0 == 0 { b } else { d.1 }, if d.0 == 0 { i + 1 } else { d.2 });
+            }
+        }
+    }
+    // Variables: registers defined more than once, lane masks, and registers
+    // read where their one definition does not dominate (block arguments
+    // read at the block's end).
+    let interval = crate::mir::cfg::dominator_intervals(&idom, rpo[0]);
+    let dominates = |a: usize, b: usize| crate::mir::cfg::interval_dominates(&interval, a, b);
+    let mut is_variable: Vec<bool> = defs.iter().map(|d| d.0 > 1).collect();
+    for (b, block) in blocks.iter().enumerate().filter(|&(b, _)| reachable(b)) {
+        let reads = block.insts.iter().enumerate().flat_map(|(i, m)| m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use).map(move |o| (o.vreg(), i + 1)));
+        for (v, at) in reads.chain(block.succ_args.iter().flatten().map(|&a| (a, usize::MAX))) {
+            if is_variable[v.vreg()] {
+                continue;
+            }
+            let ok = match defs[v.vreg()] {
+                (1, db, dpos) => !vars.zero_default.contains(&v) && if db == b { at > dpos } else { dominates(db, b) },
+                _ => false,
+            };
+            is_variable[v.vreg()] = !ok;
+        }
+    }
+    // Every appearance of a variable, (variable, block, AT_*), in register
+    // order, then block order, then order within the block (one pass over
+    // the function; a stable sort by register).
+    let mut appearances: Vec<(u32, usize, u32)> = Vec::new();
+    for (b, block) in blocks.iter().enumerate().filter(|&(b, _)| reachable(b)) {
+        for &p in &block.params {
+            if is_variable[p.vreg()] {
+                appearances.push((p.vreg() as u32, b, AT_PARAM));
+            }
         }
         for (i, m) in block.insts.iter().enumerate() {
             for o in &m.ops {
-                if o.kind() == ra::OperandKind::Def {
-                    let e = def_count.entry(o.vreg()).or_insert((0, b, i + 1));
-                    e.0 += 1;
-                } else {
-                    uses.entry(o.vreg()).or_default().push((b, i + 1));
+                if is_variable[o.vreg().vreg()] {
+                    appearances.push((o.vreg().vreg() as u32, b, i as u32 + 1));
                 }
             }
         }
-        for a in block.succ_args.iter().flatten() {
-            uses.entry(*a).or_default().push((b, usize::MAX));
+        for &a in block.succ_args.iter().flatten() {
+            if is_variable[a.vreg()] {
+                appearances.push((a.vreg() as u32, b, AT_ARGS));
+            }
         }
     }
-    // Dominance in constant time.
-    let interval = crate::mir::cfg::dominator_intervals(&idom, rpo[0]);
-    let dominates = |a: usize, b: usize| crate::mir::cfg::interval_dominates(&interval, a, b);
-    let mut variables: Vec<ra::VReg> = Vec::new();
-    let mut seen = hashbrown::HashSet::new();
-    for (&v, list) in &uses {
-        let ok = match def_count.get(&v) {
-            Some(&(1, db, dpos)) if !vars.zero_default.contains(&v) => list.iter().all(|&(ub, upos)| if ub == db { upos > dpos } else { dominates(db, ub) }),
-            _ => false,
-        };
-        if !ok && seen.insert(v) {
-            variables.push(v);
+    appearances.sort_by_key(|&(v, _, _)| v);
+    appearances.dedup();
+    let mut scratch = Scratch::new(n);
+    let mut edits: Vec<Edits> = (0..n).map(|_| Edits::default()).collect();
+    let mut touched: Vec<(usize, Vec<u32>)> = Vec::new();
+    for group in appearances.chunk_by(|x, y| x.0 == y.0) {
+        let var = ra::VReg::new(group[0].0 as usize, vc.vreg_classes[group[0].0 as usize].ra());
+        touched.clear();
+        for in_block in group.chunk_by(|x, y| x.1 == y.1) {
+            touched.push((in_block[0].1, in_block.iter().map(|x| x.2).collect()));
         }
+        repair_variable(blocks, vc, &preds, &rpo_index, &touched, &mut scratch, &mut edits, var, vars.zero_default.contains(&var), mask_class, wave64);
     }
-    for (&v, &(count, _, _)) in &def_count {
-        if count > 1 && seen.insert(v) {
-            variables.push(v);
-        }
-    }
-    // Deterministic output: process in register order.
-    variables.sort_by_key(|v| v.vreg());
-    // The blocks each variable appears in (one pass over the function).
-    let wanted: hashbrown::HashSet<ra::VReg> = variables.iter().copied().collect();
-    let mut occurs: hashbrown::HashMap<ra::VReg, Vec<usize>> = hashbrown::HashMap::new();
-    for (b, block) in blocks.iter().enumerate() {
-        if rpo_index[b] == usize::MAX {
+    for (block, edits) in blocks.iter_mut().zip(edits) {
+        if edits.insert.is_empty() && edits.drop.is_empty() {
             continue;
         }
-        let regs = block.params.iter().copied().chain(block.insts.iter().flat_map(|m| m.ops.iter().map(|o| o.vreg()))).chain(block.succ_args.iter().flatten().copied());
-        for v in regs {
-            if wanted.contains(&v) {
-                let list = occurs.entry(v).or_default();
-                if list.last() != Some(&b) {
-                    list.push(b);
-                }
+        let mut insert = edits.insert;
+        insert.sort_by_key(|&(at, _)| at);
+        let mut insert = insert.into_iter().peekable();
+        let old = std::mem::take(&mut block.insts);
+        let mut out = Vec::with_capacity(old.len() + insert.len());
+        for (k, m) in old.into_iter().enumerate() {
+            while let Some((_, inst)) = insert.next_if(|&(at, _)| at == k) {
+                out.push(inst);
+            }
+            if !edits.drop.contains(&k) {
+                out.push(m);
             }
         }
-    }
-    let mut scratch = Scratch::new(n);
-    for v in variables {
-        let touched = occurs.remove(&v).unwrap_or_default();
-        repair_variable(blocks, vc, &preds, &rpo_index, &touched, &mut scratch, v, vars.zero_default.contains(&v), mask_class, wave64);
+        block.insts = out;
     }
 }
 
@@ -211,14 +245,18 @@ impl Scratch {
     }
 }
 
+/// Repairs one variable. `touched`: the blocks it appears in, each with
+/// where (AT_PARAM, instruction index + 1, AT_ARGS, in order). Instructions
+/// are changed in place; insertions and deletions go to `edits`.
 #[allow(clippy::too_many_arguments)]
 fn repair_variable(
     blocks: &mut [BlockBuild],
     vc: &mut VCode,
     preds: &[Vec<usize>],
     rpo_index: &[usize],
-    touched: &[usize],
+    touched: &[(usize, Vec<u32>)],
     scratch: &mut Scratch,
+    edits: &mut [Edits],
     var: ra::VReg,
     zero: bool,
     mask_class: Class,
@@ -226,33 +264,35 @@ fn repair_variable(
 ) {
     let class = vc.class(var);
     let Scratch { has_def, exposed, last_real, live_in, real_in, real_out, in_region, mentions, param, end } = scratch;
+    let reads = |m: &MInst| m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.vreg() == var);
+    let writes = |m: &MInst| m.ops.iter().any(|o| o.kind() == ra::OperandKind::Def && o.vreg() == var);
     // Per block: has a def; first event is a use (upward exposed); last def is a kill.
-    for &b in touched {
+    for (b, at) in touched {
+        let b = *b;
         mentions[b] = true;
-        let block = &blocks[b];
         let mut defined = false;
-        if block.params.contains(&var) {
-            defined = true;
-            last_real[b] = true;
-        }
-        for m in &block.insts {
-            let used = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.vreg() == var);
-            if used && !defined {
-                exposed[b] = true;
-            }
-            if m.ops.iter().any(|o| o.kind() == ra::OperandKind::Def && o.vreg() == var) {
+        for &k in at {
+            if k == AT_PARAM {
                 defined = true;
-                last_real[b] = !matches!(m.kind, MKind::ImplicitDef);
+                last_real[b] = true;
+            } else if k == AT_ARGS {
+                exposed[b] |= !defined;
+            } else {
+                let m = &blocks[b].insts[k as usize - 1];
+                if reads(m) && !defined {
+                    exposed[b] = true;
+                }
+                if writes(m) {
+                    defined = true;
+                    last_real[b] = !matches!(m.kind, MKind::ImplicitDef);
+                }
             }
-        }
-        if !defined && block.succ_args.iter().flatten().any(|&a| a == var) {
-            exposed[b] = true;
         }
         has_def[b] = defined;
     }
     // Live-in blocks; the region is them and the blocks that mention the variable.
-    let mut region: Vec<usize> = touched.to_vec();
-    let mut stack: Vec<usize> = touched.iter().copied().filter(|&b| exposed[b]).collect();
+    let mut region: Vec<usize> = touched.iter().map(|t| t.0).collect();
+    let mut stack: Vec<usize> = region.iter().copied().filter(|&b| exposed[b]).collect();
     for &b in &stack {
         live_in[b] = true;
     }
@@ -296,7 +336,6 @@ fn repair_variable(
             param[b] = Some(p);
         }
     }
-    let fresh = |vc: &mut VCode| vc.new_vreg(class);
     let materialize = |vc: &mut VCode| -> (ra::VReg, MInst) {
         let r = vc.new_vreg(class);
         let inst = if zero {
@@ -311,7 +350,11 @@ fn repair_variable(
         };
         (r, inst)
     };
-    // Renaming.
+    // Renaming, in reverse postorder (the mentioning blocks in that order
+    // are a subsequence of the region).
+    let mut by_rpo: Vec<&(usize, Vec<u32>)> = touched.iter().collect();
+    by_rpo.sort_by_key(|t| rpo_index[t.0]);
+    let mut next_mention = by_rpo.into_iter();
     for &b in &region {
         let mut cur = if let Some(p) = param[b] {
             Cur::Reg(p)
@@ -328,17 +371,40 @@ fn repair_variable(
             end[b] = cur;
             continue;
         }
-        if blocks[b].params.contains(&var) {
-            cur = Cur::Reg(var);
-        }
-        let old = std::mem::take(&mut blocks[b].insts);
-        let mut out: Vec<MInst> = Vec::with_capacity(old.len());
-        let count = old.len();
-        for (k, mut m) in old.into_iter().enumerate() {
-            let is_last = k + 1 == count;
-            let uses_var = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.vreg() == var);
-            if uses_var {
+        let (mentioned, at) = next_mention.next().expect("a mentioning block");
+        debug_assert_eq!(*mentioned, b);
+        let last = blocks[b].insts.len().saturating_sub(1);
+        let passes_on = at.last() == Some(&AT_ARGS);
+        let mut args_done = false;
+        let rename_args = |cur: &mut Cur, block: &mut BlockBuild, edits: &mut Edits, vc: &mut VCode| {
+            if *cur == Cur::Missing {
+                let (r, inst) = materialize(vc);
+                edits.insert.push((last, inst));
+                *cur = Cur::Reg(r);
+            }
+            let Cur::Reg(r) = *cur else { unreachable!() };
+            for a in block.succ_args.iter_mut().flatten() {
+                if *a == var {
+                    *a = r;
+                }
+            }
+        };
+        for &p in at {
+            if p == AT_PARAM {
+                cur = Cur::Reg(var);
+                continue;
+            }
+            if p == AT_ARGS {
+                if !args_done {
+                    rename_args(&mut cur, &mut blocks[b], &mut edits[b], vc);
+                    args_done = true;
+                }
+                continue;
+            }
+            let k = p as usize - 1;
+            if reads(&blocks[b].insts[k]) {
                 if cur == Cur::Missing {
+                    let m = &mut blocks[b].insts[k];
                     let converted = match &m.kind {
                         MKind::MaskAdd { first: false, sel } if m.ops.get(1).is_some_and(|o| o.vreg() == var) => {
                             let sel = *sel;
@@ -352,55 +418,46 @@ fn repair_variable(
                             // Merging into nothing: the value itself.
                             let d = m.ops[0].vreg();
                             let x = m.ops[2].vreg();
-                            m = MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(x)] };
+                            *m = MInst { kind: MKind::Copy, ops: vec![ra::Operand::reg_def(d), ra::Operand::reg_use(x)] };
                             true
                         }
                         _ => false,
                     };
                     if !converted {
                         let (r, inst) = materialize(vc);
-                        out.push(inst);
+                        edits[b].insert.push((k, inst));
                         cur = Cur::Reg(r);
                     }
                 }
                 if let Cur::Reg(r) = cur {
-                    for o in m.ops.iter_mut() {
+                    for o in blocks[b].insts[k].ops.iter_mut() {
                         if o.kind() == ra::OperandKind::Use && o.vreg() == var {
                             *o = ra::Operand::new(r, o.constraint(), o.kind(), o.pos());
                         }
                     }
                 }
             }
-            if is_last && blocks[b].succ_args.iter().flatten().any(|&a| a == var) {
-                if cur == Cur::Missing {
-                    let (r, inst) = materialize(vc);
-                    out.push(inst);
-                    cur = Cur::Reg(r);
-                }
-                let Cur::Reg(r) = cur else { unreachable!() };
-                for a in blocks[b].succ_args.iter_mut().flatten() {
-                    if *a == var {
-                        *a = r;
-                    }
-                }
+            // The branch arguments are read with the last instruction's
+            // operands, before its results.
+            if k == last && passes_on && !args_done {
+                rename_args(&mut cur, &mut blocks[b], &mut edits[b], vc);
+                args_done = true;
             }
-            let defines = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Def && o.vreg() == var);
-            if defines {
-                if matches!(m.kind, MKind::ImplicitDef) {
+            if writes(&blocks[b].insts[k]) {
+                if matches!(blocks[b].insts[k].kind, MKind::ImplicitDef) {
                     cur = Cur::Missing;
+                    edits[b].drop.push(k);
                     continue;
                 }
-                let d = fresh(vc);
-                for o in m.ops.iter_mut() {
+                let d = vc.new_vreg(class);
+                for o in blocks[b].insts[k].ops.iter_mut() {
                     if o.kind() == ra::OperandKind::Def && o.vreg() == var {
                         *o = ra::Operand::new(d, o.constraint(), o.kind(), o.pos());
                     }
                 }
                 cur = Cur::Reg(d);
             }
-            out.push(m);
         }
-        blocks[b].insts = out;
         end[b] = cur;
     }
     // Parameter inputs.
@@ -413,7 +470,7 @@ fn repair_variable(
                 _ => {
                     let (r, inst) = materialize(vc);
                     let at = blocks[p].insts.len() - 1;
-                    blocks[p].insts.insert(at, inst);
+                    edits[p].insert.push((at, inst));
                     end[p] = Cur::Reg(r);
                     if !in_region[p] {
                         outside.push(p);
