@@ -68,6 +68,31 @@ pub fn encoded_len(inst: &Inst, target: Target) -> Result<usize, EncodeError> {
     Ok(encode_words(inst, target)?.len() * 4)
 }
 
+/// Which operand an error is about, formatted only when there is one
+/// (every operand of every instruction passes through the checks).
+#[derive(Clone, Copy)]
+enum Slot {
+    Named(&'static str),
+    Def(usize),
+    Use(usize),
+    /// A use of one half of a dual-issue pair ("X" or "Y").
+    HalfUse(&'static str, usize),
+    /// A source position of one half of a dual-issue pair.
+    HalfSource(&'static str, usize),
+}
+
+impl std::fmt::Display for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Slot::Named(name) => f.write_str(name),
+            Slot::Def(i) => write!(f, "def {i}"),
+            Slot::Use(i) => write!(f, "use {i}"),
+            Slot::HalfUse(half, i) => write!(f, "{half} use {i}"),
+            Slot::HalfSource(half, i) => write!(f, "{half} src{i}"),
+        }
+    }
+}
+
 struct Ctx<'a> {
     inst: &'a Inst,
     info: &'static OpInfo,
@@ -81,13 +106,13 @@ impl Ctx<'_> {
     fn name(&self) -> &'static str {
         self.info.name
     }
-    fn bad(&self, slot: &str, reason: impl Into<String>) -> EncodeError {
+    fn bad(&self, slot: Slot, reason: impl Into<String>) -> EncodeError {
         EncodeError::BadOperand { op: self.name(), slot: slot.to_string(), reason: reason.into() }
     }
-    fn check_reg(&self, slot: &str, r: Reg) -> Result<(), EncodeError> {
+    fn check_reg(&self, slot: Slot, r: Reg) -> Result<(), EncodeError> {
         r.check(self.gpu).map_err(|e| self.bad(slot, e))
     }
-    fn want_size(&self, slot: &str, r: Reg, n: u8) -> Result<(), EncodeError> {
+    fn want_size(&self, slot: Slot, r: Reg, n: u8) -> Result<(), EncodeError> {
         if r.size != n {
             return Err(self.bad(slot, format!("expected {n} dword(s), got {}", r.size)));
         }
@@ -106,7 +131,7 @@ impl Ctx<'_> {
         }
     }
     /// Scalar register (SGPR or special) of `n` dwords; returns its 7-bit code.
-    fn sreg(&self, slot: &str, o: Operand, n: u8, sgpr_only: bool) -> Result<u16, EncodeError> {
+    fn sreg(&self, slot: Slot, o: Operand, n: u8, sgpr_only: bool) -> Result<u16, EncodeError> {
         match o {
             Operand::Reg(r) if r.base.is_scalar() => {
                 if sgpr_only && !(r.base.is_sgpr() || (108..124).contains(&r.base.0)) {
@@ -120,7 +145,7 @@ impl Ctx<'_> {
         }
     }
     /// Rejects special-register codes that do not exist on this generation.
-    fn check_special(&self, slot: &str, r: Reg) -> Result<(), EncodeError> {
+    fn check_special(&self, slot: Slot, r: Reg) -> Result<(), EncodeError> {
         let b = r.base.0;
         let ok = match self.gen {
             Generation::Gfx9 => b != 125,
@@ -133,7 +158,7 @@ impl Ctx<'_> {
         }
     }
     /// Scalar source (SOP*/VOP scalar slots): register, inline constant or literal.
-    fn ssrc(&mut self, slot: &str, o: Operand, n: u8, lit_ok: bool) -> Result<u16, EncodeError> {
+    fn ssrc(&mut self, slot: Slot, o: Operand, n: u8, lit_ok: bool) -> Result<u16, EncodeError> {
         match o {
             Operand::Reg(r) if r.base == PhysReg::SCC || r.base.is_aperture() => {
                 self.want_size(slot, r, n)?;
@@ -150,14 +175,14 @@ impl Ctx<'_> {
             Operand::Off => Err(self.bad(slot, "operand required")),
         }
     }
-    fn konst(&self, slot: &str, c: u8) -> Result<u16, EncodeError> {
+    fn konst(&self, slot: Slot, c: u8) -> Result<u16, EncodeError> {
         if crate::regs::is_inline_code(c as u16) {
             Ok(c as u16)
         } else {
             Err(self.bad(slot, format!("{c} is not an inline-constant code")))
         }
     }
-    fn vgpr(&self, slot: &str, o: Operand, n: u8) -> Result<u16, EncodeError> {
+    fn vgpr(&self, slot: Slot, o: Operand, n: u8) -> Result<u16, EncodeError> {
         match o {
             Operand::Reg(r) if r.base.is_vgpr() => {
                 self.want_size(slot, r, n)?;
@@ -166,7 +191,7 @@ impl Ctx<'_> {
             _ => Err(self.bad(slot, "expected VGPRs")),
         }
     }
-    fn agpr(&self, slot: &str, o: Operand, n: u8) -> Result<u16, EncodeError> {
+    fn agpr(&self, slot: Slot, o: Operand, n: u8) -> Result<u16, EncodeError> {
         match o {
             Operand::Reg(r) if r.base.is_agpr() => {
                 self.want_size(slot, r, n)?;
@@ -176,14 +201,14 @@ impl Ctx<'_> {
         }
     }
     /// VGPR or (gfx90a/gfx942) AGPR data; returns (index, is_agpr).
-    fn vdata(&self, slot: &str, o: Operand, n: u8) -> Result<(u16, bool), EncodeError> {
+    fn vdata(&self, slot: Slot, o: Operand, n: u8) -> Result<(u16, bool), EncodeError> {
         match o {
             Operand::Reg(r) if r.base.is_agpr() => Ok((self.agpr(slot, o, n)?, true)),
             _ => Ok((self.vgpr(slot, o, n)?, false)),
         }
     }
     /// A 9-bit VALU source for table kind `k`.
-    fn vsrc(&mut self, slot: &str, o: Operand, k: Kind, lit_ok: bool) -> Result<u16, EncodeError> {
+    fn vsrc(&mut self, slot: Slot, o: Operand, k: Kind, lit_ok: bool) -> Result<u16, EncodeError> {
         match k {
             Kind::Src(n) => match o {
                 Operand::Reg(r) if r.base.is_vgpr() => Ok(256 + self.vgpr(slot, o, n)?),
@@ -198,7 +223,7 @@ impl Ctx<'_> {
         }
     }
     /// A lane mask; `vcc_only` in VOP2/VOPC forms, where it is implicit VCC.
-    fn mask(&self, slot: &str, o: Operand, vcc_only: bool) -> Result<u16, EncodeError> {
+    fn mask(&self, slot: Slot, o: Operand, vcc_only: bool) -> Result<u16, EncodeError> {
         let n = Kind::Mask.size(self.wave);
         let code = self.sreg(slot, o, n, false)?;
         if vcc_only && code != PhysReg::VCC.0 {
@@ -354,15 +379,15 @@ fn enc_salu(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
     }
     let mut sdst = 0u32;
     for (i, (&k, &o)) in info.defs(cx.gpu).iter().zip(&inst.defs).enumerate() {
-        sdst = cx.sreg(&format!("def {i}"), o, k.size(cx.wave), false)? as u32;
+        sdst = cx.sreg(Slot::Def(i), o, k.size(cx.wave), false)? as u32;
     }
     let mut srcs = [0u32; 2];
     for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
         srcs[i] = match k {
-            Kind::Sreg(n) => cx.sreg(&format!("use {i}"), o, n, true)?,
-            Kind::Ssrc(n) if fmt == Format::Sopk => cx.sreg(&format!("use {i}"), o, n, false)?,
-            Kind::Ssrc(n) => cx.ssrc(&format!("use {i}"), o, n, true)?,
-            _ => return Err(cx.bad("use", "unexpected operand kind")),
+            Kind::Sreg(n) => cx.sreg(Slot::Use(i), o, n, true)?,
+            Kind::Ssrc(n) if fmt == Format::Sopk => cx.sreg(Slot::Use(i), o, n, false)?,
+            Kind::Ssrc(n) => cx.ssrc(Slot::Use(i), o, n, true)?,
+            _ => return Err(cx.bad(Slot::Named("use"), "unexpected operand kind")),
         } as u32;
     }
     let imm = inst.imm as u32;
@@ -391,12 +416,12 @@ fn enc_smem(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
     if inst.imm != 0 || inst.offset1 != 0 || inst.offen || inst.idxen {
         return Err(EncodeError::Modifier { op: info.name, reason: "field not used by SMEM" });
     }
-    let sdata = cx.sreg("sdata", inst.defs[0], info.defs(cx.gpu)[0].size(cx.wave), false)? as u32;
+    let sdata = cx.sreg(Slot::Named("sdata"), inst.defs[0], info.defs(cx.gpu)[0].size(cx.wave), false)? as u32;
     let Kind::Sreg(bn) = info.uses(cx.gpu)[0] else { unreachable!("SMEM base kind") };
-    let sbase = cx.sreg("sbase", inst.uses[0], bn, true)? as u32;
+    let sbase = cx.sreg(Slot::Named("sbase"), inst.uses[0], bn, true)? as u32;
     let soff = match inst.uses[1] {
         Operand::Off => None,
-        o => Some(cx.sreg("soffset", o, 1, false)? as u32),
+        o => Some(cx.sreg(Slot::Named("soffset"), o, 1, false)? as u32),
     };
     let off = inst.offset;
     let (lo, hi) = match cx.gen {
@@ -438,34 +463,34 @@ fn enc_vop_short(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeE
     // Destination field.
     let mut vdst = 0u32;
     for (i, (&k, &o)) in info.defs(cx.gpu).iter().zip(&inst.defs).enumerate() {
-        let slot = format!("def {i}");
+        let slot = Slot::Def(i);
         match k {
-            Kind::Vgpr(n) => vdst = cx.vgpr(&slot, o, n)? as u32,
-            Kind::Agpr(n) => vdst = cx.agpr(&slot, o, n)? as u32,
-            Kind::Sdst(n) => vdst = cx.sreg(&slot, o, n, false)? as u32,
+            Kind::Vgpr(n) => vdst = cx.vgpr(slot, o, n)? as u32,
+            Kind::Agpr(n) => vdst = cx.agpr(slot, o, n)? as u32,
+            Kind::Sdst(n) => vdst = cx.sreg(slot, o, n, false)? as u32,
             Kind::Mask => {
-                cx.mask(&slot, o, true)?;
+                cx.mask(slot, o, true)?;
             }
-            _ => return Err(cx.bad(&slot, "unexpected operand kind")),
+            _ => return Err(cx.bad(slot, "unexpected operand kind")),
         }
     }
     let mut src = [0u32; 2];
     for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
-        let slot = format!("use {i}");
+        let slot = Slot::Use(i);
         match (i, k) {
             (_, Kind::Mask) => {
-                cx.mask(&slot, o, true)?;
+                cx.mask(slot, o, true)?;
             }
-            (0, _) => src[0] = cx.vsrc(&slot, o, k, true)? as u32,
+            (0, _) => src[0] = cx.vsrc(slot, o, k, true)? as u32,
             // v_fmamk/v_fmaak: K is the literal dword (shared with a literal src0).
             (_, Kind::KImm) => match o {
                 Operand::Literal(v) => {
                     cx.literal(v, true)?;
                 }
-                _ => return Err(cx.bad(&slot, "K must be a literal")),
+                _ => return Err(cx.bad(slot, "K must be a literal")),
             },
-            (_, Kind::Vgpr(n)) => src[1] = cx.vgpr(&slot, o, n)? as u32,
-            _ => return Err(cx.bad(&slot, "unexpected operand kind")),
+            (_, Kind::Vgpr(n)) => src[1] = cx.vgpr(slot, o, n)? as u32,
+            _ => return Err(cx.bad(slot, "unexpected operand kind")),
         }
     }
     cx.constant_bus(&inst.uses)?;
@@ -490,14 +515,14 @@ fn enc_vop3(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
     let mut vdst = if fmt == Format::Vopc && info.defs(cx.gpu).is_empty() { PhysReg::EXEC.0 as u32 } else { 0 };
     let mut sdst: Option<u32> = None;
     for (i, (&k, &o)) in info.defs(cx.gpu).iter().zip(&inst.defs).enumerate() {
-        let slot = format!("def {i}");
+        let slot = Slot::Def(i);
         match k {
-            Kind::Vgpr(n) => vdst = cx.vgpr(&slot, o, n)? as u32,
-            Kind::Agpr(n) => vdst = cx.agpr(&slot, o, n)? as u32,
-            Kind::Sdst(n) => vdst = cx.sreg(&slot, o, n, false)? as u32,
-            Kind::Mask if fmt == Format::Vopc => vdst = cx.mask(&slot, o, false)? as u32,
-            Kind::Mask => sdst = Some(cx.mask(&slot, o, false)? as u32),
-            _ => return Err(cx.bad(&slot, "unexpected operand kind")),
+            Kind::Vgpr(n) => vdst = cx.vgpr(slot, o, n)? as u32,
+            Kind::Agpr(n) => vdst = cx.agpr(slot, o, n)? as u32,
+            Kind::Sdst(n) => vdst = cx.sreg(slot, o, n, false)? as u32,
+            Kind::Mask if fmt == Format::Vopc => vdst = cx.mask(slot, o, false)? as u32,
+            Kind::Mask => sdst = Some(cx.mask(slot, o, false)? as u32),
+            _ => return Err(cx.bad(slot, "unexpected operand kind")),
         }
     }
     let mut src = [0u32; 3];
@@ -505,7 +530,7 @@ fn enc_vop3(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
         // v_readlane/v_writelane lane select (a scalar second source): SGPR, M0 or
         // inline constant, never a literal.
         let lit = lit_ok && !(i > 0 && matches!(k, Kind::Ssrc(_)));
-        src[i] = cx.vsrc(&format!("use {i}"), o, widen(k, inst.e64), lit)? as u32;
+        src[i] = cx.vsrc(Slot::Use(i), o, widen(k, inst.e64), lit)? as u32;
     }
     cx.constant_bus(&inst.uses)?;
     let vop3b = sdst.is_some() || fmt == Format::Vop3b;
@@ -533,16 +558,16 @@ fn enc_vop3p(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
     let lit_ok = cx.gen == Generation::Gfx11;
     let mut vdst = 0u32;
     for (i, (&k, &o)) in info.defs(cx.gpu).iter().zip(&inst.defs).enumerate() {
-        let slot = format!("def {i}");
+        let slot = Slot::Def(i);
         vdst = match k {
-            Kind::Vgpr(n) => cx.vgpr(&slot, o, n)?,
-            Kind::Agpr(n) => cx.agpr(&slot, o, n)?,
-            _ => return Err(cx.bad(&slot, "unexpected operand kind")),
+            Kind::Vgpr(n) => cx.vgpr(slot, o, n)?,
+            Kind::Agpr(n) => cx.agpr(slot, o, n)?,
+            _ => return Err(cx.bad(slot, "unexpected operand kind")),
         } as u32;
     }
     let mut src = [0u32; 3];
     for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
-        src[i] = cx.vsrc(&format!("use {i}"), o, k, lit_ok)? as u32;
+        src[i] = cx.vsrc(Slot::Use(i), o, k, lit_ok)? as u32;
     }
     cx.constant_bus(&inst.uses)?;
     let prefix = match cx.gen {
@@ -578,7 +603,7 @@ fn enc_ds(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
     let mut acc: Option<bool> = None;
     let mut set_acc = |a: bool, cx: &Ctx| -> Result<(), EncodeError> {
         match acc {
-            Some(x) if x != a => Err(cx.bad("data", "VGPR and AGPR data mixed")),
+            Some(x) if x != a => Err(cx.bad(Slot::Named("data"), "VGPR and AGPR data mixed")),
             _ => {
                 acc = Some(a);
                 Ok(())
@@ -588,16 +613,16 @@ fn enc_ds(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
     let mut vdst = 0u32;
     for (&k, &o) in info.defs(cx.gpu).iter().zip(&inst.defs) {
         let (i, a) = match k {
-            Kind::Vdata(n) => cx.vdata("vdst", o, n)?,
-            Kind::Vgpr(n) => (cx.vgpr("vdst", o, n)?, false),
-            _ => return Err(cx.bad("vdst", "unexpected kind")),
+            Kind::Vdata(n) => cx.vdata(Slot::Named("vdst"), o, n)?,
+            Kind::Vgpr(n) => (cx.vgpr(Slot::Named("vdst"), o, n)?, false),
+            _ => return Err(cx.bad(Slot::Named("vdst"), "unexpected kind")),
         };
         set_acc(a, cx)?;
         vdst = i as u32;
     }
     let mut f = [0u32; 3];
     for (i, (&k, &o)) in info.uses(cx.gpu).iter().zip(&inst.uses).enumerate() {
-        let slot = if i == 0 { "addr" } else { "data" };
+        let slot = Slot::Named(if i == 0 { "addr" } else { "data" });
         let (r, a) = match k {
             Kind::Vdata(n) => cx.vdata(slot, o, n)?,
             Kind::Vgpr(n) => (cx.vgpr(slot, o, n)?, false),
@@ -646,7 +671,7 @@ fn enc_vopd(cx: &mut Ctx, opx: u16) -> Result<Vec<u32>, EncodeError> {
     let yi = y.info();
     let opy = yi.opcode(gpu).filter(|_| yi.format(gpu) == Format::Vopd).ok_or(EncodeError::NotAvailable { op: yi.name, gpu })?;
     if opx >= 16 {
-        return Err(cx.bad("X half", "this operation can only be the Y half"));
+        return Err(cx.bad(Slot::Named("X half"), "this operation can only be the Y half"));
     }
     let (ux, uy) = (cx.info.uses(gpu), yi.uses(gpu));
     if inst.defs.len() != 2 {
@@ -660,27 +685,27 @@ fn enc_vopd(cx: &mut Ctx, opx: u16) -> Result<Vec<u32>, EncodeError> {
             defs: false,
         });
     }
-    let dx = cx.vgpr("X dst", inst.defs[0], 1)? as u32;
-    let dy = cx.vgpr("Y dst", inst.defs[1], 1)? as u32;
+    let dx = cx.vgpr(Slot::Named("X dst"), inst.defs[0], 1)? as u32;
+    let dy = cx.vgpr(Slot::Named("Y dst"), inst.defs[1], 1)? as u32;
     // (src0, vsrc1) of each half; vsrc1 is None for v_dual_mov_b32.
     let mut halves = [(0u32, None::<u32>); 2];
     for (h, (kinds, ops)) in [(ux, &inst.uses[..ux.len()]), (uy, &inst.uses[ux.len()..])].into_iter().enumerate() {
         let tag = if h == 0 { "X" } else { "Y" };
         for (i, (&k, &o)) in kinds.iter().zip(ops).enumerate() {
-            let slot = format!("{tag} use {i}");
+            let slot = Slot::HalfUse(tag, i);
             match (i, k) {
                 (_, Kind::Mask) => {
-                    cx.mask(&slot, o, true)?;
+                    cx.mask(slot, o, true)?;
                 }
-                (0, _) => halves[h].0 = cx.vsrc(&slot, o, k, true)? as u32,
+                (0, _) => halves[h].0 = cx.vsrc(slot, o, k, true)? as u32,
                 (_, Kind::KImm) => match o {
                     Operand::Literal(v) => {
                         cx.literal(v, true)?;
                     }
-                    _ => return Err(cx.bad(&slot, "K must be a literal")),
+                    _ => return Err(cx.bad(slot, "K must be a literal")),
                 },
-                (_, Kind::Vgpr(n)) => halves[h].1 = Some(cx.vgpr(&slot, o, n)? as u32),
-                _ => return Err(cx.bad(&slot, "unexpected operand kind")),
+                (_, Kind::Vgpr(n)) => halves[h].1 = Some(cx.vgpr(slot, o, n)? as u32),
+                _ => return Err(cx.bad(slot, "unexpected operand kind")),
             }
         }
     }
@@ -708,12 +733,12 @@ fn enc_vopd(cx: &mut Ctx, opx: u16) -> Result<Vec<u32>, EncodeError> {
     for (i, mask) in [(0, 3), (1, 3), (2, 1)] {
         if let (Some(a), Some(b)) = (sx[i], sy[i]) {
             if a & mask == b & mask {
-                return Err(cx.bad(&format!("Y src{i}"), "the halves' VGPRs in this position share a bank"));
+                return Err(cx.bad(Slot::HalfSource("Y", i), "the halves' VGPRs in this position share a bank"));
             }
         }
     }
     if (dx ^ dy) & 1 == 0 {
-        return Err(cx.bad("Y dst", "one destination must be even and the other odd"));
+        return Err(cx.bad(Slot::Named("Y dst"), "one destination must be even and the other odd"));
     }
     let [(s0x, v1x), (s0y, v1y)] = halves;
     cx.constant_bus(&inst.uses)?;
@@ -759,9 +784,9 @@ fn enc_flat(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
     let mut vdst = 0u32;
     for (&k, &o) in info.defs(cx.gpu).iter().zip(&inst.defs) {
         let (i, a) = match k {
-            Kind::Vdata(n) => cx.vdata("vdst", o, n)?,
-            Kind::Vgpr(n) => (cx.vgpr("vdst", o, n)?, false),
-            _ => return Err(cx.bad("vdst", "unexpected kind")),
+            Kind::Vdata(n) => cx.vdata(Slot::Named("vdst"), o, n)?,
+            Kind::Vgpr(n) => (cx.vgpr(Slot::Named("vdst"), o, n)?, false),
+            _ => return Err(cx.bad(Slot::Named("vdst"), "unexpected kind")),
         };
         acc |= a;
         vdst = i as u32;
@@ -770,8 +795,8 @@ fn enc_flat(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
     let saddr_op = info.uses(cx.gpu).iter().position(|k| *k == Kind::Saddr).map(|i| inst.uses[i]);
     let saddr: Option<u32> = match (fmt, saddr_op) {
         (_, None) | (_, Some(Operand::Off)) => None,
-        (Format::Global, Some(o)) => Some(cx.sreg("saddr", o, 2, false)? as u32),
-        (_, Some(o)) => Some(cx.sreg("saddr", o, 1, false)? as u32),
+        (Format::Global, Some(o)) => Some(cx.sreg(Slot::Named("saddr"), o, 2, false)? as u32),
+        (_, Some(o)) => Some(cx.sreg(Slot::Named("saddr"), o, 1, false)? as u32),
     };
     let mut vaddr: Option<u32> = None;
     let mut data = 0u32;
@@ -785,23 +810,23 @@ fn enc_flat(cx: &mut Ctx, fmt: Format, op: u16) -> Result<Vec<u32>, EncodeError>
                 };
                 vaddr = match o {
                     Operand::Off if fmt == Format::Scratch => None,
-                    _ => Some(cx.vgpr("vaddr", o, n)? as u32),
+                    _ => Some(cx.vgpr(Slot::Named("vaddr"), o, n)? as u32),
                 };
             }
             Kind::Saddr => {}
             Kind::Vdata(n) => {
-                let (r, a) = cx.vdata("data", o, n)?;
+                let (r, a) = cx.vdata(Slot::Named("data"), o, n)?;
                 acc |= a;
                 data = r as u32;
             }
-            Kind::Vgpr(n) => data = cx.vgpr(&format!("use {i}"), o, n)? as u32,
-            _ => return Err(cx.bad("use", "unexpected kind")),
+            Kind::Vgpr(n) => data = cx.vgpr(Slot::Use(i), o, n)? as u32,
+            _ => return Err(cx.bad(Slot::Named("use"), "unexpected kind")),
         }
     }
     // gfx90a scratch addresses with exactly one of a VGPR or an SGPR offset (gfx942 and
     // gfx11 have the SVE bit and allow both or neither).
     if fmt == Format::Scratch && cx.gpu == Gpu::Gfx90a && vaddr.is_some() == saddr.is_some() {
-        return Err(cx.bad("vaddr", "gfx90a scratch needs exactly one of a VGPR and an SGPR address"));
+        return Err(cx.bad(Slot::Named("vaddr"), "gfx90a scratch needs exactly one of a VGPR and an SGPR address"));
     }
     let off = inst.offset;
     let range = if fmt == Format::Flat { 0..=4095 } else { -4096..=4095 };
@@ -854,9 +879,9 @@ fn enc_mubuf(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
     let mut vdata = 0u32;
     for (&k, &o) in info.defs(cx.gpu).iter().zip(&inst.defs) {
         let Kind::Vdata(n) = k else {
-            return Err(cx.bad("vdata", "unexpected kind"));
+            return Err(cx.bad(Slot::Named("vdata"), "unexpected kind"));
         };
-        let (i, a) = cx.vdata("vdata", o, n)?;
+        let (i, a) = cx.vdata(Slot::Named("vdata"), o, n)?;
         acc |= a;
         vdata = i as u32;
     }
@@ -866,7 +891,7 @@ fn enc_mubuf(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
     for (&k, &o) in info.uses(cx.gpu).iter().zip(&inst.uses) {
         match k {
             Kind::Vdata(n) => {
-                let (i, a) = cx.vdata("vdata", o, n)?;
+                let (i, a) = cx.vdata(Slot::Named("vdata"), o, n)?;
                 acc |= a;
                 vdata = i as u32;
             }
@@ -874,22 +899,22 @@ fn enc_mubuf(cx: &mut Ctx, op: u16) -> Result<Vec<u32>, EncodeError> {
                 let n = inst.offen as u8 + inst.idxen as u8;
                 vaddr = match (o, n) {
                     (Operand::Off, 0) => 0,
-                    (Operand::Off, _) => return Err(cx.bad("vaddr", "offen/idxen need a VGPR address")),
-                    (_, 0) => return Err(cx.bad("vaddr", "a VGPR address needs offen or idxen")),
-                    (o, n) => cx.vgpr("vaddr", o, n)? as u32,
+                    (Operand::Off, _) => return Err(cx.bad(Slot::Named("vaddr"), "offen/idxen need a VGPR address")),
+                    (_, 0) => return Err(cx.bad(Slot::Named("vaddr"), "a VGPR address needs offen or idxen")),
+                    (o, n) => cx.vgpr(Slot::Named("vaddr"), o, n)? as u32,
                 };
             }
             Kind::Sreg(n) => {
-                let code = cx.sreg("srsrc", o, n, true)?;
+                let code = cx.sreg(Slot::Named("srsrc"), o, n, true)?;
                 srsrc = code as u32 >> 2;
             }
             Kind::Ssrc(_) => {
                 soffset = match o {
-                    Operand::Const(c) => cx.konst("soffset", c)? as u32,
-                    o => cx.sreg("soffset", o, 1, false)? as u32,
+                    Operand::Const(c) => cx.konst(Slot::Named("soffset"), c)? as u32,
+                    o => cx.sreg(Slot::Named("soffset"), o, 1, false)? as u32,
                 };
             }
-            _ => return Err(cx.bad("use", "unexpected kind")),
+            _ => return Err(cx.bad(Slot::Named("use"), "unexpected kind")),
         }
     }
     if !(0..=4095).contains(&inst.offset) {

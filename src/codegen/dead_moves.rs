@@ -37,23 +37,30 @@ use super::expand::{overlaps, reg_span, Emitted, Expanded};
 use crate::isa::{self, Opcode, PhysReg, Target};
 
 /// Whether an instruction's register outputs replace every active lane of
-/// their registers (a table by opcode and GPU, built once: the rule reads
-/// mnemonics, and the pass asks for every instruction of every block).
+/// their registers. The rule reads mnemonics and the pass asks for every
+/// instruction: answers are kept per opcode and GPU as they are found (a
+/// table filled up front cost more than the pass on small kernels).
 fn writes_fully(inst: &isa::Inst, target: Target) -> bool {
-    static TABLE: std::sync::OnceLock<Vec<[bool; 3]>> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        (0..Opcode::COUNT)
-            .map(|i| {
-                let op = Opcode::from_index(i).expect("an opcode index");
-                isa::Gpu::ALL.map(|gpu| writes_fully_uncached(op, gpu))
-            })
-            .collect()
-    });
-    let gpu = isa::Gpu::ALL
-        .iter()
-        .position(|&g| g == target.gpu)
-        .expect("a known GPU");
-    table[inst.op as usize][gpu]
+    let gpu = isa::Gpu::ALL.iter().position(|&g| g == target.gpu).expect("a known GPU");
+    remembered(&WRITES_FULLY, inst.op as usize * 3 + gpu, || writes_fully_uncached(inst.op, target.gpu))
+}
+
+/// Answers by index, 0 unknown, 1 no, 2 yes.
+type Answers = std::sync::OnceLock<Vec<std::sync::atomic::AtomicU8>>;
+static WRITES_FULLY: Answers = std::sync::OnceLock::new();
+static WRITES_EXEC: Answers = std::sync::OnceLock::new();
+
+fn remembered(answers: &Answers, index: usize, find: impl FnOnce() -> bool) -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    let table = answers.get_or_init(|| (0..Opcode::COUNT * 3).map(|_| AtomicU8::new(0)).collect());
+    match table[index].load(Ordering::Relaxed) {
+        0 => {
+            let answer = find();
+            table[index].store(1 + u8::from(answer), Ordering::Relaxed);
+            answer
+        }
+        known => known == 2,
+    }
 }
 
 fn writes_fully_uncached(op: Opcode, gpu: isa::Gpu) -> bool {
@@ -84,18 +91,11 @@ fn plain_sgprs((base, size): (u16, u16)) -> bool {
 }
 
 pub(super) fn writes_exec(inst: &isa::Inst) -> bool {
-    // Opcodes that write EXEC without naming it (a table built once).
-    static IMPLICIT: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    let implicit = IMPLICIT.get_or_init(|| {
-        (0..Opcode::COUNT)
-            .map(|i| {
-                let name = Opcode::from_index(i).expect("an opcode index").info().name;
-                name.starts_with("v_cmpx") || name.contains("saveexec")
-            })
-            .collect()
-    });
+    // Opcodes that write EXEC without naming it (answers kept per opcode).
+    let name = || inst.op.info().name;
+    let implicit = remembered(&WRITES_EXEC, inst.op as usize, || name().starts_with("v_cmpx") || name().contains("saveexec"));
     let exec = (PhysReg::EXEC.0, 2u16);
-    implicit[inst.op as usize]
+    implicit
         || inst
             .defs
             .iter()

@@ -23,7 +23,7 @@ pub const MAX_DATA_BYTES: u64 = 1 << 28;
 /// Parses a module from text. Only syntax and name resolution are checked here;
 /// run [`super::verify::verify`] for types and well-formedness.
 pub fn parse(text: &str) -> Result<Module, Diagnostic> {
-    let mut parser = Parser { text, pos: 0, writable_data: HashSet::new() };
+    let mut parser = Parser { text, pos: 0, writable_data: HashSet::new(), peeked: None };
     let mut module = Module::default();
     let mut pending_calls = Vec::new();
     loop {
@@ -197,6 +197,8 @@ struct Parser<'a> {
     /// The writable data declared so far (data lines come before
     /// functions): `data_addr` of these is a `ptr<global>`.
     writable_data: HashSet<String>,
+    /// The last token peeked: (position peeked from, token, start, end).
+    peeked: Option<(usize, Tok<'a>, usize, usize)>,
 }
 
 /// The per-function state of name resolution.
@@ -258,8 +260,22 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Reads the next token without consuming it: (token, start, end).
+    /// Reads the next token without consuming it: (token, start, end). The
+    /// parser peeks at most tokens several times: the last one is kept.
     fn peek_full(&mut self) -> (Tok<'a>, usize, usize) {
+        if let Some((at, tok, start, end)) = self.peeked {
+            if at == self.pos {
+                self.pos = start;
+                return (tok, start, end);
+            }
+        }
+        let at = self.pos;
+        let (tok, start, end) = self.lex();
+        self.peeked = Some((at, tok, start, end));
+        (tok, start, end)
+    }
+
+    fn lex(&mut self) -> (Tok<'a>, usize, usize) {
         self.skip_trivia();
         let start = self.pos;
         let text: &'a str = self.text;

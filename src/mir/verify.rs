@@ -157,9 +157,10 @@ impl Checker<'_> {
         self.dominance();
     }
 
-    fn expect_type(&mut self, at: At, what: &str, operand: &Operand, expected: &Type) -> bool {
-        let found = self.ty(operand).clone();
-        if &found != expected {
+    /// `what` is formatted only for the error (checks run per operand).
+    fn expect_type(&mut self, at: At, what: impl std::fmt::Display, operand: &Operand, expected: &Type) -> bool {
+        if self.ty(operand) != expected {
+            let found = self.ty(operand).clone();
             self.error(at, format!("{what} has type {found}, expected {expected}"));
             return false;
         }
@@ -190,8 +191,8 @@ impl Checker<'_> {
                     self.error(at(), format!("'{}' works on i32, not {ty}", op.mnemonic()));
                 } else {
                     let m = op.mnemonic();
-                    self.expect_type(at(), &format!("the first operand of '{m}'"), lhs, ty);
-                    self.expect_type(at(), &format!("the second operand of '{m}'"), rhs, &op.rhs_type(ty));
+                    self.expect_type(at(), format_args!("the first operand of '{m}'"), lhs, ty);
+                    self.expect_type(at(), format_args!("the second operand of '{m}'"), rhs, &op.rhs_type(ty));
                 }
             }
             Op::Unary { op, ty, arg } => {
@@ -204,7 +205,7 @@ impl Checker<'_> {
                 } else if !ok || matches!(ty, Type::Struct(_)) {
                     self.error(at(), format!("'{}' is not defined on {ty}", op.mnemonic()));
                 } else {
-                    self.expect_type(at(), &format!("the operand of '{}'", op.mnemonic()), arg, ty);
+                    self.expect_type(at(), format_args!("the operand of '{}'", op.mnemonic()), arg, ty);
                 }
             }
             Op::Fma { ty, a, b: b_op, c } => {
@@ -212,7 +213,7 @@ impl Checker<'_> {
                     self.error(at(), format!("'fma' needs floating-point operands, not {ty}"));
                 } else {
                     for (n, operand) in [a, b_op, c].into_iter().enumerate() {
-                        self.expect_type(at(), &format!("operand {} of 'fma'", n + 1), operand, ty);
+                        self.expect_type(at(), format_args!("operand {} of 'fma'", n + 1), operand, ty);
                     }
                 }
             }
@@ -225,7 +226,7 @@ impl Checker<'_> {
                     self.error(at(), format!("'{m}' needs {want}, not {ty}"));
                 } else {
                     for (n, operand) in [a, b_op, c].into_iter().enumerate() {
-                        self.expect_type(at(), &format!("operand {} of '{m}'", n + 1), operand, ty);
+                        self.expect_type(at(), format_args!("operand {} of '{m}'", n + 1), operand, ty);
                     }
                 }
             }
@@ -258,7 +259,7 @@ impl Checker<'_> {
                 self.expect_type(at(), "the third operand of 'select'", if_false, ty);
             }
             Op::Cast { op, from, arg, to } => {
-                if self.expect_type(at(), &format!("the operand of '{}'", op.mnemonic()), arg, from) {
+                if self.expect_type(at(), format_args!("the operand of '{}'", op.mnemonic()), arg, from) {
                     if let Some(why) = cast_problem(*op, from, to) {
                         self.error(at(), format!("cannot {} {from} to {to}: {why}", op.mnemonic()));
                     }
@@ -348,15 +349,15 @@ impl Checker<'_> {
                         if !want.contains(ty) {
                             self.error(at(), format!("'{m} {}' works on {} and {}, not {ty}", b.mnemonic(), want[0], want[1]));
                         }
-                        self.expect_type(at(), &format!("the value of '{m}'"), &args[0], ty);
+                        self.expect_type(at(), format_args!("the value of '{m}'"), &args[0], ty);
                     }
                     _ => {
                         if !(ty.is_int() || ty.is_float()) || *ty == Type::I1 {
                             self.error(at(), format!("'{m}' works on integer and float scalars (not i1), not {ty}"));
                         }
-                        self.expect_type(at(), &format!("the value of '{m}'"), &args[0], ty);
+                        self.expect_type(at(), format_args!("the value of '{m}'"), &args[0], ty);
                         if let Some(lane) = args.get(1) {
-                            self.expect_type(at(), &format!("the lane of '{m}'"), lane, &Type::I32);
+                            self.expect_type(at(), format_args!("the lane of '{m}'"), lane, &Type::I32);
                         }
                     }
                 }
@@ -409,7 +410,7 @@ impl Checker<'_> {
                     self.error(at(), format!("'make {ty}' needs {} elements, found {}", fields.len(), elems.len()));
                 } else {
                     for (n, (elem, field)) in elems.iter().zip(&fields).enumerate() {
-                        self.expect_type(at(), &format!("element {n} of 'make'"), elem, field);
+                        self.expect_type(at(), format_args!("element {n} of 'make'"), elem, field);
                     }
                 }
             }
@@ -457,7 +458,7 @@ impl Checker<'_> {
         }
         for (n, (param, arg)) in target.params.iter().zip(args).enumerate() {
             let expected = target.value_type(param.value).clone();
-            self.expect_type(at(), &format!("argument {} of the call to '@{callee}'", n + 1), arg, &expected);
+            self.expect_type(at(), format_args!("argument {} of the call to '@{callee}'", n + 1), arg, &expected);
         }
         match (&target.ret, result) {
             (None, Some(_)) => self.error(at(), format!("'@{callee}' returns nothing, so the call has no result")),
@@ -487,7 +488,7 @@ impl Checker<'_> {
         }
         for (n, (param, arg)) in target.params.iter().zip(&call.args).enumerate() {
             let expected = func.value_type(*param).clone();
-            self.expect_type(At::Term(b), &format!("argument {} to block '{}'", n + 1, target.name), arg, &expected);
+            self.expect_type(At::Term(b), format_args!("argument {} to block '{}'", n + 1, target.name), arg, &expected);
         }
     }
 
