@@ -141,7 +141,7 @@ pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables
     }
     // Every appearance of a variable, (variable, block, AT_*), in register
     // order, then block order, then order within the block (one pass over
-    // the function; a stable sort by register).
+    // the function and a sort).
     let mut appearances: Vec<(u32, usize, u32)> = Vec::new();
     for (b, block) in blocks.iter().enumerate().filter(|&(b, _)| reachable(b)) {
         for &p in &block.params {
@@ -162,7 +162,9 @@ pub(super) fn repair(blocks: &mut [BlockBuild], vc: &mut VCode, vars: &Variables
             }
         }
     }
-    appearances.sort_by_key(|&(v, _, _)| v);
+    // Pushed in block order and in order within each block: sorting the
+    // whole tuples orders by register and keeps that order.
+    appearances.sort_unstable();
     appearances.dedup();
     let mut scratch = Scratch::new(n);
     let mut edits: Vec<Edits> = (0..n).map(|_| Edits::default()).collect();

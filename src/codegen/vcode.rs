@@ -905,10 +905,10 @@ pub struct Pressure {
 
 /// Backward liveness over the machine CFG; a value is live from its
 /// definition to its last use, block parameters from the block's start.
-/// Live sets are sorted register lists per block, updated until no block's
-/// changes (each update merges lists; instructions are walked twice in
-/// all: once for each block's upward-exposed uses and definitions, once
-/// for the counts).
+/// Live sets are sorted register lists per block, updated from a worklist
+/// until no block's changes (each update merges lists; instructions are
+/// walked twice in all: once for each block's upward-exposed uses and
+/// definitions, once for the counts).
 pub fn pressure(vcode: &VCode) -> Pressure {
     let class_index = |v: u32| vcode.vreg_classes[v as usize].ra() as usize;
     let n = vcode.blocks.len();
@@ -975,16 +975,27 @@ pub fn pressure(vcode: &VCode) -> Pressure {
         }
         out
     };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..n).rev() {
-            let out = live_out(b, &live_in);
-            let through = difference(&out, &defined[b]);
-            let new_in = union(&through, &exposed[b]);
-            if new_in != live_in[b] {
-                live_in[b] = new_in;
-                changed = true;
+    // A worklist, last block first: a block is seen again only when what
+    // one of its successors needs has grown.
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (b, block) in vcode.blocks.iter().enumerate() {
+        for s in &block.succs {
+            preds[s.index()].push(b);
+        }
+    }
+    let mut pending: Vec<usize> = (0..n).collect();
+    let mut queued = vec![true; n];
+    while let Some(b) = pending.pop() {
+        queued[b] = false;
+        let out = live_out(b, &live_in);
+        let through = difference(&out, &defined[b]);
+        let new_in = union(&through, &exposed[b]);
+        if new_in != live_in[b] {
+            live_in[b] = new_in;
+            for &p in &preds[b] {
+                if !std::mem::replace(&mut queued[p], true) {
+                    pending.push(p);
+                }
             }
         }
     }

@@ -248,14 +248,17 @@ fn is_name_char(c: char) -> bool {
 
 impl<'a> Parser<'a> {
     fn skip_trivia(&mut self) {
-        loop {
-            let rest = &self.text[self.pos..];
-            let trimmed = rest.trim_start();
-            self.pos += rest.len() - trimmed.len();
-            if trimmed.starts_with(';') {
-                self.pos += trimmed.find('\n').unwrap_or(trimmed.len());
-            } else {
-                return;
+        let bytes = self.text.as_bytes();
+        while let Some(&b) = bytes.get(self.pos) {
+            match b {
+                b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' => self.pos += 1,
+                b';' => self.pos += bytes[self.pos..].iter().position(|&c| c == b'\n').unwrap_or(bytes.len() - self.pos),
+                // Other whitespace is Unicode's (as `str::trim_start` has it).
+                0x80.. => match self.text[self.pos..].chars().next() {
+                    Some(c) if c.is_whitespace() => self.pos += c.len_utf8(),
+                    _ => return,
+                },
+                _ => return,
             }
         }
     }
@@ -281,7 +284,8 @@ impl<'a> Parser<'a> {
         let text: &'a str = self.text;
         let rest = &text[start..];
         let Some(c) = rest.chars().next() else { return (Tok::Eof, start, start) };
-        let name_len = |s: &str| s.find(|c: char| !is_name_char(c)).unwrap_or(s.len());
+        // Name characters are ASCII: a byte scan.
+        let name_len = |s: &str| s.bytes().position(|b| !is_name_char(b as char)).unwrap_or(s.len());
         match c {
             '%' | '@' => {
                 let len = name_len(&rest[1..]);
@@ -297,7 +301,7 @@ impl<'a> Parser<'a> {
             },
             '0'..='9' | '-' | '+' => {
                 let bytes = rest.as_bytes();
-                let hex = rest.trim_start_matches(['-', '+']).starts_with("0x");
+                let hex = rest.as_bytes().iter().position(|&b| b != b'-' && b != b'+').is_some_and(|i| rest[i..].starts_with("0x"));
                 let mut end = 1;
                 while end < bytes.len() {
                     let b = bytes[end] as char;
