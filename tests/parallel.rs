@@ -101,3 +101,24 @@ fn the_verifier_reports_the_same_problems_in_the_same_order_at_any_jobs() {
         assert_eq!(messages(jobs), serial, "-j {jobs}");
     }
 }
+
+/// The listing costs as much as the encoding, so the command line writes it
+/// only for `-S`: without it the code object is the same, the kernels'
+/// `asm` empty; with it (the library's default) every kernel has one.
+#[test]
+fn the_listing_is_optional_and_changes_no_byte() {
+    let text = many_functions();
+    let module = amdgpu_cg::mir::parse(&text).unwrap_or_else(|d| panic!("{d}"));
+    let target = driver::parse_target("amdgcn-amd-amdhsa", "gfx90a").unwrap();
+    let run = |listing: bool| {
+        let options = Options { listing, ..Options::default() };
+        assert!(Options::default().listing, "the library lists by default");
+        let (object, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &options, &mut Report::default()).unwrap_or_else(|d| panic!("{d}"));
+        (write_hsaco(&object).unwrap(), kernels.iter().map(|k| k.asm.clone()).collect::<Vec<_>>())
+    };
+    let (listed, listings) = run(true);
+    let (bare, empty) = run(false);
+    assert!(listed == bare, "the code object depends on the listing");
+    assert!(listings.iter().all(|l| l.contains("s_endpgm") || l.contains("s_setpc_b64")), "a function without its listing");
+    assert!(empty.iter().all(String::is_empty), "a listing written though not asked for");
+}
