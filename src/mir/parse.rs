@@ -202,16 +202,17 @@ struct Parser<'a> {
 }
 
 /// The per-function state of name resolution.
-struct FuncScope {
+struct FuncScope<'a> {
     values: Vec<ValueInfo>,
-    by_name: HashMap<String, Value>,
+    /// Names borrowed from the text (one allocation per value, its IR name).
+    by_name: HashMap<&'a str, Value>,
     /// Span of the first use of a value not yet defined (forward reference).
     undefined: HashMap<Value, Span>,
     defined: Vec<bool>,
 }
 
-impl FuncScope {
-    fn define(&mut self, name: &str, ty: Type, span: Span) -> Result<Value, Diagnostic> {
+impl<'a> FuncScope<'a> {
+    fn define(&mut self, name: &'a str, ty: Type, span: Span) -> Result<Value, Diagnostic> {
         if let Some(&v) = self.by_name.get(name) {
             if self.defined[v.0 as usize] {
                 return Err(Diagnostic::new(format!("value '%{name}' is defined more than once"), span));
@@ -224,11 +225,11 @@ impl FuncScope {
         let v = Value(self.values.len() as u32);
         self.values.push(ValueInfo { name: name.to_string(), ty });
         self.defined.push(true);
-        self.by_name.insert(name.to_string(), v);
+        self.by_name.insert(name, v);
         Ok(v)
     }
 
-    fn use_value(&mut self, name: &str, span: Span) -> Value {
+    fn use_value(&mut self, name: &'a str, span: Span) -> Value {
         if let Some(&v) = self.by_name.get(name) {
             return v;
         }
@@ -236,7 +237,7 @@ impl FuncScope {
         // Placeholder type, replaced when the definition is seen.
         self.values.push(ValueInfo { name: name.to_string(), ty: Type::I1 });
         self.defined.push(false);
-        self.by_name.insert(name.to_string(), v);
+        self.by_name.insert(name, v);
         self.undefined.insert(v, span);
         v
     }
@@ -872,7 +873,7 @@ impl<'a> Parser<'a> {
     }
 
     /// An operand whose constant form has type `ty`.
-    fn operand(&mut self, scope: &mut FuncScope, ty: &Type) -> Result<Operand, Diagnostic> {
+    fn operand(&mut self, scope: &mut FuncScope<'a>, ty: &Type) -> Result<Operand, Diagnostic> {
         let (tok, span) = self.next();
         match tok {
             Tok::Local(name) => Ok(Operand::Value(scope.use_value(name, span))),
@@ -884,7 +885,7 @@ impl<'a> Parser<'a> {
     }
 
     /// An operand that must be an SSA value (pointers, aggregates).
-    fn value_operand(&mut self, scope: &mut FuncScope, what: &str) -> Result<Operand, Diagnostic> {
+    fn value_operand(&mut self, scope: &mut FuncScope<'a>, what: &str) -> Result<Operand, Diagnostic> {
         let (tok, span) = self.next();
         match tok {
             Tok::Local(name) => Ok(Operand::Value(scope.use_value(name, span))),
@@ -898,7 +899,7 @@ impl<'a> Parser<'a> {
 
     fn instruction(
         &mut self,
-        scope: &mut FuncScope,
+        scope: &mut FuncScope<'a>,
         pending_calls: &mut Vec<PendingCallConst>,
         block: usize,
         inst_index: usize,
@@ -937,7 +938,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `T a, b, c`, all three of type T (fma and the integer ternaries).
-    fn three_operands(&mut self, scope: &mut FuncScope) -> Result<(Type, [Operand; 3]), Diagnostic> {
+    fn three_operands(&mut self, scope: &mut FuncScope<'a>) -> Result<(Type, [Operand; 3]), Diagnostic> {
         let (ty, _) = self.ty()?;
         let a = self.operand(scope, &ty)?;
         self.comma("between the operands")?;
@@ -951,7 +952,7 @@ impl<'a> Parser<'a> {
         &mut self,
         opcode: &str,
         op_span: Span,
-        scope: &mut FuncScope,
+        scope: &mut FuncScope<'a>,
         pending_calls: &mut Vec<PendingCallConst>,
         block: usize,
         inst_index: usize,
@@ -1255,7 +1256,7 @@ impl<'a> Parser<'a> {
 
     fn block_call(
         &mut self,
-        scope: &mut FuncScope,
+        scope: &mut FuncScope<'a>,
         block_ids: &mut HashMap<String, BlockId>,
         block_slots: &mut Vec<Option<Block>>,
         first_use: &mut HashMap<BlockId, Span>,
@@ -1297,7 +1298,7 @@ impl<'a> Parser<'a> {
     fn terminator(
         &mut self,
         word: &str,
-        scope: &mut FuncScope,
+        scope: &mut FuncScope<'a>,
         ret: Option<&Type>,
         block_ids: &mut HashMap<String, BlockId>,
         block_slots: &mut Vec<Option<Block>>,
