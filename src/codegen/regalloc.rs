@@ -281,7 +281,7 @@ pub fn allocate(
         // eighth above: at the bound itself every stress shape spilled, and
         // each run costs (the first run's saving on ifchain-1000 is a fifth
         // of the compilation), while the next half step lands far above what
-        // it needs (ifchain-1000: 24 most live, 36 VGPRs after the retry, 26
+        // it needs (ifchain-1000: 24 most live, 36 VGPRs after the retry, 27
         // from an eighth above in one run).
         let live = live_vgprs as usize;
         let start = if large { live + live.div_ceil(8) } else { live };
