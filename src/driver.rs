@@ -107,7 +107,7 @@ fn parse_and_verify(name: &str, text: &str, jobs: usize, lap: &mut dyn FnMut(&st
     // The source file is only built for an error: a large module's text is
     // not copied on the way that succeeds.
     let rendered = |ds: &[Diagnostic]| CliError::input(render_diagnostics(&SourceFile::new(name, text), ds));
-    let module = mir::parse(text).map_err(|d| rendered(&[d]))?;
+    let module = mir::parse::parse_in_parallel(text, jobs).map_err(|d| rendered(&[d]))?;
     lap("parse");
     mir::verify::verify_in_parallel(&module, jobs).map_err(|ds| rendered(&ds))?;
     lap("verify");

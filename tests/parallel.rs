@@ -122,3 +122,36 @@ fn the_listing_is_optional_and_changes_no_byte() {
     assert!(listings.iter().all(|l| l.contains("s_endpgm") || l.contains("s_setpc_b64")), "a function without its listing");
     assert!(empty.iter().all(String::is_empty), "a listing written though not asked for");
 }
+
+/// A module long enough to be parsed on several threads: the same module as
+/// the serial parse, and for broken text the same error (the first in the
+/// text), also where a function's body has a line that looks like the start
+/// of a function.
+#[test]
+fn parsing_in_parallel_gives_the_serial_result() {
+    let mut text = String::new();
+    for copy in 0..4 {
+        text.push_str(&rename_functions(&many_functions(), &format!("_p{copy}")));
+    }
+    assert!(text.len() > 128 * 1024, "{} bytes: too short to be split", text.len());
+    let serial = amdgpu_cg::mir::parse(&text).unwrap_or_else(|d| panic!("{d}"));
+    let parallel = amdgpu_cg::mir::parse::parse_in_parallel(&text, 4).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(format!("{parallel:?}"), format!("{serial:?}"));
+    // Two errors, the second in an earlier-numbered thread's share of a
+    // later function: the first in the text is reported.
+    let at = |nth: usize| text.match_indices("\nkernel ").nth(nth).unwrap().0 + 1;
+    let mut broken = text.clone();
+    broken.insert_str(at(40), "  %oops = frobnicate i32 1\n");
+    broken.insert_str(at(3), "kernel @no_body(\n");
+    let serial_error = amdgpu_cg::mir::parse(&broken).unwrap_err();
+    let parallel_error = amdgpu_cg::mir::parse::parse_in_parallel(&broken, 4).unwrap_err();
+    assert_eq!((parallel_error.span, parallel_error.message), (serial_error.span, serial_error.message));
+    // `func ` at the start of a line inside a body: the split is wrong
+    // there, and the error is still the serial parse's.
+    let mut odd = text.clone();
+    let body = odd.find("\nentry:\n").unwrap() + "\nentry:\n".len();
+    odd.insert_str(body, "func @inside()\n");
+    let serial_error = amdgpu_cg::mir::parse(&odd).unwrap_err();
+    let parallel_error = amdgpu_cg::mir::parse::parse_in_parallel(&odd, 4).unwrap_err();
+    assert_eq!((parallel_error.span, parallel_error.message), (serial_error.span, serial_error.message));
+}

@@ -23,6 +23,20 @@ pub const MAX_DATA_BYTES: u64 = 1 << 28;
 /// Parses a module from text. Only syntax and name resolution are checked here;
 /// run [`super::verify::verify`] for types and well-formedness.
 pub fn parse(text: &str) -> Result<Module, Diagnostic> {
+    parse_in_parallel(text, 1)
+}
+
+/// Modules shorter than this are parsed on one thread whatever `jobs` says
+/// (threads cost more than they save).
+const PARALLEL_PARSE_BYTES: usize = 64 * 1024;
+
+/// [`parse`], with the functions of a long module parsed on up to `jobs`
+/// threads. The result is the same module, and the same error: functions
+/// are found by the lines that start with `kernel` or `func`, each parsed
+/// by a parser of its own from its start, and unless every one parses and
+/// ends where the next begins, the functions are parsed again one after the
+/// other (so an error is always the one the serial parse reports).
+pub fn parse_in_parallel(text: &str, jobs: usize) -> Result<Module, Diagnostic> {
     let mut parser = Parser { text, pos: 0, writable_data: HashSet::new(), peeked: None };
     let mut module = Module::default();
     let mut pending_calls = Vec::new();
@@ -59,6 +73,15 @@ pub fn parse(text: &str) -> Result<Module, Diagnostic> {
             module.data.push(data);
             continue;
         }
+        if module.functions.is_empty() && crate::parallel::threads(jobs) > 1 && text.len() - parser.pos >= PARALLEL_PARSE_BYTES {
+            if let Some(functions) = parallel_functions(text, parser.pos, &parser.writable_data, jobs) {
+                for (func, calls) in functions {
+                    module.functions.push(func);
+                    pending_calls.extend(calls.into_iter().map(|c| (module.functions.len() - 1, c)));
+                }
+                break;
+            }
+        }
         let (func, calls) = parser.function()?;
         if module.functions.iter().any(|f: &Function| f.name == func.name) {
             return Err(Diagnostic::new(format!("function '@{}' is defined more than once", func.name), func.span));
@@ -88,6 +111,40 @@ pub fn parse(text: &str) -> Result<Module, Diagnostic> {
     }
     refresh_result_types(&mut module);
     Ok(module)
+}
+
+/// The functions from `start` to the end of the text, parsed in parallel,
+/// or None where the serial parse must decide: a function that fails to
+/// parse or does not end where the next line starting with `kernel` or
+/// `func` begins, anything else after the functions, or a name defined
+/// twice.
+#[allow(clippy::type_complexity)]
+fn parallel_functions(text: &str, start: usize, writable_data: &HashSet<String>, jobs: usize) -> Option<Vec<(Function, Vec<PendingCallConst>)>> {
+    let mut starts = vec![start];
+    let mut line = start;
+    while let Some(newline) = text[line..].find('\n') {
+        line += newline + 1;
+        let rest = &text[line..];
+        if rest.starts_with("kernel ") || rest.starts_with("func ") {
+            starts.push(line);
+        }
+    }
+    if starts.len() < 2 {
+        return None;
+    }
+    let ends: Vec<usize> = starts[1..].iter().copied().chain([text.len()]).collect();
+    let parsed = crate::parallel::map_in_order(starts.len(), jobs, |i| {
+        let mut parser = Parser { text, pos: starts[i], writable_data: writable_data.clone(), peeked: None };
+        let parsed = parser.function().ok()?;
+        parser.skip_trivia();
+        (parser.pos == ends[i]).then_some(parsed)
+    });
+    let functions: Vec<(Function, Vec<PendingCallConst>)> = parsed.into_iter().collect::<Option<_>>()?;
+    let unique = {
+        let mut names = HashSet::new();
+        functions.iter().all(|(f, _)| names.insert(f.name.as_str()))
+    };
+    unique.then_some(functions)
 }
 
 /// The result type of operations whose type is written in the text.
