@@ -268,7 +268,7 @@ struct Cursor<'a> {
     pos: usize,
 }
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
     fn skip_space(&mut self) {
         let rest = &self.text[self.pos..];
         self.pos += rest.len() - rest.trim_start().len();
@@ -288,9 +288,11 @@ impl Cursor<'_> {
         }
     }
 
-    fn word(&mut self) -> &str {
+    /// The next word, borrowed from the text (no allocation per type).
+    fn word(&mut self) -> &'a str {
         self.skip_space();
-        let rest = &self.text[self.pos..];
+        let text: &'a str = self.text;
+        let rest = &text[self.pos..];
         let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
         self.pos += len;
         &rest[..len]
@@ -318,8 +320,8 @@ impl Cursor<'_> {
         }
         if self.eat("<") {
             let start = self.pos;
-            let count = self.word().to_string();
-            let len: u8 = match count.as_str() {
+            let count = self.word();
+            let len: u8 = match count {
                 "2" => 2,
                 "3" => 3,
                 "4" => 4,
@@ -347,8 +349,8 @@ impl Cursor<'_> {
             return Ok(Type::Vector(Box::new(elem), len));
         }
         let start = self.pos;
-        let word = self.word().to_string();
-        let ty = match word.as_str() {
+        let word = self.word();
+        let ty = match word {
             "i1" => Type::I1,
             "i8" => Type::I8,
             "i16" => Type::I16,
