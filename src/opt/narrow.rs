@@ -46,6 +46,19 @@ fn defining_ops(func: &Function) -> Vec<Option<Op>> {
 }
 
 pub fn run(func: &mut Function) -> bool {
+    // Most functions have nothing the rules below look at: one look at the
+    // operations instead of counting uses and rebuilding every block (on a
+    // million 32-bit operations the pass cost 760 executed instructions
+    // per operation to change nothing).
+    let candidate = |op: &Op| match op {
+        Op::Cast { op: CastOp::Trunc, from: Type::I64, to: Type::I32, .. } => true,
+        Op::Binary { op: BinOp::And, ty: Type::I64, rhs: Operand::Const(_), .. } => true,
+        Op::Binary { op: BinOp::AShr | BinOp::LShr, ty, rhs: Operand::Const(_), .. } => ty.is_int(),
+        _ => false,
+    };
+    if !func.blocks.iter().flat_map(|b| &b.insts).any(|i| candidate(&i.op)) {
+        return false;
+    }
     let uses = use_counts(func);
     let defs = defining_ops(func);
     let def_of = |o: &Operand| -> Option<&Op> {
