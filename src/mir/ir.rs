@@ -1227,42 +1227,47 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
     }
 }
 
+/// An operation's operands: inline up to three (every operation but calls,
+/// wave operations and `make`), so the many walks over operands allocate
+/// nothing.
+pub type Operands<T> = smallvec::SmallVec<[T; 3]>;
+
 /// The operands an operation reads, in order.
-pub fn op_operands(op: &Op) -> Vec<&Operand> {
+pub fn op_operands(op: &Op) -> Operands<&Operand> {
     match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds | Op::DataAddr { .. } => Vec::new(),
-        Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
-        Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
-        Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => vec![a, b, c],
-        Op::Select { cond, if_true, if_false, .. } => vec![cond, if_true, if_false],
-        Op::Load { ptr, .. } => vec![ptr],
-        Op::Store { value, ptr, .. } => vec![value, ptr],
-        Op::PtrAdd { ptr, offset } => vec![ptr, offset],
-        Op::AtomicRmw { ptr, value, .. } => vec![ptr, value],
-        Op::CmpXchg { ptr, expected, new, .. } => vec![ptr, expected, new],
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds | Op::DataAddr { .. } => Operands::new(),
+        Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => smallvec::smallvec![lhs, rhs],
+        Op::Unary { arg, .. } | Op::Cast { arg, .. } => smallvec::smallvec![arg],
+        Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => smallvec::smallvec![a, b, c],
+        Op::Select { cond, if_true, if_false, .. } => smallvec::smallvec![cond, if_true, if_false],
+        Op::Load { ptr, .. } => smallvec::smallvec![ptr],
+        Op::Store { value, ptr, .. } => smallvec::smallvec![value, ptr],
+        Op::PtrAdd { ptr, offset } => smallvec::smallvec![ptr, offset],
+        Op::AtomicRmw { ptr, value, .. } => smallvec::smallvec![ptr, value],
+        Op::CmpXchg { ptr, expected, new, .. } => smallvec::smallvec![ptr, expected, new],
         Op::Call { args, .. } | Op::Wave { args, .. } => args.iter().collect(),
-        Op::Extract { agg, .. } => vec![agg],
-        Op::Insert { agg, value, .. } => vec![agg, value],
+        Op::Extract { agg, .. } => smallvec::smallvec![agg],
+        Op::Insert { agg, value, .. } => smallvec::smallvec![agg, value],
         Op::Make { elems, .. } => elems.iter().collect(),
     }
 }
 
 /// The operands an operation reads, in order, for rewriting.
-pub fn op_operands_mut(op: &mut Op) -> Vec<&mut Operand> {
+pub fn op_operands_mut(op: &mut Op) -> Operands<&mut Operand> {
     match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds | Op::DataAddr { .. } => Vec::new(),
-        Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => vec![lhs, rhs],
-        Op::Unary { arg, .. } | Op::Cast { arg, .. } => vec![arg],
-        Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => vec![a, b, c],
-        Op::Select { cond, if_true, if_false, .. } => vec![cond, if_true, if_false],
-        Op::Load { ptr, .. } => vec![ptr],
-        Op::Store { value, ptr, .. } => vec![value, ptr],
-        Op::PtrAdd { ptr, offset } => vec![ptr, offset],
-        Op::AtomicRmw { ptr, value, .. } => vec![ptr, value],
-        Op::CmpXchg { ptr, expected, new, .. } => vec![ptr, expected, new],
+        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds | Op::DataAddr { .. } => Operands::new(),
+        Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => smallvec::smallvec![lhs, rhs],
+        Op::Unary { arg, .. } | Op::Cast { arg, .. } => smallvec::smallvec![arg],
+        Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => smallvec::smallvec![a, b, c],
+        Op::Select { cond, if_true, if_false, .. } => smallvec::smallvec![cond, if_true, if_false],
+        Op::Load { ptr, .. } => smallvec::smallvec![ptr],
+        Op::Store { value, ptr, .. } => smallvec::smallvec![value, ptr],
+        Op::PtrAdd { ptr, offset } => smallvec::smallvec![ptr, offset],
+        Op::AtomicRmw { ptr, value, .. } => smallvec::smallvec![ptr, value],
+        Op::CmpXchg { ptr, expected, new, .. } => smallvec::smallvec![ptr, expected, new],
         Op::Call { args, .. } | Op::Wave { args, .. } => args.iter_mut().collect(),
-        Op::Extract { agg, .. } => vec![agg],
-        Op::Insert { agg, value, .. } => vec![agg, value],
+        Op::Extract { agg, .. } => smallvec::smallvec![agg],
+        Op::Insert { agg, value, .. } => smallvec::smallvec![agg, value],
         Op::Make { elems, .. } => elems.iter_mut().collect(),
     }
 }

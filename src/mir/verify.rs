@@ -544,9 +544,9 @@ impl Checker<'_> {
         for b in 0..n {
             let reachable = idom[b].is_some();
             let block = &func.blocks[b];
-            let mut uses: Vec<(usize, Vec<&Operand>, At)> =
+            let mut uses: Vec<(usize, crate::mir::ir::Operands<&Operand>, At)> =
                 block.insts.iter().enumerate().map(|(i, inst)| (i + 1, op_operands(&inst.op), At::Inst(b, i))).collect();
-            uses.push((block.insts.len() + 1, terminator_operands(&block.term), At::Term(b)));
+            uses.push((block.insts.len() + 1, terminator_operands(&block.term).into_iter().collect(), At::Term(b)));
             for (pos, operands, at) in uses {
                 for operand in operands {
                     let Operand::Value(v) = operand else { continue };

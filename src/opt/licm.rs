@@ -342,7 +342,7 @@ fn must_execute_spans(forest: &LoopForest, cfg: &Cfg, intervals: &[(u32, u32)], 
 }
 
 /// Sets the flags of the values among `operands`.
-fn mark(flags: &mut [bool], operands: Vec<&Operand>) {
+fn mark<'a>(flags: &mut [bool], operands: impl IntoIterator<Item = &'a Operand>) {
     for operand in operands {
         if let Operand::Value(v) = operand {
             flags[v.0 as usize] = true;
