@@ -1232,44 +1232,38 @@ pub fn result_type(op: &Op, func: &Function, module: Option<&Module>) -> Option<
 /// nothing.
 pub type Operands<T> = smallvec::SmallVec<[T; 3]>;
 
+/// The operands of an operation, in order, as references of the kind the
+/// match binds (shared or mutable): one list for [`op_operands`] and
+/// [`op_operands_mut`].
+macro_rules! operands_of {
+    ($op:expr) => {
+        match $op {
+            Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds | Op::DataAddr { .. } => Operands::new(),
+            Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => smallvec::smallvec![lhs, rhs],
+            Op::Unary { arg, .. } | Op::Cast { arg, .. } => smallvec::smallvec![arg],
+            Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => smallvec::smallvec![a, b, c],
+            Op::Select { cond, if_true, if_false, .. } => smallvec::smallvec![cond, if_true, if_false],
+            Op::Load { ptr, .. } => smallvec::smallvec![ptr],
+            Op::Store { value, ptr, .. } => smallvec::smallvec![value, ptr],
+            Op::PtrAdd { ptr, offset } => smallvec::smallvec![ptr, offset],
+            Op::AtomicRmw { ptr, value, .. } => smallvec::smallvec![ptr, value],
+            Op::CmpXchg { ptr, expected, new, .. } => smallvec::smallvec![ptr, expected, new],
+            Op::Call { args, .. } | Op::Wave { args, .. } => args.into_iter().collect(),
+            Op::Extract { agg, .. } => smallvec::smallvec![agg],
+            Op::Insert { agg, value, .. } => smallvec::smallvec![agg, value],
+            Op::Make { elems, .. } => elems.into_iter().collect(),
+        }
+    };
+}
+
 /// The operands an operation reads, in order.
 pub fn op_operands(op: &Op) -> Operands<&Operand> {
-    match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds | Op::DataAddr { .. } => Operands::new(),
-        Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => smallvec::smallvec![lhs, rhs],
-        Op::Unary { arg, .. } | Op::Cast { arg, .. } => smallvec::smallvec![arg],
-        Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => smallvec::smallvec![a, b, c],
-        Op::Select { cond, if_true, if_false, .. } => smallvec::smallvec![cond, if_true, if_false],
-        Op::Load { ptr, .. } => smallvec::smallvec![ptr],
-        Op::Store { value, ptr, .. } => smallvec::smallvec![value, ptr],
-        Op::PtrAdd { ptr, offset } => smallvec::smallvec![ptr, offset],
-        Op::AtomicRmw { ptr, value, .. } => smallvec::smallvec![ptr, value],
-        Op::CmpXchg { ptr, expected, new, .. } => smallvec::smallvec![ptr, expected, new],
-        Op::Call { args, .. } | Op::Wave { args, .. } => args.iter().collect(),
-        Op::Extract { agg, .. } => smallvec::smallvec![agg],
-        Op::Insert { agg, value, .. } => smallvec::smallvec![agg, value],
-        Op::Make { elems, .. } => elems.iter().collect(),
-    }
+    operands_of!(op)
 }
 
 /// The operands an operation reads, in order, for rewriting.
 pub fn op_operands_mut(op: &mut Op) -> Operands<&mut Operand> {
-    match op {
-        Op::Const(_) | Op::StackSlot { .. } | Op::LdsSlot { .. } | Op::Builtin { .. } | Op::Barrier | Op::Fence { .. } | Op::DynamicLds | Op::DataAddr { .. } => Operands::new(),
-        Op::Binary { lhs, rhs, .. } | Op::Icmp { lhs, rhs, .. } | Op::Fcmp { lhs, rhs, .. } => smallvec::smallvec![lhs, rhs],
-        Op::Unary { arg, .. } | Op::Cast { arg, .. } => smallvec::smallvec![arg],
-        Op::Fma { a, b, c, .. } | Op::Ternary { a, b, c, .. } => smallvec::smallvec![a, b, c],
-        Op::Select { cond, if_true, if_false, .. } => smallvec::smallvec![cond, if_true, if_false],
-        Op::Load { ptr, .. } => smallvec::smallvec![ptr],
-        Op::Store { value, ptr, .. } => smallvec::smallvec![value, ptr],
-        Op::PtrAdd { ptr, offset } => smallvec::smallvec![ptr, offset],
-        Op::AtomicRmw { ptr, value, .. } => smallvec::smallvec![ptr, value],
-        Op::CmpXchg { ptr, expected, new, .. } => smallvec::smallvec![ptr, expected, new],
-        Op::Call { args, .. } | Op::Wave { args, .. } => args.iter_mut().collect(),
-        Op::Extract { agg, .. } => smallvec::smallvec![agg],
-        Op::Insert { agg, value, .. } => smallvec::smallvec![agg, value],
-        Op::Make { elems, .. } => elems.iter_mut().collect(),
-    }
+    operands_of!(op)
 }
 
 /// The operands a terminator reads, for rewriting.
