@@ -215,7 +215,8 @@ pub struct OpInfo {
     pub op_e64: [Option<u16>; 3],
 }
 
-fn gpu_index(gpu: Gpu) -> usize {
+/// The index of `gpu` in per-GPU tables (the order of [`Gpu::ALL`]).
+pub fn gpu_index(gpu: Gpu) -> usize {
     match gpu {
         Gpu::Gfx90a => 0,
         Gpu::Gfx942 => 1,

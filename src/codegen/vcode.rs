@@ -881,21 +881,11 @@ mod tests {
     }
 }
 
-/// The most VGPR values live at once anywhere in the function: a lower bound on
-/// the VGPRs any allocation needs (before windows, temporaries and spills).
-pub fn max_live_vgprs(vcode: &VCode) -> u32 {
-    max_live(vcode)[1]
-}
-
-/// The most values of each regalloc2 class (SGPRs, VGPRs, SGPR pairs: the
-/// order of `ra::RegClass`) live at once anywhere in the function, each a
-/// lower bound on the registers of that class any allocation needs.
-pub fn max_live(vcode: &VCode) -> [u32; 3] {
-    pressure(vcode).most
-}
-
-/// Register pressure: what [`max_live`] returns, and at each instruction
-/// with clobbers (calls) how many VGPR values live through it.
+/// Register pressure: the most values of each regalloc2 class (SGPRs,
+/// VGPRs, SGPR pairs: the order of `ra::RegClass`) live at once anywhere in
+/// the function, each a lower bound on the registers of that class any
+/// allocation needs, and at each instruction with clobbers (calls) how many
+/// VGPR values live through it.
 pub struct Pressure {
     pub most: [u32; 3],
     /// (instruction, VGPR values live before and after it that it does not
