@@ -716,7 +716,7 @@ impl Placement {
 
 struct Ctx<'a> {
     vcode: &'a VCode,
-    place: Placement,
+    place: &'a Placement,
     out: &'a ra::Output,
     target: Target,
     window_base: u16,
@@ -1076,8 +1076,8 @@ impl Ctx<'_> {
 
     fn inst(&mut self, index: usize) -> Result<(), Diagnostic> {
         let m = &self.vcode.insts[index];
-        let allocs: Vec<ra::Allocation> = self.out.inst_allocs(ra::Inst::new(index)).to_vec();
-        let place = self.place.clone();
+        let allocs: &[ra::Allocation] = self.out.inst_allocs(ra::Inst::new(index));
+        let place = self.place;
         let reg = |i: u8| place.alloc(allocs[i as usize]).expect("every operand is in a register or a VGPR slot");
         match &m.kind {
             MKind::Real { inst, fills } => self.real(inst, fills, &reg),
@@ -1906,7 +1906,7 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
         prologue_exec,
         sp_end: (frame_end as u32).div_ceil(16) * 16,
     };
-    let mut ctx = Ctx { vcode, place: place.clone(), out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new(), window_holds: Vec::new(), whole_wave_end: usize::MAX, sgpr_spill_stores: 0, vgpr_spill_stores: 0 };
+    let mut ctx = Ctx { vcode, place: &place, out, target, window_base, spill_vgpr, scratch, frame_base, frame, code: Vec::new(), cfi_before: Vec::new(), window_holds: Vec::new(), whole_wave_end: usize::MAX, sgpr_spill_stores: 0, vgpr_spill_stores: 0 };
     let mut blocks = Vec::new();
     let mut uses_reserved = false;
     let layout = vcode.layout();

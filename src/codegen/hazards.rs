@@ -30,9 +30,13 @@
 use super::expand::{overlaps, Emitted, Expanded};
 use crate::isa::{self, Generation, Gpu, Opcode, Target};
 
-fn writes_sgpr_by_valu(inst: &isa::Inst, gpu: Gpu) -> Vec<(u16, u16)> {
+/// Register spans (first register, count) an instruction reads or writes:
+/// a handful, kept inline (the pass asks for them at every pair it checks).
+type Spans = smallvec::SmallVec<[(u16, u16); 4]>;
+
+fn writes_sgpr_by_valu(inst: &isa::Inst, gpu: Gpu) -> Spans {
     if !inst.op.info().format(gpu).is_valu() {
-        return Vec::new();
+        return Spans::new();
     }
     inst.defs
         .iter()
@@ -45,12 +49,12 @@ fn writes_sgpr_by_valu(inst: &isa::Inst, gpu: Gpu) -> Vec<(u16, u16)> {
 
 /// The registers an instruction reads: its uses, and the destination of an
 /// accumulating instruction (`v_fmac_f32`, a VOPD `v_dual_fmac_f32` half).
-fn reads(inst: &isa::Inst) -> Vec<(u16, u16)> {
+fn reads(inst: &isa::Inst) -> Spans {
     let span = |o: &isa::Operand| match o {
         isa::Operand::Reg(r) => Some((r.base.0, u16::from(r.size))),
         _ => None,
     };
-    let mut read: Vec<(u16, u16)> = inst.uses.iter().filter_map(span).collect();
+    let mut read: Spans = inst.uses.iter().filter_map(span).collect();
     let tied = |op: Opcode| op.info().flags.contains(isa::OpFlags::TIED);
     if tied(inst.op) {
         read.extend(inst.defs.first().and_then(span));
@@ -82,7 +86,18 @@ pub(super) fn is_trans(op: Opcode) -> bool {
 /// Wait states `reader` needs after `writer` (0 = none).
 fn required(writer: &isa::Inst, reader: &isa::Inst, target: Target) -> u32 {
     let gpu = target.gpu;
+    // Every hazard below has a VALU writer or a wide store as the writer;
+    // most pairs have neither, or a VALU writer of VGPRs only: answered
+    // before the reader's registers are looked at.
+    let wide_store = is_wide_vmem_store(writer, gpu);
+    if !wide_store && !writer.op.info().format(gpu).is_valu() {
+        return 0;
+    }
     let sgpr_writes = writes_sgpr_by_valu(writer, gpu);
+    let gfx942_vgpr_rules = gpu == Gpu::Gfx942 && (is_trans(writer.op) || matches!(reader.op, Opcode::v_readfirstlane_b32 | Opcode::v_readlane_b32));
+    if sgpr_writes.is_empty() && !wide_store && !gfx942_vgpr_rules {
+        return 0;
+    }
     let reader_format = reader.op.info().format(gpu);
     let vmem = reader_format.is_flat() || reader_format == isa::opcodes::Format::Mubuf;
     let read = reads(reader);
@@ -102,8 +117,8 @@ fn required(writer: &isa::Inst, reader: &isa::Inst, target: Target) -> u32 {
     }
     // A VMEM store of more than 8 bytes, then a VALU instruction that
     // writes one of its data VGPRs (the store may still be reading them).
-    if is_wide_vmem_store(writer, gpu) && reader_format.is_valu() {
-        let data: Vec<(u16, u16)> = writer
+    if wide_store && reader_format.is_valu() {
+        let data: Spans = writer
             .uses
             .iter()
             .filter_map(|o| match o {
@@ -122,7 +137,7 @@ fn required(writer: &isa::Inst, reader: &isa::Inst, target: Target) -> u32 {
         need = need.max(1);
     }
     if gpu == Gpu::Gfx942 && is_trans(writer.op) && !is_trans(reader.op) && reader_format.is_valu() {
-        let vgpr_writes: Vec<(u16, u16)> = writer
+        let vgpr_writes: Spans = writer
             .defs
             .iter()
             .filter_map(|o| match o {
@@ -159,7 +174,7 @@ fn wait_states(e: &Emitted) -> u32 {
 /// wait until all outstanding VALU results are written.
 const DEPCTR_VA_VDST_0: u16 = 0x0fff;
 
-fn vgpr_defs(inst: &isa::Inst) -> Vec<(u16, u16)> {
+fn vgpr_defs(inst: &isa::Inst) -> Spans {
     inst.defs
         .iter()
         .filter_map(|o| match o {

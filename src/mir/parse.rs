@@ -300,6 +300,35 @@ impl<'a> FuncScope<'a> {
     }
 }
 
+/// The operation families whose mnemonics are tables in ir.rs.
+#[derive(Clone, Copy)]
+enum Operator {
+    Binary(BinOp),
+    Ternary(TernOp),
+    Unary(UnOp),
+    Cast(CastOp),
+    Builtin(Builtin),
+}
+
+/// Mnemonic to operation, for the families above (built once: a search of
+/// the tables per instruction was a tenth of parsing). The first family
+/// listing a mnemonic wins, in the order the parser used to search them.
+fn operator_mnemonics() -> &'static HashMap<&'static str, Operator> {
+    static TABLE: std::sync::OnceLock<HashMap<&'static str, Operator>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = HashMap::new();
+        let families = BinOp::ALL.into_iter().map(|o| (o.mnemonic(), Operator::Binary(o)))
+            .chain(TernOp::ALL.into_iter().map(|o| (o.mnemonic(), Operator::Ternary(o))))
+            .chain(UnOp::ALL.into_iter().map(|o| (o.mnemonic(), Operator::Unary(o))))
+            .chain(CastOp::ALL.into_iter().map(|o| (o.mnemonic(), Operator::Cast(o))))
+            .chain(Builtin::ALL.into_iter().map(|o| (o.mnemonic(), Operator::Builtin(o))));
+        for (mnemonic, operator) in families {
+            table.entry(mnemonic).or_insert(operator);
+        }
+        table
+    })
+}
+
 fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '.'
 }
@@ -437,6 +466,24 @@ impl<'a> Parser<'a> {
     fn ty(&mut self) -> Result<(Type, Span), Diagnostic> {
         self.skip_trivia();
         let start = self.pos;
+        // The scalar types by name, without the type parser (most types are).
+        let bytes = &self.text.as_bytes()[start..];
+        let len = bytes.iter().take(4).position(|&b| !is_name_char(b as char)).unwrap_or(4);
+        let scalar = match &bytes[..len] {
+            b"i1" => Some(Type::I1),
+            b"i8" => Some(Type::I8),
+            b"i16" => Some(Type::I16),
+            b"i32" => Some(Type::I32),
+            b"i64" => Some(Type::I64),
+            b"f16" => Some(Type::F16),
+            b"f32" => Some(Type::F32),
+            b"f64" => Some(Type::F64),
+            _ => None,
+        };
+        if let Some(ty) = scalar {
+            self.pos = start + len;
+            return Ok((ty, Span::new(start, self.pos)));
+        }
         match parse_type_prefix(&self.text[start..]) {
             Ok((ty, used)) => {
                 self.pos = start + used;
@@ -1014,23 +1061,24 @@ impl<'a> Parser<'a> {
         block: usize,
         inst_index: usize,
     ) -> Result<Op, Diagnostic> {
-        if let Some(op) = BinOp::ALL.into_iter().find(|b| b.mnemonic() == opcode) {
+        let family = operator_mnemonics().get(opcode).copied();
+        if let Some(Operator::Binary(op)) = family {
             let (ty, _) = self.ty()?;
             let lhs = self.operand(scope, &ty)?;
             self.comma("between the operands")?;
             let rhs = self.operand(scope, &op.rhs_type(&ty))?;
             return Ok(Op::Binary { op, ty, lhs, rhs });
         }
-        if let Some(op) = TernOp::ALL.into_iter().find(|t| t.mnemonic() == opcode) {
+        if let Some(Operator::Ternary(op)) = family {
             let (ty, [a, b, c]) = self.three_operands(scope)?;
             return Ok(Op::Ternary { op, ty, a, b, c });
         }
-        if let Some(op) = UnOp::ALL.into_iter().find(|u| u.mnemonic() == opcode) {
+        if let Some(Operator::Unary(op)) = family {
             let (ty, _) = self.ty()?;
             let arg = self.operand(scope, &ty)?;
             return Ok(Op::Unary { op, ty, arg });
         }
-        if let Some(op) = CastOp::ALL.into_iter().find(|c| c.mnemonic() == opcode) {
+        if let Some(Operator::Cast(op)) = family {
             let (from, _) = self.ty()?;
             let arg = self.operand(scope, &from)?;
             if !self.eat_ident("to") {
@@ -1039,7 +1087,7 @@ impl<'a> Parser<'a> {
             let (to, _) = self.ty()?;
             return Ok(Op::Cast { op, from, arg, to });
         }
-        if let Some(kind) = Builtin::ALL.into_iter().find(|b| b.mnemonic() == opcode) {
+        if let Some(Operator::Builtin(kind)) = family {
             if kind.dimensionless() {
                 return Ok(Op::Builtin { kind, dim: 0 });
             }

@@ -16,8 +16,9 @@ use super::rewrite::{definitions, remove_marked, reverse_postorder, Subst};
 use super::simplify::{self, Outcome};
 use crate::mir::cfg::{dominator_intervals, interval_dominates, Cfg};
 use crate::mir::ir::{op_operands_mut, BinOp, Function, Op, Operand, Value, WaveOp};
-use hashbrown::hash_map::Entry;
-use hashbrown::HashMap;
+use hashbrown::{hash_table, DefaultHashBuilder, HashTable};
+use std::borrow::Cow;
+use std::hash::BuildHasher;
 
 /// Pure: free of memory and effects, equal whenever operands are (also
 /// what the schedule pass may move up to its operands).
@@ -53,21 +54,44 @@ fn rank(operand: &Operand) -> (u8, u64) {
 
 /// The operation with commutative operands in a canonical order.
 pub(super) fn canonical(op: &Op) -> Op {
+    canonical_view(op).into_owned()
+}
+
+/// [`canonical`] without a copy when the operands are in order already.
+fn canonical_view(op: &Op) -> Cow<'_, Op> {
     use BinOp::*;
-    let mut op = op.clone();
-    if let Op::Binary { op: bop, lhs, rhs, .. } = &mut op {
-        if matches!(bop, Add | Mul | MulHiS | MulHiU | And | Or | Xor | SMin | SMax | UMin | UMax | FAdd | FMul | FMin | FMax | Mul24S | Mul24U | AddSatS | AddSatU)
-            && rank(lhs) > rank(rhs)
+    match op {
+        Op::Binary { op: bop, lhs, rhs, .. }
+            if matches!(bop, Add | Mul | MulHiS | MulHiU | And | Or | Xor | SMin | SMax | UMin | UMax | FAdd | FMul | FMin | FMax | Mul24S | Mul24U | AddSatS | AddSatU)
+                && rank(lhs) > rank(rhs) =>
         {
-            std::mem::swap(lhs, rhs);
+            let mut op = op.clone();
+            if let Op::Binary { lhs, rhs, .. } = &mut op {
+                std::mem::swap(lhs, rhs);
+            }
+            Cow::Owned(op)
         }
-    }
-    if let Op::Fma { a, b, .. } = &mut op {
-        if rank(a) > rank(b) {
-            std::mem::swap(a, b);
+        Op::Fma { a, b, .. } if rank(a) > rank(b) => {
+            let mut op = op.clone();
+            if let Op::Fma { a, b, .. } = &mut op {
+                std::mem::swap(a, b);
+            }
+            Cow::Owned(op)
         }
+        _ => Cow::Borrowed(op),
     }
-    op
+}
+
+/// A numbered operation: where its instruction is (block, index), with the
+/// result and the hash of its canonical form. The table refers to the
+/// instructions instead of holding copies of their operations (an `Op` is
+/// 128 bytes: a million-instruction function's table was most of the pass's
+/// memory and time).
+struct Numbered {
+    hash: u64,
+    result: Value,
+    block: u32,
+    index: u32,
 }
 
 pub fn run(func: &mut Function) -> bool {
@@ -83,7 +107,8 @@ pub fn run(func: &mut Function) -> bool {
     // Sized for every instruction up front: growing it rehashed each
     // operation key again (a fifth of the pass on long functions).
     let instructions: usize = func.blocks.iter().map(|b| b.insts.len()).sum();
-    let mut table: HashMap<Op, (Value, usize)> = HashMap::with_capacity(instructions);
+    let mut table: HashTable<Numbered> = HashTable::with_capacity(instructions);
+    let hasher = DefaultHashBuilder::default();
     let mut removed: Vec<Vec<bool>> = func.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     let mut changed = false;
     let defs = definitions(func);
@@ -114,24 +139,29 @@ pub fn run(func: &mut Function) -> bool {
                 }
                 Outcome::Keep => op,
             };
-            let key = canonical(&op);
             func.blocks[b].insts[i].op = op;
-            if !is_pure(&func.blocks[b].insts[i].op) {
+            let op = &func.blocks[b].insts[i].op;
+            if !is_pure(op) {
                 continue;
             }
-            match table.entry(key) {
-                Entry::Occupied(mut e) => {
-                    let (earlier, block) = *e.get();
-                    if interval_dominates(&intervals, block, b) {
-                        subst.set(result, Operand::Value(earlier));
+            let key = canonical_view(op);
+            let hash = hasher.hash_one(&*key);
+            let blocks = &func.blocks;
+            let same = |n: &Numbered| n.hash == hash && *canonical_view(&blocks[n.block as usize].insts[n.index as usize].op) == *key;
+            let here = Numbered { hash, result, block: b as u32, index: i as u32 };
+            match table.entry(hash, same, |n| n.hash) {
+                hash_table::Entry::Occupied(mut e) => {
+                    let earlier = e.get();
+                    if interval_dominates(&intervals, earlier.block as usize, b) {
+                        subst.set(result, Operand::Value(earlier.result));
                         removed[b][i] = true;
                         changed = true;
                     } else {
-                        e.insert((result, b));
+                        *e.get_mut() = here;
                     }
                 }
-                Entry::Vacant(e) => {
-                    e.insert((result, b));
+                hash_table::Entry::Vacant(e) => {
+                    e.insert(here);
                 }
             }
         }

@@ -326,16 +326,20 @@ impl<'a> Isel<'a> {
     /// Emits one hardware instruction. Defs are late unless `early` (needed when a
     /// pseudo expands to several instructions).
     fn emit(&mut self, op: Opcode, defs: &[Dst], uses: &[Src], tweak: impl FnOnce(&mut isa::Inst)) {
-        let mut inst = isa::Inst::new(op, Vec::new(), Vec::new());
-        let mut ops: Vec<ra::Operand> = Vec::new();
-        let mut fills = Vec::new();
+        let mut inst = isa::Inst::new(op, Vec::with_capacity(defs.len()), Vec::with_capacity(uses.len()));
+        let mut ops: Vec<ra::Operand> = Vec::with_capacity(uses.len() + defs.len() + 1);
+        let mut fills = Vec::with_capacity(uses.len() + defs.len());
         let mut window = 0u8;
-        let mut use_index: HashMap<ra::VReg, u8> = HashMap::new();
-        let mut add_use = |ops: &mut Vec<ra::Operand>, v: ra::VReg| -> u8 {
-            *use_index.entry(v).or_insert_with(|| {
-                ops.push(ra::Operand::reg_use(v));
-                (ops.len() - 1) as u8
-            })
+        // A value read twice is one operand. Uses come before any def, so
+        // the operands so far are all uses: a few, searched in place.
+        let add_use = |ops: &mut Vec<ra::Operand>, v: ra::VReg| -> u8 {
+            match ops.iter().position(|o| o.vreg() == v) {
+                Some(i) => i as u8,
+                None => {
+                    ops.push(ra::Operand::reg_use(v));
+                    (ops.len() - 1) as u8
+                }
+            }
         };
         for (i, s) in uses.iter().enumerate() {
             let slot = Slot::Use(i as u8);
@@ -852,12 +856,12 @@ impl<'a> Isel<'a> {
         let native = info.format(self.target.gpu);
         let vop3 = !native.has_e64_form();
         let gfx11 = self.target.gpu.generation() == isa::Generation::Gfx11;
-        let mut order: Vec<Lowered> = srcs.to_vec();
+        let mut order: smallvec::SmallVec<[Lowered; 3]> = srcs.iter().cloned().collect();
         let is_vgpr = |l: &Lowered| matches!(l, Lowered::V(_));
         if !vop3 && order.len() == 2 && commutative && is_vgpr(&order[0]) && !is_vgpr(&order[1]) {
             order.swap(0, 1);
         }
-        let mut srcs_out = Vec::new();
+        let mut srcs_out: smallvec::SmallVec<[Src; 3]> = smallvec::SmallVec::new();
         let mut scalar_budget = if gfx11 { 2 } else { 1 };
         let mut literal_budget = if vop3 && !gfx11 { 0 } else { 1 };
         let mut scalar_seen: Option<ra::VReg> = None;
