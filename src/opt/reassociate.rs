@@ -33,45 +33,51 @@ use crate::mir::interp::ops::mask;
 use crate::mir::ir::{BinOp, CastOp, Const, Function, Inst, Op, Operand, Value};
 
 /// `add x, c` (the sum's definition, when it is one).
-fn added_constant(defs: &[Option<(Operand, u64)>], o: &Operand) -> Option<(Operand, u64)> {
+fn added_constant(defs: &[Option<(Value, u64)>], o: &Operand) -> Option<(Operand, u64)> {
     match o {
-        Operand::Value(v) => defs.get(v.0 as usize).cloned().flatten(),
+        Operand::Value(v) => defs.get(v.0 as usize).copied().flatten().map(|(x, c)| (Operand::Value(x), c)),
         Operand::Const(_) => None,
     }
 }
 
 pub fn run(func: &mut Function) -> bool {
-    let uses = use_counts(func);
-    let mut sums: Vec<Option<(Operand, u64)>> = vec![None; func.values.len()];
+    // The tables below are per value; on a long function they are most of
+    // the pass's memory traffic, so each is built only when an instruction
+    // it serves exists (and sums, read by every rule, is compact).
+    let mut sums: Vec<Option<(Value, u64)>> = vec![None; func.values.len()];
+    let (mut any_slot, mut any_extension) = (false, false);
     for block in &func.blocks {
         for inst in &block.insts {
-            if let (Some(r), Op::Binary { op: BinOp::Add, ty, lhs: x @ Operand::Value(_), rhs: Operand::Const(c) }) = (inst.result, &inst.op) {
-                if ty.is_int() {
-                    sums[r.0 as usize] = Some((x.clone(), c.bits));
+            match (inst.result, &inst.op) {
+                (Some(r), Op::Binary { op: BinOp::Add, ty, lhs: Operand::Value(x), rhs: Operand::Const(c) }) if ty.is_int() => {
+                    sums[r.0 as usize] = Some((*x, c.bits));
                 }
+                (_, Op::LdsSlot { .. }) => any_slot = true,
+                (_, Op::Cast { op: CastOp::ZExt | CastOp::SExt, from: Type::I32, to: Type::I64, .. }) => any_extension = true,
+                _ => {}
             }
         }
     }
     // `ptradd s, x` of an lds_slot `s` by a value `x`: (s, x).
-    let mut slot_sums: Vec<Option<(Operand, Operand)>> = vec![None; func.values.len()];
-    let slots: Vec<bool> = {
+    let mut slot_sums: Vec<Option<(Operand, Operand)>> = Vec::new();
+    if any_slot {
+        slot_sums = vec![None; func.values.len()];
         let mut slots = vec![false; func.values.len()];
         for inst in func.blocks.iter().flat_map(|b| &b.insts) {
             if let (Some(r), Op::LdsSlot { .. }) = (inst.result, &inst.op) {
                 slots[r.0 as usize] = true;
             }
         }
-        slots
-    };
-    for inst in func.blocks.iter().flat_map(|b| &b.insts) {
-        if let (Some(r), Op::PtrAdd { ptr: s @ Operand::Value(p), offset: x @ Operand::Value(_) }) = (inst.result, &inst.op) {
-            if slots[p.0 as usize] {
-                slot_sums[r.0 as usize] = Some((s.clone(), x.clone()));
+        for inst in func.blocks.iter().flat_map(|b| &b.insts) {
+            if let (Some(r), Op::PtrAdd { ptr: s @ Operand::Value(p), offset: x @ Operand::Value(_) }) = (inst.result, &inst.op) {
+                if slots[p.0 as usize] {
+                    slot_sums[r.0 as usize] = Some((s.clone(), x.clone()));
+                }
             }
         }
     }
-    let disjoint = disjoint_sums(func);
-    let address_only = address_offsets(func);
+    let (disjoint, address_only) = if any_extension { (disjoint_sums(func), address_offsets(func)) } else { (Vec::new(), Vec::new()) };
+    let uses = use_counts(func);
     let mut names = Names::default();
     replace_ops(func, |func, out, inst| {
         let span = inst.span;
@@ -88,18 +94,20 @@ pub fn run(func: &mut Function) -> bool {
                         let scaled = if *op == BinOp::Mul { c1.wrapping_mul(c2.bits) } else { c1 << c2.bits } & m;
                         let product = push(func, out, Op::Binary { op: *op, ty: ty.clone(), lhs: x, rhs: Operand::Const(c2.clone()) }, ty.clone());
                         // The new sum's constant goes on outwards in this run.
-                        if let Some(r) = inst.result {
-                            sums[r.0 as usize] = Some((product.clone(), scaled));
+                        if let (Some(r), Operand::Value(p)) = (inst.result, &product) {
+                            sums[r.0 as usize] = Some((*p, scaled));
                         }
                         Some(Op::Binary { op: BinOp::Add, ty: ty.clone(), lhs: product, rhs: Operand::Const(Const { ty: ty.clone(), bits: scaled }) })
                     }
                     None => None,
                 }
             }
-            Op::Cast { op: op @ (CastOp::ZExt | CastOp::SExt), from: Type::I32, arg: Operand::Value(a), to: Type::I64 } => match inst.result.and(disjoint[a.0 as usize].clone()) {
+            Op::Cast { op: op @ (CastOp::ZExt | CastOp::SExt), from: Type::I32, arg: Operand::Value(a), to: Type::I64 } => match inst.result.and(disjoint.get(a.0 as usize).cloned().flatten()) {
                 Some((x, c)) if address_only[inst.result.unwrap().0 as usize] => {
                     let wide = push(func, out, Op::Cast { op: *op, from: Type::I32, arg: x, to: Type::I64 }, Type::I64);
-                    sums[inst.result.unwrap().0 as usize] = Some((wide.clone(), c));
+                    if let Operand::Value(w) = wide {
+                        sums[inst.result.unwrap().0 as usize] = Some((w, c));
+                    }
                     Some(Op::Binary { op: BinOp::Add, ty: Type::I64, lhs: wide, rhs: Operand::Const(Const { ty: Type::I64, bits: c }) })
                 }
                 _ => None,

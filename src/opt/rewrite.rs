@@ -171,25 +171,48 @@ pub fn use_counts(func: &Function) -> Vec<u32> {
 }
 
 /// Rewrites instructions one at a time, block by block: `replace` gets the
-/// function (to make and type new values), the block's instructions so far
-/// (it may append the ones its replacement reads) and the instruction, and
-/// returns the instruction's new operation, or None to keep it. True if any
-/// instruction was replaced.
+/// function (to make and type new values), a list to append the new
+/// instructions its replacement reads (they go right before it) and the
+/// instruction, and returns the instruction's new operation, or None to keep
+/// it. True if any instruction was replaced. A block is rebuilt from its
+/// first change on; one without changes stays where it is.
 pub fn replace_ops(func: &mut Function, mut replace: impl FnMut(&mut Function, &mut Vec<Inst>, &Inst) -> Option<Op>) -> bool {
     let mut changed = false;
+    let mut inserted: Vec<Inst> = Vec::new();
     for b in 0..func.blocks.len() {
-        let insts = std::mem::take(&mut func.blocks[b].insts);
-        let mut out: Vec<Inst> = Vec::with_capacity(insts.len());
-        for inst in insts {
-            match replace(func, &mut out, &inst) {
-                Some(op) => {
-                    out.push(Inst { result: inst.result, op, span: inst.span });
-                    changed = true;
-                }
-                None => out.push(inst),
+        let mut insts = std::mem::take(&mut func.blocks[b].insts);
+        let mut first_change = None;
+        for (i, inst) in insts.iter().enumerate() {
+            let op = replace(func, &mut inserted, inst);
+            if op.is_some() || !inserted.is_empty() {
+                first_change = Some((i, op));
+                break;
             }
         }
-        func.blocks[b].insts = out;
+        if let Some((i, op)) = first_change {
+            let rest = insts.split_off(i);
+            let mut out = insts;
+            out.reserve(rest.len() + inserted.len());
+            let mut finish = |out: &mut Vec<Inst>, inserted: &mut Vec<Inst>, inst: Inst, op: Option<Op>| {
+                out.append(inserted);
+                match op {
+                    Some(op) => {
+                        out.push(Inst { result: inst.result, op, span: inst.span });
+                        changed = true;
+                    }
+                    None => out.push(inst),
+                }
+            };
+            let mut rest = rest.into_iter();
+            let first = rest.next().expect("the changed instruction");
+            finish(&mut out, &mut inserted, first, op);
+            for inst in rest {
+                let op = replace(func, &mut inserted, &inst);
+                finish(&mut out, &mut inserted, inst, op);
+            }
+            insts = out;
+        }
+        func.blocks[b].insts = insts;
     }
     changed
 }
