@@ -224,7 +224,7 @@ pub fn compile_file(
     if emit == Emit::Mir {
         return Ok((module.to_string().into_bytes(), String::new()));
     }
-    let mut outputs = compile_devices(&module, &file, std::slice::from_ref(target), emit, code_object_version, options, stats)?;
+    let mut outputs = compile_devices_owned(module, &file, std::slice::from_ref(target), emit, code_object_version, options, stats)?;
     let output = outputs.pop().expect("one device, one output");
     match emit {
         Emit::Bundle => Ok((bundle(std::slice::from_ref(&output))?, output.report)),
@@ -283,7 +283,7 @@ pub fn compile_devices(
     let several = targets.len() > 1;
     // One thread per device (each with its functions on `options.jobs`).
     let results = crate::parallel::map_in_order(targets.len(), targets.len(), |i| {
-        compile_device(module, file, &targets[i], emit, version, options, stats, several)
+        compile_device(std::borrow::Cow::Borrowed(module), file, &targets[i], emit, version, options, stats, several)
     });
     let mut outputs = Vec::with_capacity(results.len());
     let mut objects = Vec::with_capacity(results.len());
@@ -300,10 +300,30 @@ pub fn compile_devices(
     Ok(outputs)
 }
 
+/// [`compile_devices`] of a module the caller gives up: with one device and
+/// optimisation on, the functions move through the passes instead of being
+/// copied (same output).
+pub fn compile_devices_owned(
+    module: Module,
+    file: &SourceFile,
+    targets: &[CodeObjectTarget],
+    emit: Emit,
+    code_object_version: u32,
+    options: &codegen::Options,
+    stats: bool,
+) -> Result<Vec<DeviceOutput>, CliError> {
+    if targets.len() != 1 || emit == Emit::Mir || options.opt_level == crate::opt::OptLevel::O0 {
+        return compile_devices(&module, file, targets, emit, code_object_version, options, stats);
+    }
+    let version = CodeObjectVersion::from_number(code_object_version).map_err(|e| CliError::usage(e.to_string()))?;
+    let (output, _) = compile_device(std::borrow::Cow::Owned(module), file, &targets[0], emit, version, options, stats, false)?;
+    Ok(vec![output])
+}
+
 /// One device of [`compile_devices`]: the output and the code object it came from.
 #[allow(clippy::too_many_arguments)]
 fn compile_device(
-    module: &Module,
+    module: std::borrow::Cow<'_, Module>,
     file: &SourceFile,
     target: &CodeObjectTarget,
     emit: Emit,
@@ -317,8 +337,13 @@ fn compile_device(
     let mut report = codegen::Report::default();
     // What --print-after collected is shown even when a later pass fails: that is
     // when a compiler engineer needs it most.
-    let (object, kernels) = codegen::compile_module(module, target, version, options, &mut report)
-        .map_err(|d| CliError::input(format!("{}{device}{}", report.printed, render_diagnostics(file, &d.0))))?;
+    // The MIR printed is the input's, so a module to print stays.
+    let printed_mir = (emit == Emit::Mir).then(|| module.to_string());
+    let compiled = match module {
+        std::borrow::Cow::Borrowed(module) => codegen::compile_module(module, target, version, options, &mut report),
+        std::borrow::Cow::Owned(module) => codegen::compile_module_owned(module, target, version, options, &mut report),
+    };
+    let (object, kernels) = compiled.map_err(|d| CliError::input(format!("{}{device}{}", report.printed, render_diagnostics(file, &d.0))))?;
     let mut side = report.printed;
     for (pass, time) in &report.timings {
         side.push_str(&format!("time {pass}: {:.3} ms\n", time.as_secs_f64() * 1e3));
@@ -335,7 +360,7 @@ fn compile_device(
     let fail = |e: codeobj::CodeObjectError| CliError::input(format!("{device}error: {e}"));
     let writer_start = Instant::now();
     let bytes = match emit {
-        Emit::Mir => module.to_string().into_bytes(),
+        Emit::Mir => printed_mir.unwrap_or_default().into_bytes(),
         Emit::Asm => codeobj::asm::listing(&object, |name| kernels.iter().find(|k| k.name == name).map(|k| k.asm.as_str()))
             .map_err(fail)?
             .into_bytes(),

@@ -63,6 +63,30 @@ fn any_number_of_jobs_gives_the_same_output() {
     }
 }
 
+/// The command line gives its module up to the compile, which then moves
+/// the functions through the optimiser instead of copying them: the bytes
+/// and the printed passes are the borrowed compile's, and the verifier
+/// between passes (on here) checks calls against the interfaces it keeps.
+#[test]
+fn a_module_given_up_compiles_as_a_borrowed_one() {
+    // A small callee, which the optimiser inlines.
+    let text = many_functions()
+        + "func @twice(%x: i32) -> i32 {\nentry:\n  %y = add i32 %x, %x\n  ret %y\n}\n"
+        + "kernel @uses_twice(%out: ptr<global>) {\nentry:\n  %tid = workitem_id x\n  %r = call @twice(%tid)\n  %o = mul i32 %tid, 4\n  %p = ptradd %out, %o\n  store i32 %r, %p\n  ret\n}\n";
+    let module = amdgpu_cg::mir::parse(&text).unwrap_or_else(|d| panic!("{d}"));
+    let target = driver::parse_target("amdgcn-amd-amdhsa", "gfx942").unwrap();
+    for jobs in [1, 2] {
+        let options = Options { jobs, verify_passes: true, print_after: vec!["inline".into(), "gvn".into(), "emit".into()], ..Options::default() };
+        let mut borrowed_report = Report::default();
+        let (borrowed, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &options, &mut borrowed_report).unwrap_or_else(|d| panic!("{d}"));
+        let mut owned_report = Report::default();
+        let (owned, _) = codegen::compile_module_owned(module.clone(), &target, CodeObjectVersion::V5, &options, &mut owned_report).unwrap_or_else(|d| panic!("{d}"));
+        assert!(borrowed_report.printed.contains("; after inline:"), "the module has calls the optimiser inlines");
+        assert!(write_hsaco(&owned).unwrap() == write_hsaco(&borrowed).unwrap(), "-j {jobs}: the code objects differ");
+        assert!(owned_report.printed == borrowed_report.printed, "-j {jobs}: the printed passes differ");
+    }
+}
+
 #[test]
 fn refusals_are_reported_in_module_order_at_any_jobs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

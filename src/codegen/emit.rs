@@ -25,8 +25,8 @@ pub fn encode(
     target: Target,
     listing: bool,
 ) -> Result<Encoded, Diagnostic> {
-    let threaded = thread_jumps(code);
-    let code = &threaded;
+    let (kept, destination) = thread_jumps(code);
+    let blocks = || code.blocks.iter().zip(&kept).filter(|(_, &k)| k).map(|(block, _)| block);
     let fail = |e: isa::EncodeError, inst: &isa::Inst| {
         Diagnostic::new(
             format!("internal error: cannot encode '{}' in @{func_name}: {e}", isa::print(inst, target)),
@@ -35,18 +35,18 @@ pub fn encode(
     };
     // Block start offsets by VCode block index (every instruction's size is
     // known before offsets are).
-    let mut offsets = vec![0usize; code.blocks.iter().map(|(b, _, _)| b + 1).max().unwrap_or(0)];
+    let mut offsets = vec![0usize; blocks().map(|(b, _, _)| b + 1).max().unwrap_or(0)];
     let mut offset = 0usize;
-    for (b, _, insts) in &code.blocks {
+    for (b, _, insts) in blocks() {
         offsets[*b] = offset;
         for e in insts {
             offset += isa::encoded_len(&e.inst, target).map_err(|err| fail(err, &e.inst))?;
         }
     }
     let mut labels = vec![false; offsets.len()];
-    for (_, _, insts) in &code.blocks {
+    for (_, _, insts) in blocks() {
         for e in insts {
-            if let Some(t) = e.target {
+            if let Some(t) = e.target.map(|t| destination[t]) {
                 labels[t] = true;
             }
         }
@@ -60,7 +60,7 @@ pub fn encode(
     // After a call's `s_getpc_b64`: the callee and how many of the two
     // relocated literals (`s_add_u32`, `s_addc_u32`) are still to print.
     let mut call_literals: Option<(String, u8)> = None;
-    for &(b, ref name, ref insts) in &code.blocks {
+    for &(b, ref name, ref insts) in blocks() {
         if listing && (labels[b] || b == 0) {
             asm.push_str(&format!("{}:{}; {name}\n", label(b), " ".repeat(4)));
         } else if listing {
@@ -76,7 +76,8 @@ pub fn encode(
             );
             // A branch gets its offset; other instructions are encoded as they are.
             let branch;
-            let inst = match e.target {
+            let target_block = e.target.map(|t| destination[t]);
+            let inst = match target_block {
                 Some(t) => {
                     let delta = (offsets[t] as i64 - (at as i64 + 4)) / 4;
                     let delta = i16::try_from(delta).map_err(|_| {
@@ -93,7 +94,7 @@ pub fn encode(
                 }
                 None => &e.inst,
             };
-            if let Some(t) = e.target {
+            if let Some(t) = target_block {
                 if listing {
                     let mnemonic = isa::print::mnemonic(inst, target.gpu);
                     asm.push_str(&format!("  {mnemonic} {}\n", label(t)));
@@ -143,24 +144,22 @@ pub fn encode(
 /// Branch threading: a block that holds nothing but a jump (typically the block
 /// splitting a critical edge, left empty by register allocation) is skipped by
 /// every branch to it, and dropped when no block falls through into it.
-fn thread_jumps(code: &Expanded) -> Expanded {
+/// Returns, per block position, whether the block stays, and per block index
+/// where a branch to it goes instead (the code itself is not copied).
+fn thread_jumps(code: &Expanded) -> (Vec<bool>, Vec<usize>) {
     use crate::isa::Opcode;
     let destination = code.branch_destinations();
-    let resolve = |b: usize| destination[b];
     let ends_without_fallthrough = |insts: &[super::expand::Emitted]| {
         insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm | Opcode::s_setpc_b64))
     };
-    let mut out = Vec::with_capacity(code.blocks.len());
-    for (position, (b, name, insts)) in code.blocks.iter().enumerate() {
-        let fallen_into = position == 0 || !ends_without_fallthrough(&code.blocks[position - 1].2);
-        if resolve(*b) != *b && !fallen_into && *b != 0 {
-            continue;
-        }
-        let insts = insts
-            .iter()
-            .map(|e| super::expand::Emitted { inst: e.inst.clone(), target: e.target.map(resolve), symbol: e.symbol.clone(), cfi: e.cfi.clone() })
-            .collect();
-        out.push((*b, name.clone(), insts));
-    }
-    Expanded { blocks: out, windows: code.windows, call_vgpr_reads: code.call_vgpr_reads, vgprs: code.vgprs, agprs: code.agprs, spills: code.spills, sgprs: code.sgprs, uses_vcc: code.uses_vcc, scratch_bytes: code.scratch_bytes, frame_bytes: code.frame_bytes }
+    let kept = code
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(position, (b, _, _))| {
+            let fallen_into = position == 0 || !ends_without_fallthrough(&code.blocks[position - 1].2);
+            destination[*b] == *b || fallen_into || *b == 0
+        })
+        .collect();
+    (kept, destination)
 }
