@@ -9,7 +9,9 @@
 //! kernel's interface and its limit is checked), and
 //! dead block parameters together with the branch arguments for them.
 //!
-//! One backward worklist over the values, linear in the function.
+//! One backward sweep over the instructions, then a worklist over the values
+//! it could not settle (block parameters, definitions it had passed): linear
+//! in the function.
 
 use crate::mir::ir::{op_operands, BlockCall, Function, Op, Operand, Terminator};
 
@@ -74,41 +76,56 @@ pub fn run(func: &mut Function) -> bool {
     }
     let mut live = vec![false; n];
     let mut work = Vec::new();
-    let mark = |operand: &Operand, live: &mut Vec<bool>, work: &mut Vec<u32>| {
+    // One backward sweep over the instructions does most of the marking in
+    // memory order (a worklist alone chased definitions across the whole
+    // function: a third of the optimiser's time on a million instructions).
+    // A value marked after the sweep passed its definition, and every block
+    // parameter, goes on the worklist, which finishes the job; the live set is
+    // the same least fixed point either way.
+    let mark = |operand: &Operand, live: &mut Vec<bool>, work: &mut Vec<u32>, swept: &dyn Fn(Def) -> bool| {
         if let Operand::Value(v) = operand {
             if !live[v.0 as usize] {
                 live[v.0 as usize] = true;
-                work.push(v.0);
-            }
-        }
-    };
-    for block in &func.blocks {
-        for inst in &block.insts {
-            if !removable(&inst.op) {
-                for operand in op_operands(&inst.op) {
-                    mark(operand, &mut live, &mut work);
+                if swept(def[v.0 as usize]) {
+                    work.push(v.0);
                 }
             }
         }
+    };
+    for (b, block) in func.blocks.iter().enumerate().rev() {
+        let b = b as u32;
+        let swept_at = |i: u32| move |d: Def| match d {
+            Def::None => false,
+            Def::Inst(db, di) => db > b || (db == b && di >= i),
+            Def::BlockParam(..) => true,
+        };
         match &block.term {
-            Terminator::BrIf { cond, .. } => mark(cond, &mut live, &mut work),
-            Terminator::Ret(Some(value)) => mark(value, &mut live, &mut work),
+            Terminator::BrIf { cond, .. } => mark(cond, &mut live, &mut work, &swept_at(block.insts.len() as u32)),
+            Terminator::Ret(Some(value)) => mark(value, &mut live, &mut work, &swept_at(block.insts.len() as u32)),
             _ => {}
         }
+        for (i, inst) in block.insts.iter().enumerate().rev() {
+            if !removable(&inst.op) || inst.result.is_some_and(|r| live[r.0 as usize]) {
+                for operand in op_operands(&inst.op) {
+                    mark(operand, &mut live, &mut work, &swept_at(i as u32));
+                }
+            }
+        }
     }
+    let everything_swept = |d: Def| !matches!(d, Def::None);
     while let Some(v) = work.pop() {
         match def[v as usize] {
             Def::None => {}
             Def::Inst(b, i) => {
                 for operand in op_operands(&func.blocks[b as usize].insts[i as usize].op) {
-                    mark(operand, &mut live, &mut work);
+                    mark(operand, &mut live, &mut work, &everything_swept);
                 }
             }
             Def::BlockParam(b, j) => {
                 for &(pred, slot) in &incoming[b as usize] {
                     let call = calls(&func.blocks[pred as usize].term)[slot as usize];
                     if let Some(arg) = call.args.get(j as usize) {
-                        mark(arg, &mut live, &mut work);
+                        mark(arg, &mut live, &mut work, &everything_swept);
                     }
                 }
             }
