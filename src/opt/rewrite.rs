@@ -4,45 +4,60 @@
 
 use crate::abi::Type;
 use crate::mir::ir::{op_operands, op_operands_mut, terminator_operands, terminator_operands_mut, Block, Function, Inst, Op, Operand, Value, ValueInfo};
-use hashbrown::HashSet;
+use hashbrown::{HashMap, HashSet};
 
 /// Values replaced by other operands. A replacement may itself be replaced
-/// later; `resolve` follows the chain.
+/// later; `resolve` follows the chain. Few values are replaced and every
+/// operand is looked up: a bit per value says which are (a long function's
+/// bits stay in cache where a dense table of operands did not), and the
+/// replacements are kept apart.
 pub struct Subst {
-    to: Vec<Option<Operand>>,
+    replaced: Vec<u64>,
+    to: HashMap<u32, Operand>,
     any: bool,
 }
 
 impl Subst {
     pub fn new(func: &Function) -> Subst {
-        Subst { to: vec![None; func.values.len()], any: false }
+        Subst { replaced: vec![0; func.values.len().div_ceil(64)], to: HashMap::new(), any: false }
+    }
+
+    fn replacement(&self, v: Value) -> Option<&Operand> {
+        let i = v.0 as usize;
+        if self.replaced.get(i / 64).is_some_and(|word| word >> (i % 64) & 1 != 0) {
+            self.to.get(&v.0)
+        } else {
+            None
+        }
     }
 
     /// From now on, uses of `value` read `with`.
     pub fn set(&mut self, value: Value, with: Operand) {
         let i = value.0 as usize;
-        if i >= self.to.len() {
-            self.to.resize(i + 1, None);
+        if i / 64 >= self.replaced.len() {
+            self.replaced.resize(i / 64 + 1, 0);
         }
-        self.to[i] = Some(with);
+        self.replaced[i / 64] |= 1 << (i % 64);
+        self.to.insert(value.0, with);
         self.any = true;
     }
 
     /// The operand a use of `operand` reads after the substitution.
     pub fn resolve(&self, operand: &Operand) -> Operand {
-        let mut cur = operand.clone();
+        let mut cur = operand;
         while let Operand::Value(v) = cur {
-            match self.to.get(v.0 as usize) {
-                Some(Some(next)) => cur = next.clone(),
-                _ => break,
+            match self.replacement(*v) {
+                Some(next) => cur = next,
+                None => break,
             }
         }
-        cur
+        cur.clone()
     }
 
     /// Rewrites one operand in place; true when it changed.
     pub fn rewrite(&self, operand: &mut Operand) -> bool {
-        if !self.any || matches!(operand, Operand::Const(_)) {
+        let Operand::Value(v) = operand else { return false };
+        if !self.any || self.replacement(*v).is_none() {
             return false;
         }
         let resolved = self.resolve(operand);
