@@ -255,8 +255,24 @@ struct RunArgs {
     print: Vec<String>,
 }
 
+/// The command line runs without transparent huge pages: a compile touches
+/// its memory once, in many places, and where the system backs memory with
+/// huge pages by default each first touch zeroed 2 MiB (and each page the
+/// allocator gave back was zeroed again): on a million-instruction kernel
+/// 0.5 s of system time instead of 1.4-2.9 s (docs/performance.md). The
+/// library leaves this to its embedder, as it does the allocator.
+fn without_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes integer arguments and changes only
+    // how this process's future page faults are served.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 fn main() -> ExitCode {
     START.get_or_init(std::time::Instant::now);
+    without_huge_pages();
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Check { input }) => driver::check_file(&input).map(|summary| print!("{summary}")),

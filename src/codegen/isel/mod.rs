@@ -1654,25 +1654,28 @@ impl<'a> IselHandle<'_, 'a> {
 
     /// Per machine block: the registers it defines that other blocks use.
     pub fn defs_used_in_other_blocks(&self) -> HashMap<usize, Vec<ra::VReg>> {
-        let mut def_block: HashMap<ra::VReg, usize> = HashMap::new();
+        // Per virtual register (they are numbered densely): the first block
+        // defining it, and whether it is already listed.
+        const NONE: u32 = u32::MAX;
+        let mut def_block: Vec<u32> = vec![NONE; self.isel.vc.vreg_classes.len()];
         for (b, block) in self.isel.blocks.iter().enumerate() {
             for m in &block.insts {
                 for o in &m.ops {
-                    if o.kind() == ra::OperandKind::Def {
-                        def_block.entry(o.vreg()).or_insert(b);
+                    if o.kind() == ra::OperandKind::Def && def_block[o.vreg().vreg()] == NONE {
+                        def_block[o.vreg().vreg()] = b as u32;
                     }
                 }
             }
         }
         let mut out: HashMap<usize, Vec<ra::VReg>> = HashMap::new();
-        let mut seen: hashbrown::HashSet<ra::VReg> = hashbrown::HashSet::new();
+        let mut seen = vec![false; def_block.len()];
         for (b, block) in self.isel.blocks.iter().enumerate() {
             let uses = block.insts.iter().flat_map(|m| m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use).map(|o| o.vreg())).chain(block.succ_args.iter().flatten().copied());
             for v in uses {
-                if let Some(&d) = def_block.get(&v) {
-                    if d != b && seen.insert(v) {
-                        out.entry(d).or_default().push(v);
-                    }
+                let d = def_block.get(v.vreg()).copied().unwrap_or(NONE);
+                if d != NONE && d as usize != b && !seen[v.vreg()] {
+                    seen[v.vreg()] = true;
+                    out.entry(d as usize).or_default().push(v);
                 }
             }
         }
