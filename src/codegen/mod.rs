@@ -239,6 +239,7 @@ fn wants(options: &Options, pass: &str) -> bool {
 /// Compiles one kernel through every pass.
 pub fn compile_kernel(
     module: &Module,
+    functions: &HashMap<&str, &Function>,
     callee_uses: &HashMap<String, Vec<ImplicitInput>>,
     callee_facts: &CalleeFacts,
     func: &Function,
@@ -303,7 +304,7 @@ pub fn compile_kernel(
     let mut slot_home = vcode::SlotHome::Vgprs;
     let (arch, unified) = vgpr_budget(t, func.attrs.min_waves_per_simd.or(options.min_waves), options.max_vgprs);
     let (selected, allocation, live_vgprs) = loop {
-        let mut selected = isel::select(module, callee_uses, &callee_facts.vgprs_clobbered, func, &uniformity, &structure, t, version.number(), scratch)?;
+        let mut selected = isel::select(module, functions, callee_uses, &callee_facts.vgprs_clobbered, func, &uniformity, &structure, t, version.number(), scratch)?;
         selected.vcode.slot_home = if selected.vcode.layout == vcode::Layout::Dense { slot_home } else { vcode::SlotHome::Memory };
         selected.vcode.has_agprs = t.gpu.has_agprs();
         selected.vcode.vgpr_budget = (arch as u16, unified as u16);
@@ -520,37 +521,52 @@ pub fn compile_kernel(
 /// starts with its incoming arguments) and the most its calls need; and
 /// whether a recursive call makes the real depth unknown (a function already on
 /// the current path adds DYNAMIC_STACK_BYTES).
-fn stack_need(
-    f: &str,
+///
+/// `known` holds what this walk found; `settled` what any walk found for a
+/// function whose calls reach no recursion: that does not depend on the path
+/// it was reached by, so every walk shares it (a chain of n calls was walked
+/// once per function, n^2 steps, each searching the path). A result that
+/// passed a recursion is this walk's only. The third value says so.
+fn stack_need<'a>(
+    f: &'a str,
     frames: &HashMap<String, u32>,
-    callees: &HashMap<&str, Vec<&str>>,
+    callees: &HashMap<&'a str, Vec<&'a str>>,
     external: &[String],
-    path: &mut Vec<String>,
-    known: &mut HashMap<String, (u32, bool)>,
-) -> (u32, bool) {
+    path: &mut HashSet<&'a str>,
+    known: &mut HashMap<&'a str, (u32, bool, bool)>,
+    settled: &mut HashMap<&'a str, (u32, bool)>,
+) -> (u32, bool, bool) {
     if external.iter().any(|e| e == f) {
-        return (EXTERNAL_STACK_BYTES, true);
+        return (EXTERNAL_STACK_BYTES, true, false);
+    }
+    if let Some(&(n, d)) = settled.get(f) {
+        return (n, d, false);
     }
     if let Some(&n) = known.get(f) {
         return n;
     }
-    if path.iter().any(|p| p == f) {
+    if path.contains(f) {
         // Recursion: the depth is unknown; reserve LLVM's default for stacks
         // it cannot bound on top of one frame of each function on the cycle.
-        return (DYNAMIC_STACK_BYTES, true);
+        return (DYNAMIC_STACK_BYTES, true, true);
     }
-    path.push(f.to_string());
+    path.insert(f);
     let mut deepest = (0u32, false);
-    for c in callees.get(f).map(Vec::as_slice).unwrap_or(&[]) {
-        let (n, d) = stack_need(c, frames, callees, external, path, known);
+    let mut recursive = false;
+    for &c in callees.get(f).map(Vec::as_slice).unwrap_or(&[]) {
+        let (n, d, r) = stack_need(c, frames, callees, external, path, known, settled);
         deepest = (deepest.0.max(n), deepest.1 || d);
+        recursive |= r;
     }
-    path.pop();
+    path.remove(f);
     let need = (frames.get(f).copied().unwrap_or(0).saturating_add(deepest.0), deepest.1);
     // Remembered even below a recursion (then an estimate anyway), so that
-    // every function is visited once.
-    known.insert(f.to_string(), need);
-    need
+    // every function is visited once per walk.
+    known.insert(f, (need.0, need.1, recursive));
+    if !recursive {
+        settled.insert(f, need);
+    }
+    (need.0, need.1, recursive)
 }
 
 /// The device functions a function calls directly.
@@ -731,6 +747,12 @@ fn compile(
     let codegen_start = Instant::now();
     let module: &Module = &optimized;
     let uses = implicit_uses(module);
+    // The first function of each name, for calls (a search of the module per
+    // call was quadratic in modules of many functions that call each other).
+    let mut by_name: HashMap<&str, &Function> = HashMap::new();
+    for f in &module.functions {
+        by_name.entry(f.name.as_str()).or_insert(f);
+    }
     let callees: HashMap<&str, Vec<&str>> = module.functions.iter().map(|f| (f.name.as_str(), direct_callees(f))).collect();
     // Device functions first: a kernel's scratch depends on what its callees
     // need from the stack (their frames, with their incoming arguments, and
@@ -749,7 +771,7 @@ fn compile(
     let mut refusals: Vec<Diagnostic> = Vec::new();
     let no_facts = CalleeFacts::default();
     let devices: Vec<usize> = (0..module.functions.len()).filter(|&i| module.functions[i].kind == FuncKind::Device && !external(&module.functions[i].name)).collect();
-    for (i, result, printed) in in_parallel(&devices, options.jobs, |i, r| compile_kernel(module, &uses, &no_facts, &module.functions[i], target, version, options, r)) {
+    for (i, result, printed) in in_parallel(&devices, options.jobs, |i, r| compile_kernel(module, &by_name, &uses, &no_facts, &module.functions[i], target, version, options, r)) {
         merge(report, printed);
         match result {
             Ok(k) => {
@@ -760,16 +782,20 @@ fn compile(
         }
     }
     let device: Vec<&str> = module.functions.iter().filter(|f| f.kind == FuncKind::Device).map(|f| f.name.as_str()).collect();
+    let mut settled = HashMap::new();
     let stack_needs: HashMap<String, (u32, bool)> = device
         .iter()
-        .map(|f| (f.to_string(), stack_need(f, &frames, &callees, &options.external, &mut Vec::new(), &mut HashMap::new())))
+        .map(|f| {
+            let (n, d, _) = stack_need(f, &frames, &callees, &options.external, &mut HashSet::new(), &mut HashMap::new(), &mut settled);
+            (f.to_string(), (n, d))
+        })
         .collect();
     let facts = CalleeFacts {
         stack_needs: stack_needs.iter().map(|(f, (n, _))| (f.clone(), *n)).collect(),
         vgprs_clobbered: vgprs_clobbered(&compiled, &module.functions, &callees),
     };
     let kernels: Vec<usize> = (0..module.functions.len()).filter(|&i| module.functions[i].kind == FuncKind::Kernel).collect();
-    for (i, result, printed) in in_parallel(&kernels, options.jobs, |i, r| compile_kernel(module, &uses, &facts, &module.functions[i], target, version, options, r)) {
+    for (i, result, printed) in in_parallel(&kernels, options.jobs, |i, r| compile_kernel(module, &by_name, &uses, &facts, &module.functions[i], target, version, options, r)) {
         merge(report, printed);
         match result {
             Ok(k) => compiled[i] = Some(k),

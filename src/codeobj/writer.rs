@@ -208,9 +208,15 @@ fn validate(co: &CodeObject) -> Result<(), CodeObjectError> {
             }
         }
     }
+    // The first function of each name (a search per relocation was
+    // quadratic in modules of many functions that call each other).
+    let mut by_name: HashMap<&str, &super::Function> = HashMap::new();
+    for f in &co.functions {
+        by_name.entry(f.name.as_str()).or_insert(f);
+    }
     for f in &co.functions {
         for r in &f.relocs {
-            let callee = co.functions.iter().find(|g| g.name == r.symbol);
+            let callee = by_name.get(r.symbol.as_str());
             if callee.is_some_and(|g| g.visibility == Visibility::Default) {
                 return Err(CodeObjectError::PreemptibleCallee {
                     function: f.name.clone(),

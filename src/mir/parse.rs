@@ -40,6 +40,7 @@ pub fn parse_in_parallel(text: &str, jobs: usize) -> Result<Module, Diagnostic> 
     let mut parser = Parser { text, pos: 0, writable_data: HashSet::new(), peeked: None };
     let mut module = Module::default();
     let mut pending_calls = Vec::new();
+    let mut function_names: HashSet<String> = HashSet::new();
     loop {
         parser.skip_trivia();
         if parser.pos >= text.len() {
@@ -83,19 +84,26 @@ pub fn parse_in_parallel(text: &str, jobs: usize) -> Result<Module, Diagnostic> 
             }
         }
         let (func, calls) = parser.function()?;
-        if module.functions.iter().any(|f: &Function| f.name == func.name) {
+        if !function_names.insert(func.name.clone()) {
             return Err(Diagnostic::new(format!("function '@{}' is defined more than once", func.name), func.span));
         }
         module.functions.push(func);
         pending_calls.extend(calls.into_iter().map(|c| (module.functions.len() - 1, c)));
     }
     // Constants passed to functions: their type is the callee's parameter type.
+    let mut index: HashMap<String, usize> = HashMap::new();
+    if !pending_calls.is_empty() {
+        for (i, f) in module.functions.iter().enumerate() {
+            index.entry(f.name.clone()).or_insert(i);
+        }
+    }
     for (func_index, pending) in pending_calls {
-        let param_type = module.function(&pending.callee).and_then(|callee| {
+        let callee = index.get(&pending.callee).map(|&i| &module.functions[i]);
+        let param_type = callee.and_then(|callee| {
             callee.params.get(pending.arg_index).map(|p| callee.value_type(p.value).clone())
         });
         let Some(ty) = param_type else {
-            let why = if module.function(&pending.callee).is_none() {
+            let why = if callee.is_none() {
                 format!("call to undefined function '@{}'", pending.callee)
             } else {
                 format!("too many arguments in call to '@{}'", pending.callee)
@@ -172,6 +180,11 @@ fn explicit_result_type(op: &Op) -> Option<Type> {
 /// Sets the result types that depend on operand types or on the callee. Repeats
 /// while anything changes, since a value may be used above its definition.
 fn refresh_result_types(module: &mut Module) {
+    // A call's type is its callee's result type, found by name once.
+    let mut results: HashMap<String, Option<Type>> = HashMap::new();
+    for f in &module.functions {
+        results.entry(f.name.clone()).or_insert_with(|| f.ret.clone());
+    }
     let mut changed = true;
     let mut rounds = 0;
     while changed && rounds < 64 {
@@ -185,7 +198,11 @@ fn refresh_result_types(module: &mut Module) {
                     if explicit_result_type(&inst.op).is_some() {
                         continue;
                     }
-                    if let Some(ty) = result_type(&inst.op, func, Some(module)) {
+                    let produced = match &inst.op {
+                        Op::Call { callee, .. } => results.get(callee.as_str()).cloned().flatten(),
+                        op => result_type(op, func, Some(module)),
+                    };
+                    if let Some(ty) = produced {
                         if *func.value_type(result) != ty {
                             updates.push((fi, result, ty));
                         }

@@ -25,9 +25,15 @@ pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
 pub fn verify_in_parallel(module: &Module, jobs: usize) -> Result<(), Vec<Diagnostic>> {
     let mut seen = HashMap::new();
     let duplicate: Vec<bool> = module.functions.iter().map(|func| seen.insert(func.name.as_str(), func.span).is_some()).collect();
+    // Calls find their callee here (a search of the module per call was
+    // quadratic in modules of many functions that call each other).
+    let mut by_name: HashMap<&str, &Function> = HashMap::new();
+    for func in &module.functions {
+        by_name.entry(func.name.as_str()).or_insert(func);
+    }
     let per_function = crate::parallel::map_in_order(module.functions.len(), jobs, |i| {
         let func = &module.functions[i];
-        let mut checker = Checker { module, func, errors: Vec::new() };
+        let mut checker = Checker { module, functions: Some(&by_name), func, errors: Vec::new() };
         if duplicate[i] {
             checker.errors.push(Diagnostic::new(format!("function '@{}' is defined more than once", func.name), func.span));
         }
@@ -59,7 +65,7 @@ pub fn verify_in_parallel(module: &Module, jobs: usize) -> Result<(), Vec<Diagno
 /// `module` (the function itself need not be in it: an optimiser checks its
 /// working copy against the module it came from).
 pub fn verify_function(module: &Module, func: &Function) -> Result<(), Vec<Diagnostic>> {
-    let mut checker = Checker { module, func, errors: Vec::new() };
+    let mut checker = Checker { module, functions: None, func, errors: Vec::new() };
     checker.function();
     if checker.errors.is_empty() {
         Ok(())
@@ -70,6 +76,8 @@ pub fn verify_function(module: &Module, func: &Function) -> Result<(), Vec<Diagn
 
 struct Checker<'a> {
     module: &'a Module,
+    /// The module's functions by name, where the caller built the index.
+    functions: Option<&'a HashMap<&'a str, &'a Function>>,
     func: &'a Function,
     errors: Vec<Diagnostic>,
 }
@@ -81,7 +89,15 @@ enum At {
     Term(usize),
 }
 
-impl Checker<'_> {
+impl<'a> Checker<'a> {
+    /// The first function of the module named `name`.
+    fn callee(&self, name: &str) -> Option<&'a Function> {
+        match self.functions {
+            Some(index) => index.get(name).copied(),
+            None => self.module.function(name),
+        }
+    }
+
     fn error(&mut self, at: At, message: impl Into<String>) {
         let func = self.func;
         let (span, context) = match at {
@@ -417,7 +433,11 @@ impl Checker<'_> {
         }
         // The result's recorded type must be what the operation produces (values
         // made by the builder or the parser are typed from the same function).
-        if let (Some(result), Some(ty)) = (inst.result, result_type(&inst.op, func, Some(self.module))) {
+        let produced = match &inst.op {
+            Op::Call { callee, .. } => self.callee(callee).and_then(|f| f.ret.clone()),
+            op => result_type(op, func, Some(self.module)),
+        };
+        if let (Some(result), Some(ty)) = (inst.result, produced) {
             if *func.value_type(result) != ty {
                 self.error(at(), format!("result '%{}' is recorded as {} but the instruction produces {ty}", func.value_name(result), func.value_type(result)));
             }
@@ -444,7 +464,7 @@ impl Checker<'_> {
 
     fn call(&mut self, b: usize, i: usize, callee: &str, args: &[Operand], result: Option<Value>) {
         let at = || At::Inst(b, i);
-        let Some(target) = self.module.function(callee) else {
+        let Some(target) = self.callee(callee) else {
             self.error(at(), format!("call to undefined function '@{callee}'"));
             return;
         };

@@ -499,7 +499,7 @@ impl<'a> Isel<'a> {
     /// call itself (clobbering what the convention lets the callee change), and
     /// the result pieces back from their registers.
     pub(super) fn call(&mut self, callee: &str, args: &[Operand], result: Option<Value>) -> Result<(), Diagnostic> {
-        let target_fn = self.module.function(callee).ok_or_else(|| self.error(format!("call to undefined function '@{callee}'")))?;
+        let target_fn = *self.functions.get(callee).ok_or_else(|| self.error(format!("call to undefined function '@{callee}'")))?;
         let a = self.assignment_of(target_fn)?;
         let mut pieces = Vec::new();
         // A result in memory: a buffer in the caller's frame, its address first.

@@ -185,7 +185,8 @@ pub(super) enum MergeKind {
 }
 
 struct Isel<'a> {
-    module: &'a Module,
+    /// The module's functions by name (calls find their callee here).
+    functions: &'a HashMap<&'a str, &'a Function>,
     /// Implicit inputs each device function uses (itself and through calls).
     callee_uses: &'a HashMap<String, Vec<ImplicitInput>>,
     /// The VGPRs below v32 a call to each compiled device function may
@@ -1280,8 +1281,10 @@ pub fn convention_of(f: &Function) -> Convention {
 
 /// Selects instructions for one kernel.
 #[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)]
 pub fn select(
     module: &Module,
+    functions: &HashMap<&str, &Function>,
     callee_uses: &HashMap<String, Vec<ImplicitInput>>,
     callee_clobbers: &HashMap<String, u32>,
     func: &Function,
@@ -1303,7 +1306,7 @@ pub fn select(
     let arg_types: Vec<Type> = func.params.iter().map(|p| func.value_type(p.value).clone()).collect();
     let layout = kernarg::layout(&arg_types, code_object_version);
     let mut isel = Isel {
-        module,
+        functions,
         callee_uses,
         callee_clobbers,
         ret_locations: Vec::new(),
