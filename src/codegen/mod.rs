@@ -747,12 +747,7 @@ fn compile(
     let codegen_start = Instant::now();
     let module: &Module = &optimized;
     let uses = implicit_uses(module);
-    // The first function of each name, for calls (a search of the module per
-    // call was quadratic in modules of many functions that call each other).
-    let mut by_name: HashMap<&str, &Function> = HashMap::new();
-    for f in &module.functions {
-        by_name.entry(f.name.as_str()).or_insert(f);
-    }
+    let by_name = module.functions_by_name();
     let callees: HashMap<&str, Vec<&str>> = module.functions.iter().map(|f| (f.name.as_str(), direct_callees(f))).collect();
     // Device functions first: a kernel's scratch depends on what its callees
     // need from the stack (their frames, with their incoming arguments, and

@@ -1189,6 +1189,17 @@ impl Module {
         self.functions.iter().find(|f| f.name == name)
     }
 
+    /// Every function by name, the first where a name repeats (what
+    /// [`Module::function`] finds): for a pass that looks callees up per
+    /// call, where searching the module each time is quadratic.
+    pub fn functions_by_name(&self) -> hashbrown::HashMap<&str, &Function> {
+        let mut by_name = hashbrown::HashMap::with_capacity(self.functions.len());
+        for f in &self.functions {
+            by_name.entry(f.name.as_str()).or_insert(f);
+        }
+        by_name
+    }
+
     /// The kernels, in order.
     pub fn kernels(&self) -> impl Iterator<Item = &Function> {
         self.functions.iter().filter(|f| f.kind == FuncKind::Kernel)

@@ -25,12 +25,7 @@ pub fn verify(module: &Module) -> Result<(), Vec<Diagnostic>> {
 pub fn verify_in_parallel(module: &Module, jobs: usize) -> Result<(), Vec<Diagnostic>> {
     let mut seen = HashMap::new();
     let duplicate: Vec<bool> = module.functions.iter().map(|func| seen.insert(func.name.as_str(), func.span).is_some()).collect();
-    // Calls find their callee here (a search of the module per call was
-    // quadratic in modules of many functions that call each other).
-    let mut by_name: HashMap<&str, &Function> = HashMap::new();
-    for func in &module.functions {
-        by_name.entry(func.name.as_str()).or_insert(func);
-    }
+    let by_name = module.functions_by_name();
     let per_function = crate::parallel::map_in_order(module.functions.len(), jobs, |i| {
         let func = &module.functions[i];
         let mut checker = Checker { module, functions: Some(&by_name), func, errors: Vec::new() };
