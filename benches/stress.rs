@@ -12,7 +12,8 @@
 //! loops nested n/200 deep, every value carried around every back edge),
 //! `wide` (n/50 values defined first and all live to the end of the stream),
 //! `kernels` (many small kernels in one module), `calls` (a kernel calling
-//! many device functions).
+//! many device functions), `chain` (n/5 device functions of 5 operations,
+//! each calling the one before).
 //!
 //! `cargo bench --bench stress [-- SHAPE...]` (release; needs llc-22 and /usr/bin/time). The
 //! generated inputs stay in `target/tmp/stress/`.
@@ -309,6 +310,44 @@ fn calls(lang: Lang, count: usize, ops: usize) -> String {
     t
 }
 
+/// `count` device functions in a chain, each a stream of `ops` operations
+/// that then calls the one before it, and a kernel calling the last: a call
+/// graph as deep as the module is long (steps that walk it from every
+/// function, or look callees up by searching the module, grow with its
+/// square or worse).
+fn chain(lang: Lang, count: usize, ops: usize) -> String {
+    let mut rng = Rng(0x1357_9bdf_2468_ace0);
+    let mut t = String::from(if lang == Lang::Ir { IR_HEADER } else { "" });
+    for k in 0..count {
+        let mut b = Body::new(lang);
+        b.start("%x");
+        b.stream(&mut rng, ops);
+        let mut v = b.finish();
+        if k > 0 {
+            v = match lang {
+                Lang::Mir => b.op(format!("call @f{}({v})", k - 1)),
+                Lang::Ir => b.op(format!("call i32 @f{}(i32 {v})", k - 1)),
+            };
+        }
+        match lang {
+            Lang::Mir => t.push_str(&format!("func @f{k}(%x: i32) -> i32 noinline {{\nentry:\n{}  ret {v}\n}}\n\n", b.text)),
+            Lang::Ir => t.push_str(&format!("define hidden i32 @f{k}(i32 %x) #0 {{\nentry:\n{}  ret i32 {v}\n}}\n\n", b.text)),
+        }
+    }
+    let mut b = Body::new(lang);
+    let last = match lang {
+        Lang::Mir => b.op(format!("call @f{}(%tid)", count - 1)),
+        Lang::Ir => b.op(format!("call i32 @f{}(i32 %tid)", count - 1)),
+    };
+    kernel_tail(&mut b, &last);
+    t.push_str(&kernel_head(lang, "k"));
+    t.push_str(&b.text);
+    if lang == Lang::Ir {
+        t.push_str("attributes #0 = { noinline }\n");
+    }
+    t
+}
+
 /// Wall seconds (median of 3) and peak resident memory in MiB of `cmd`.
 fn measure(program: &Path, args: &[String]) -> (f64, f64) {
     let mut times = Vec::new();
@@ -355,7 +394,7 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let target = Target::new(Gpu::Gfx90a);
     type Gen = fn(Lang, usize) -> String;
-    let shapes: [(&str, Gen, [usize; 3]); 7] = [
+    let shapes: [(&str, Gen, [usize; 3]); 8] = [
         ("straight", |l, n| straight(l, n), [1_000, 5_000, 25_000]),
         ("ifchain", |l, n| ifchain(l, n, n / 10), [1_000, 3_000, 10_000]),
         ("loops", |l, n| loops(l, n, n / 20), [1_000, 2_000, 4_000]),
@@ -363,6 +402,7 @@ fn main() {
         ("wide", |l, n| wide(l, n, n / 50), [1_000, 4_000, 16_000]),
         ("kernels", |l, n| kernels(l, n / 100, 100), [1_000, 4_000, 16_000]),
         ("calls", |l, n| calls(l, n / 50, 50), [500, 2_000, 8_000]),
+        ("chain", |l, n| chain(l, n / 5, 5), [1_000, 5_000, 20_000]),
     ];
     println!("gfx90a, whole processes, median of 3; time in s, peak memory in MiB; insts = instructions emitted");
     println!(
