@@ -281,33 +281,7 @@ fn kernels(lang: Lang, count: usize, ops: usize) -> String {
 }
 
 fn calls(lang: Lang, count: usize, ops: usize) -> String {
-    let mut rng = Rng(0x0fed_cba9_8765_4321);
-    let mut t = String::from(if lang == Lang::Ir { IR_HEADER } else { "" });
-    for k in 0..count {
-        let mut b = Body::new(lang);
-        b.start("%x");
-        b.stream(&mut rng, ops);
-        let v = b.finish();
-        match lang {
-            Lang::Mir => t.push_str(&format!("func @f{k}(%x: i32) -> i32 noinline {{\nentry:\n{}  ret {v}\n}}\n\n", b.text)),
-            Lang::Ir => t.push_str(&format!("define hidden i32 @f{k}(i32 %x) #0 {{\nentry:\n{}  ret i32 {v}\n}}\n\n", b.text)),
-        }
-    }
-    let mut b = Body::new(lang);
-    let mut acc = "%tid".to_string();
-    for k in 0..count {
-        acc = match lang {
-            Lang::Mir => b.op(format!("call @f{k}({acc})")),
-            Lang::Ir => b.op(format!("call i32 @f{k}(i32 {acc})")),
-        };
-    }
-    kernel_tail(&mut b, &acc);
-    t.push_str(&kernel_head(lang, "k"));
-    t.push_str(&b.text);
-    if lang == Lang::Ir {
-        t.push_str("attributes #0 = { noinline }\n");
-    }
-    t
+    device_functions(lang, 0x0fed_cba9_8765_4321, count, ops, false)
 }
 
 /// `count` device functions in a chain, each a stream of `ops` operations
@@ -316,18 +290,26 @@ fn calls(lang: Lang, count: usize, ops: usize) -> String {
 /// function, or look callees up by searching the module, grow with its
 /// square or worse).
 fn chain(lang: Lang, count: usize, ops: usize) -> String {
-    let mut rng = Rng(0x1357_9bdf_2468_ace0);
+    device_functions(lang, 0x1357_9bdf_2468_ace0, count, ops, true)
+}
+
+/// `count` device functions of `ops` operations each and a kernel: with
+/// `chained`, each function calls the one before and the kernel the last;
+/// otherwise the kernel calls every function in turn.
+fn device_functions(lang: Lang, seed: u64, count: usize, ops: usize, chained: bool) -> String {
+    let call = |b: &mut Body, k: usize, arg: &str| match lang {
+        Lang::Mir => b.op(format!("call @f{k}({arg})")),
+        Lang::Ir => b.op(format!("call i32 @f{k}(i32 {arg})")),
+    };
+    let mut rng = Rng(seed);
     let mut t = String::from(if lang == Lang::Ir { IR_HEADER } else { "" });
     for k in 0..count {
         let mut b = Body::new(lang);
         b.start("%x");
         b.stream(&mut rng, ops);
         let mut v = b.finish();
-        if k > 0 {
-            v = match lang {
-                Lang::Mir => b.op(format!("call @f{}({v})", k - 1)),
-                Lang::Ir => b.op(format!("call i32 @f{}(i32 {v})", k - 1)),
-            };
+        if chained && k > 0 {
+            v = call(&mut b, k - 1, &v);
         }
         match lang {
             Lang::Mir => t.push_str(&format!("func @f{k}(%x: i32) -> i32 noinline {{\nentry:\n{}  ret {v}\n}}\n\n", b.text)),
@@ -335,11 +317,15 @@ fn chain(lang: Lang, count: usize, ops: usize) -> String {
         }
     }
     let mut b = Body::new(lang);
-    let last = match lang {
-        Lang::Mir => b.op(format!("call @f{}(%tid)", count - 1)),
-        Lang::Ir => b.op(format!("call i32 @f{}(i32 %tid)", count - 1)),
-    };
-    kernel_tail(&mut b, &last);
+    let mut acc = "%tid".to_string();
+    if chained {
+        acc = call(&mut b, count - 1, &acc);
+    } else {
+        for k in 0..count {
+            acc = call(&mut b, k, &acc);
+        }
+    }
+    kernel_tail(&mut b, &acc);
     t.push_str(&kernel_head(lang, "k"));
     t.push_str(&b.text);
     if lang == Lang::Ir {

@@ -224,7 +224,7 @@ pub fn compile_file(
     if emit == Emit::Mir {
         return Ok((module.to_string().into_bytes(), String::new()));
     }
-    let mut outputs = compile_devices_owned(module, &file, std::slice::from_ref(target), emit, code_object_version, options, stats)?;
+    let mut outputs = compile_devices(std::borrow::Cow::Owned(module), &file, std::slice::from_ref(target), emit, code_object_version, options, stats)?;
     let output = outputs.pop().expect("one device, one output");
     match emit {
         Emit::Bundle => Ok((bundle(std::slice::from_ref(&output))?, output.report)),
@@ -270,8 +270,11 @@ pub fn device_targets(triple: &str, mcpu: Option<&str>, module: &Module) -> Resu
 /// Compiles `module` for every device in `targets`, the devices in parallel
 /// (each output is what a run for that device alone writes, byte for byte), and
 /// checks that every kernel has one interface on all of them.
+///
+/// A module given up (`Cow::Owned`) with one device and optimisation on has
+/// its functions moved through the passes instead of copied (same output).
 pub fn compile_devices(
-    module: &Module,
+    module: std::borrow::Cow<'_, Module>,
     file: &SourceFile,
     targets: &[CodeObjectTarget],
     emit: Emit,
@@ -281,6 +284,12 @@ pub fn compile_devices(
 ) -> Result<Vec<DeviceOutput>, CliError> {
     let version = CodeObjectVersion::from_number(code_object_version).map_err(|e| CliError::usage(e.to_string()))?;
     let several = targets.len() > 1;
+    let moves = matches!(module, std::borrow::Cow::Owned(_)) && !several && options.opt_level != crate::opt::OptLevel::O0 && emit != Emit::Mir;
+    if moves {
+        let (output, _) = compile_device(module, file, &targets[0], emit, version, options, stats, false)?;
+        return Ok(vec![output]);
+    }
+    let module = &*module;
     // One thread per device (each with its functions on `options.jobs`).
     let results = crate::parallel::map_in_order(targets.len(), targets.len(), |i| {
         compile_device(std::borrow::Cow::Borrowed(module), file, &targets[i], emit, version, options, stats, several)
@@ -298,26 +307,6 @@ pub fn compile_devices(
             .map_err(|e| CliError::input(format!("error: the kernels' interfaces differ between devices:\n{e}\n")))?;
     }
     Ok(outputs)
-}
-
-/// [`compile_devices`] of a module the caller gives up: with one device and
-/// optimisation on, the functions move through the passes instead of being
-/// copied (same output).
-pub fn compile_devices_owned(
-    module: Module,
-    file: &SourceFile,
-    targets: &[CodeObjectTarget],
-    emit: Emit,
-    code_object_version: u32,
-    options: &codegen::Options,
-    stats: bool,
-) -> Result<Vec<DeviceOutput>, CliError> {
-    if targets.len() != 1 || emit == Emit::Mir || options.opt_level == crate::opt::OptLevel::O0 {
-        return compile_devices(&module, file, targets, emit, code_object_version, options, stats);
-    }
-    let version = CodeObjectVersion::from_number(code_object_version).map_err(|e| CliError::usage(e.to_string()))?;
-    let (output, _) = compile_device(std::borrow::Cow::Owned(module), file, &targets[0], emit, version, options, stats, false)?;
-    Ok(vec![output])
 }
 
 /// One device of [`compile_devices`]: the output and the code object it came from.

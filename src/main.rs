@@ -442,9 +442,9 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
     // One device at -O1/-O2: the module moves into the compile (no copy for
     // the optimiser). Otherwise it stays, unfreed, as above.
     let outputs = if targets.len() == 1 && options.opt_level != amdgpu_cg::opt::OptLevel::O0 {
-        driver::compile_devices_owned(std::mem::ManuallyDrop::into_inner(module), &file, &targets, emit, args.code_object_version, &options, args.stats)?
+        driver::compile_devices(std::borrow::Cow::Owned(std::mem::ManuallyDrop::into_inner(module)), &file, &targets, emit, args.code_object_version, &options, args.stats)?
     } else {
-        driver::compile_devices(&module, &file, &targets, emit, args.code_object_version, &options, args.stats)?
+        driver::compile_devices(std::borrow::Cow::Borrowed(&module), &file, &targets, emit, args.code_object_version, &options, args.stats)?
     };
     let compile_time = compile_start.elapsed();
     let report_start = std::time::Instant::now();
