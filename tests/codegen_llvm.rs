@@ -16,7 +16,7 @@ use amdgpu_cg::mir;
 
 /// Every example, the register-pressure kernels that make it spill, and calls
 /// (with stack arguments, by-reference copies, sret and saved VGPRs).
-const EXAMPLES: [&str; 21] = [
+const EXAMPLES: [&str; 22] = [
     "examples/vector_add",
     "examples/saxpy",
     "examples/lds_reduction",
@@ -38,6 +38,7 @@ const EXAMPLES: [&str; 21] = [
     "tests/data/codegen/dual_issue",
     "tests/data/codegen/module_data",
     "tests/data/codegen/module_globals",
+    "tests/data/codegen/module_addresses",
 ];
 
 fn targets() -> Vec<(CodeObjectTarget, Vec<&'static str>)> {
@@ -150,7 +151,7 @@ fn objdump_shows_our_instructions() {
 fn relocatable_calls_link_with_lld_and_run() {
     let Some(lld) = llvm_tools::require("ld.lld-22") else { return };
     let dir = temp_dir();
-    let cases: [(&str, &str, &str, Vec<String>, Vec<String>); 4] = [
+    let cases: [(&str, &str, &str, Vec<String>, Vec<String>); 5] = [
         (
             "examples/call",
             "128",
@@ -167,6 +168,9 @@ fn relocatable_calls_link_with_lld_and_run() {
         ),
         ("tests/data/codegen/module_data", "64", "64", vec!["out=f32:zero:64".into()], vec!["out=@out".into(), "n=6".into()]),
         ("tests/data/codegen/module_globals", "64", "64", vec!["out=i32:zero:128".into()], vec!["out=@out".into(), "n=1".into()]),
+        // Addresses in data: our R_AMDGPU_ABS64 relocations become lld's
+        // R_AMDGPU_RELATIVE64 ones, which the simulator's loader applies.
+        ("tests/data/codegen/module_addresses", "64", "64", vec!["out=i32:zero:128".into()], vec!["out=@out".into()]),
     ];
     for (name, grid, block, buffers, args) in cases {
         let module = mir::parse(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{name}.mir"))).unwrap()).unwrap();

@@ -3,7 +3,8 @@
 //! the directives), `llvm-mc-22 -filetype=obj` of the listing `amdgpu-cg -S`
 //! writes, linked by `ld.lld-22 -shared`, is the code object `amdgpu-cg` writes:
 //! the same `.text` (code bytes, call and data literals resolved), `.rodata`
-//! (kernel descriptors, entry offsets included), `.data` and `.note`
+//! (kernel descriptors, entry offsets included), `.data`, `.data.rel.ro`,
+//! `.rela.dyn` (addresses held in data), `.dynamic` and `.note`
 //! (metadata) bytes, `.bss` at the same address and size, and the
 //! reader finds the same functions, descriptors and metadata in both.
 
@@ -102,7 +103,7 @@ fn listing_reassembles_into_the_same_code_object() {
                 continue;
             }
             let theirs = std::fs::read(&linked).unwrap();
-            for name in [".text", ".rodata", ".data", ".note"] {
+            for name in [".text", ".rodata", ".data", ".note", ".data.rel.ro", ".rela.dyn", ".dynamic"] {
                 if section(&ours, name) != section(&theirs, name) {
                     failures.push(format!("{what}: {name} differs ({} and {})", src.display(), linked.display()));
                 }

@@ -880,12 +880,27 @@ fn compile(
     }
     // Only the data some function still addresses (loads at constant
     // offsets were folded into constants), as LLVM drops unused constants.
-    let addressed: HashSet<String> = compiled.iter().flat_map(|k| k.relocated.iter().map(|(_, symbol)| symbol.clone())).collect();
+    // Data a kept object holds the address of is kept too.
+    let mut addressed: HashSet<String> = compiled.iter().flat_map(|k| k.relocated.iter().map(|(_, symbol)| symbol.clone())).collect();
+    let mut pending: Vec<String> = addressed.iter().cloned().collect();
+    while let Some(name) = pending.pop() {
+        for a in module.data(&name).map_or(&[][..], |d| &d.addrs[..]) {
+            if addressed.insert(a.target.clone()) {
+                pending.push(a.target.clone());
+            }
+        }
+    }
     let data = module
         .data
         .iter()
         .filter(|d| addressed.contains(&d.name))
-        .map(|d| codeobj::DataObject { name: d.name.clone(), align: d.align, bytes: d.bytes.clone(), writable: d.writable })
+        .map(|d| codeobj::DataObject {
+            name: d.name.clone(),
+            align: d.align,
+            bytes: d.bytes.clone(),
+            writable: d.writable,
+            addrs: d.addrs.iter().map(|a| codeobj::DataAddress { offset: u64::from(a.offset), symbol: a.target.clone(), addend: a.addend }).collect(),
+        })
         .collect();
     Ok((CodeObject { target: *target, version, functions, printf: module.printf_formats.clone(), data }, compiled))
 }

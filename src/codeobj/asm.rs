@@ -103,16 +103,33 @@ pub fn listing<'a>(co: &CodeObject, body: impl Fn(&str) -> Option<&'a str>) -> R
         let name = symbol(&d.name);
         let section = match Home::of(d) {
             Home::Rodata => ".rodata,\"a\",@progbits",
+            Home::RelRo => ".data.rel.ro,\"aw\",@progbits",
             Home::Data => ".data,\"aw\",@progbits",
             Home::Bss => ".bss,\"aw\",@nobits",
         };
         let _ = writeln!(o, "\t.section {section}\n\t.p2align {}, 0x0\n\t.hidden {name}\n\t.globl {name}\n\t.type {name},@object\n{name}:", d.align.trailing_zeros());
-        if d.bytes.iter().all(|&b| b == 0) {
-            let _ = writeln!(o, "\t.zero {}", d.bytes.len());
-        } else {
-            for line in d.bytes.chunks(16) {
-                let bytes: Vec<String> = line.iter().map(|b| format!("0x{b:02x}")).collect();
-                let _ = writeln!(o, "\t.byte {}", bytes.join(","));
+        // The bytes between the addresses it holds, each address a `.quad`
+        // of its symbol (an R_AMDGPU_ABS64 relocation for the linker).
+        let mut at = 0usize;
+        let mut runs: Vec<(&[u8], Option<&super::DataAddress>)> = Vec::new();
+        for a in &d.addrs {
+            runs.push((&d.bytes[at..a.offset as usize], Some(a)));
+            at = a.offset as usize + 8;
+        }
+        runs.push((&d.bytes[at..], None));
+        for (run, address) in runs {
+            if run.iter().all(|&b| b == 0) {
+                if !run.is_empty() {
+                    let _ = writeln!(o, "\t.zero {}", run.len());
+                }
+            } else {
+                for line in run.chunks(16) {
+                    let bytes: Vec<String> = line.iter().map(|b| format!("0x{b:02x}")).collect();
+                    let _ = writeln!(o, "\t.byte {}", bytes.join(","));
+                }
+            }
+            if let Some(a) = address {
+                let _ = writeln!(o, "\t.quad {}+{}", symbol(&a.symbol), a.addend);
             }
         }
         let _ = writeln!(o, "\t.size {name}, {}\n\t.text", d.bytes.len());

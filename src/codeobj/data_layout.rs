@@ -2,27 +2,31 @@
 //! `.rodata` holds the descriptors, then the read-only data; writable data
 //! goes to `.data`, or to `.bss` when all its bytes are zero (as llc-22 and
 //! ld.lld-22 place OpenCL's program-scope `__global` variables, so a large
-//! zeroed array costs no file bytes). Each object sits at its alignment, in
-//! the order the code object lists it.
+//! zeroed array costs no file bytes). Objects holding addresses (which the
+//! loader writes) are never `.bss`, and read-only ones go to `.data.rel.ro`
+//! (relro: written once at load time), as ld.lld-22 places them. Each
+//! object sits at its alignment, in the order the code object lists it.
 
 use amdgpu_abi::descriptor::{DESCRIPTOR_ALIGN, DESCRIPTOR_SIZE};
 
 use super::{CodeObject, CodeObjectError, DataObject};
 
 /// The section a data object lives in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Home {
     Rodata,
+    RelRo,
     Data,
     Bss,
 }
 
 impl Home {
     pub(super) fn of(d: &DataObject) -> Home {
-        match (d.writable, d.bytes.iter().all(|&b| b == 0)) {
-            (false, _) => Home::Rodata,
-            (true, false) => Home::Data,
-            (true, true) => Home::Bss,
+        match (d.writable, d.addrs.is_empty(), d.bytes.iter().all(|&b| b == 0)) {
+            (false, true, _) => Home::Rodata,
+            (false, false, _) => Home::RelRo,
+            (true, true, true) => Home::Bss,
+            (true, _, _) => Home::Data,
         }
     }
 }
@@ -57,6 +61,7 @@ pub(super) struct DataLayout {
     /// Each data object's section and offset in it.
     pub place: Vec<(Home, u64)>,
     pub rodata: Extent,
+    pub relro: Extent,
     pub data: Extent,
     pub bss: Extent,
 }
@@ -70,7 +75,7 @@ impl DataLayout {
         // The descriptors' 64-byte alignment holds the section even when
         // only data is in it (as llc-22's .rodata).
         rodata.align = DESCRIPTOR_ALIGN;
-        let (mut data, mut bss) = (Extent::empty(), Extent::empty());
+        let (mut relro, mut data, mut bss) = (Extent::empty(), Extent::empty(), Extent::empty());
         let place = co
             .data
             .iter()
@@ -78,13 +83,14 @@ impl DataLayout {
                 let home = Home::of(d);
                 let extent = match home {
                     Home::Rodata => &mut rodata,
+                    Home::RelRo => &mut relro,
                     Home::Data => &mut data,
                     Home::Bss => &mut bss,
                 };
                 (home, extent.place(d.bytes.len() as u64, u64::from(d.align)))
             })
             .collect();
-        DataLayout { place, rodata, data, bss }
+        DataLayout { place, rodata, relro, data, bss }
     }
 
     /// Whether the object has writable data (a read-write segment).
@@ -105,11 +111,34 @@ impl DataLayout {
         Ok(bytes)
     }
 
-    /// `.data`'s bytes.
-    pub(super) fn data_contents(&self, co: &CodeObject) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(self.data.len as usize);
-        self.fill(co, Home::Data, &mut bytes);
+    /// The bytes of `.data` (`Home::Data`) or `.data.rel.ro` (`Home::RelRo`):
+    /// zero where addresses go.
+    pub(super) fn contents(&self, co: &CodeObject, home: Home) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.extent(home).len as usize);
+        self.fill(co, home, &mut bytes);
         bytes
+    }
+
+    fn extent(&self, home: Home) -> Extent {
+        match home {
+            Home::Rodata => self.rodata,
+            Home::RelRo => self.relro,
+            Home::Data => self.data,
+            Home::Bss => self.bss,
+        }
+    }
+
+    /// Every address held in the data: (section, offset in the section,
+    /// the object it points into, addend), in section order then offset.
+    pub(super) fn addresses<'c>(&self, co: &'c CodeObject) -> Vec<(Home, u64, &'c str, u64)> {
+        let mut all: Vec<(Home, u64, &str, u64)> = co
+            .data
+            .iter()
+            .zip(&self.place)
+            .flat_map(|(d, &(home, at))| d.addrs.iter().map(move |a| (home, at + a.offset, a.symbol.as_str(), a.addend)))
+            .collect();
+        all.sort_by_key(|&(home, at, _, _)| (home, at));
+        all
     }
 
     fn fill(&self, co: &CodeObject, home: Home, bytes: &mut Vec<u8>) {
@@ -119,11 +148,6 @@ impl DataLayout {
                 bytes.extend_from_slice(&d.bytes);
             }
         }
-        let len = match home {
-            Home::Rodata => self.rodata.len,
-            Home::Data => self.data.len,
-            Home::Bss => self.bss.len,
-        };
-        bytes.resize(len as usize, 0);
+        bytes.resize(self.extent(home).len as usize, 0);
     }
 }

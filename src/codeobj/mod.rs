@@ -37,6 +37,9 @@ pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
 pub const NT_AMDGPU_METADATA: u32 = 32;
 /// `R_AMDGPU_ABS64`.
 pub const R_AMDGPU_ABS64: u32 = 3;
+/// `R_AMDGPU_RELATIVE64`: a dynamic relocation writing the load base plus
+/// the addend (an address held in data, in a `.hsaco`).
+pub const R_AMDGPU_RELATIVE64: u32 = 13;
 /// `R_AMDGPU_ABS32`: CIE pointers in `.debug_frame`.
 pub const R_AMDGPU_ABS32: u32 = 6;
 /// `R_AMDGPU_REL64`: the descriptor's entry offset in relocatable objects.
@@ -309,6 +312,21 @@ pub struct DataObject {
     pub align: u32,
     pub bytes: Vec<u8>,
     pub writable: bool,
+    /// Addresses it holds, in offset order (their 8 bytes are zero in
+    /// `bytes`): `R_AMDGPU_RELATIVE64` dynamic relocations in a `.hsaco`,
+    /// `R_AMDGPU_ABS64` ones against the symbol in a relocatable object.
+    /// An object holding addresses is never `.bss`; a read-only one goes
+    /// to `.data.rel.ro`, which the loader writes and kernels do not.
+    pub addrs: Vec<DataAddress>,
+}
+
+/// An address held in a data object: `offset` bytes into it, the address
+/// of the data object `symbol` plus `addend`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataAddress {
+    pub offset: u64,
+    pub symbol: String,
+    pub addend: u64,
 }
 
 /// Why a code object could not be written or read.

@@ -20,7 +20,7 @@ use super::data_layout::{DataLayout, Extent, Home};
 use super::metadata::Metadata;
 use super::{
     CodeObject, CodeObjectError, CodeObjectVersion, Visibility, ELFOSABI_AMDGPU_HSA,
-    NT_AMDGPU_METADATA, R_AMDGPU_ABS32, R_AMDGPU_ABS64, R_AMDGPU_REL64,
+    NT_AMDGPU_METADATA, R_AMDGPU_ABS32, R_AMDGPU_ABS64, R_AMDGPU_REL64, R_AMDGPU_RELATIVE64,
 };
 
 /// Page size lld uses to separate segments in the address space.
@@ -392,10 +392,17 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let _gnu_hash_idx = w.reserve_gnu_hash_section_index();
     let _hash_idx = w.reserve_hash_section_index();
     let _dynstr_idx = w.reserve_dynstr_section_index();
+    // Addresses held in data: R_AMDGPU_RELATIVE64 relocations the loader
+    // applies, in `.rela.dyn` (ld.lld-22's place and order).
+    let addresses = layout.addresses(co);
+    let rela_dyn_name = w.add_section_name(b".rela.dyn");
+    let rela_dyn_idx = (!addresses.is_empty()).then(|| w.reserve_section_index());
     let rodata_name = w.add_section_name(b".rodata");
     let rodata_idx = layout.rodata.present.then(|| w.reserve_section_index());
     let text_name = w.add_section_name(b".text");
     let text_idx = w.reserve_section_index();
+    let relro_name = w.add_section_name(b".data.rel.ro");
+    let relro_idx = layout.relro.present.then(|| w.reserve_section_index());
     let dynamic_idx = w.reserve_dynamic_section_index();
     let data_name = w.add_section_name(b".data");
     let data_idx = layout.data.present.then(|| w.reserve_section_index());
@@ -403,9 +410,11 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let bss_idx = layout.bss.present.then(|| w.reserve_section_index());
     let data_section = |j: usize| match layout.place[j].0 {
         Home::Rodata => rodata_idx,
+        Home::RelRo => relro_idx,
         Home::Data => data_idx,
         Home::Bss => bss_idx,
     };
+    let _ = rela_dyn_idx;
     let comment_name = w.add_section_name(b".comment");
     let _comment_idx = w.reserve_section_index();
     let has_frames = co.functions.iter().any(|f| !f.frame.is_empty());
@@ -521,6 +530,8 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     w.require_dynstr(); // even without exported symbols (a kernel-less object)
     let dynstr_off = w.reserve_dynstr() as u64;
     let dynstr_len = w.dynstr_len() as u64;
+    let rela_dyn_off = if addresses.is_empty() { 0 } else { w.reserve_relocations(addresses.len(), true) as u64 };
+    let rela_dyn_len = (addresses.len() * 24) as u64;
     let rodata_off = if rodata_idx.is_some() {
         w.reserve(layout.rodata.len as usize, layout.rodata.align as usize) as u64
     } else {
@@ -529,10 +540,19 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let seg0_end = w.reserved_len() as u64;
     let text_off = w.reserve(text.bytes.len(), text.align as usize) as u64;
     let text_addr = align_up(seg0_end, PAGE) + text_off % PAGE;
-    const NUM_DYNAMIC: usize = 7;
-    let dynamic_off = w.reserve_dynamic(NUM_DYNAMIC) as u64;
-    let dynamic_len = (NUM_DYNAMIC * 16) as u64;
-    let dynamic_addr = align_up(text_addr + text.bytes.len() as u64, PAGE) + dynamic_off % PAGE;
+    // The relro segment: .data.rel.ro (written by the loader), then .dynamic.
+    let relro_off = if layout.relro.present { w.reserve(layout.relro.len as usize, layout.relro.align as usize) as u64 } else { 0 };
+    let num_dynamic: usize = if addresses.is_empty() { 7 } else { 11 };
+    let dynamic_off = w.reserve_dynamic(num_dynamic) as u64;
+    let dynamic_len = (num_dynamic * 16) as u64;
+    let (relro_seg_off, dynamic_addr, relro_addr) = if layout.relro.present {
+        let relro_addr = align_up(text_addr + text.bytes.len() as u64, PAGE) + relro_off % PAGE;
+        (relro_off, relro_addr + (dynamic_off - relro_off), relro_addr)
+    } else {
+        (dynamic_off, align_up(text_addr + text.bytes.len() as u64, PAGE) + dynamic_off % PAGE, 0)
+    };
+    let relro_seg_addr = if layout.relro.present { relro_addr } else { dynamic_addr };
+    let relro_seg_len = dynamic_off + dynamic_len - relro_seg_off;
     // .data then .bss, on the page after the (relro) .dynamic's.
     let data_off = if layout.data.present { w.reserve(layout.data.len as usize, layout.data.align as usize) as u64 } else { w.reserved_len() as u64 };
     let data_addr = align_up(dynamic_addr + dynamic_len, PAGE) + data_off % PAGE;
@@ -565,11 +585,13 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let rodata_addr = rodata_off;
     let func_addr = |i: usize| text_addr + text.offsets[i];
     let kd_addr = |k: usize| rodata_addr + (k * DESCRIPTOR_SIZE) as u64;
-    let object_addr = |j: usize| match layout.place[j] {
-        (Home::Rodata, at) => rodata_addr + at,
-        (Home::Data, at) => data_addr + at,
-        (Home::Bss, at) => bss_addr + at,
+    let section_addr = |home: Home| match home {
+        Home::Rodata => rodata_addr,
+        Home::RelRo => relro_addr,
+        Home::Data => data_addr,
+        Home::Bss => bss_addr,
     };
+    let object_addr = |j: usize| section_addr(layout.place[j].0) + layout.place[j].1;
     let sym_addr = |what: What| match what {
         What::Func(i) => func_addr(i),
         What::Kd(k) => kd_addr(k),
@@ -612,7 +634,16 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     }
     // Descriptors (entry offset: entry - descriptor) and data.
     let rodata = layout.rodata_contents(co, &kernels, |k, i| func_addr(i) as i64 - kd_addr(k) as i64)?;
-    let data = layout.data_contents(co);
+    let data = layout.contents(co, Home::Data);
+    let relro = layout.contents(co, Home::RelRo);
+    let data_index: HashMap<&str, usize> = co.data.iter().enumerate().map(|(j, d)| (d.name.as_str(), j)).collect();
+    let mut rela_dyn = Vec::with_capacity(addresses.len());
+    for &(home, at, symbol, addend) in &addresses {
+        let Some(&j) = data_index.get(symbol) else {
+            return Err(CodeObjectError::UndefinedSymbol { function: format!("data at {:#x}", section_addr(home) + at), symbol: symbol.to_string() });
+        };
+        rela_dyn.push(Rel { r_offset: section_addr(home) + at, r_sym: 0, r_type: R_AMDGPU_RELATIVE64, r_addend: (object_addr(j) + addend) as i64 });
+    }
 
     // Write.
     w.write_file_header(&file_header(co, elf::ET_DYN))
@@ -635,10 +666,10 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         (
             elf::PT_LOAD,
             elf::PF_R | elf::PF_W,
-            dynamic_off,
-            dynamic_addr,
-            dynamic_len,
-            dynamic_len,
+            relro_seg_off,
+            relro_seg_addr,
+            relro_seg_len,
+            relro_seg_len,
             PAGE,
         ),
         (
@@ -653,10 +684,10 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         (
             elf::PT_GNU_RELRO,
             elf::PF_R,
-            dynamic_off,
-            dynamic_addr,
-            dynamic_len,
-            dynamic_len,
+            relro_seg_off,
+            relro_seg_addr,
+            relro_seg_len,
+            relro_seg_len,
             1,
         ),
         (elf::PT_GNU_STACK, elf::PF_R | elf::PF_W, 0, 0, 0, 0, 0),
@@ -717,14 +748,31 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         }
     });
     w.write_dynstr();
+    if !rela_dyn.is_empty() {
+        w.write_align_relocation();
+        for r in &rela_dyn {
+            w.write_relocation(true, r);
+        }
+    }
     if rodata_idx.is_some() {
         w.pad_until(rodata_off as usize);
         w.write(&rodata);
     }
     w.pad_until(text_off as usize);
     w.write(&text.bytes);
+    if layout.relro.present {
+        w.pad_until(relro_off as usize);
+        w.write(&relro);
+    }
     w.pad_until(dynamic_off as usize);
     w.write_align_dynamic();
+    if !rela_dyn.is_empty() {
+        w.write_dynamic(elf::DT_RELA, rela_dyn_off);
+        w.write_dynamic(elf::DT_RELASZ, rela_dyn_len);
+        w.write_dynamic(elf::DT_RELAENT, 24);
+        // Every one is relative.
+        w.write_dynamic(elf::DT_RELACOUNT, rela_dyn.len() as u64);
+    }
     w.write_dynamic(elf::DT_SYMTAB, dynsym_off);
     w.write_dynamic(elf::DT_SYMENT, 24);
     w.write_dynamic(elf::DT_STRTAB, dynstr_off);
@@ -780,6 +828,20 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     w.write_gnu_hash_section_header(gnu_hash_off);
     w.write_hash_section_header(hash_off);
     w.write_dynstr_section_header(dynstr_off);
+    if !rela_dyn.is_empty() {
+        w.write_section_header(&SectionHeader {
+            name: Some(rela_dyn_name),
+            sh_type: elf::SHT_RELA,
+            sh_flags: elf::SHF_ALLOC.into(),
+            sh_addr: rela_dyn_off,
+            sh_offset: rela_dyn_off,
+            sh_size: rela_dyn_len,
+            sh_link: dynsym_idx.0,
+            sh_info: 0,
+            sh_addralign: 8,
+            sh_entsize: 24,
+        });
+    }
     if rodata_idx.is_some() {
         w.write_section_header(&SectionHeader {
             name: Some(rodata_name),
@@ -806,6 +868,9 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         sh_addralign: text.align,
         sh_entsize: 0,
     });
+    if layout.relro.present {
+        write_writable_header(&mut w, relro_name, elf::SHT_PROGBITS, relro_addr, relro_off, layout.relro);
+    }
     w.write_dynamic_section_header(dynamic_addr);
     if layout.data.present {
         write_writable_header(&mut w, data_name, elf::SHT_PROGBITS, data_addr, data_off, layout.data);
@@ -888,8 +953,19 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let rodata_idx = layout.rodata.present.then(|| w.reserve_section_index());
     let rela_rodata_name = w.add_section_name(b".rela.rodata");
     let rela_rodata_idx = (!kernels.is_empty()).then(|| w.reserve_section_index());
+    // Addresses held in data: R_AMDGPU_ABS64 against the object they
+    // point into, per section (`.rela.data.rel.ro`, `.rela.data`).
+    let addresses = layout.addresses(co);
+    let relro_relocs: Vec<(u64, &str, u64)> = addresses.iter().filter(|a| a.0 == Home::RelRo).map(|&(_, at, sym, addend)| (at, sym, addend)).collect();
+    let data_relocs: Vec<(u64, &str, u64)> = addresses.iter().filter(|a| a.0 == Home::Data).map(|&(_, at, sym, addend)| (at, sym, addend)).collect();
+    let relro_name = w.add_section_name(b".data.rel.ro");
+    let relro_idx = layout.relro.present.then(|| w.reserve_section_index());
+    let rela_relro_name = w.add_section_name(b".rela.data.rel.ro");
+    let _rela_relro_idx = (!relro_relocs.is_empty()).then(|| w.reserve_section_index());
     let data_name = w.add_section_name(b".data");
     let data_idx = layout.data.present.then(|| w.reserve_section_index());
+    let rela_data_name = w.add_section_name(b".rela.data");
+    let _rela_data_idx = (!data_relocs.is_empty()).then(|| w.reserve_section_index());
     let bss_name = w.add_section_name(b".bss");
     let bss_idx = layout.bss.present.then(|| w.reserve_section_index());
     let comment_name = w.add_section_name(b".comment");
@@ -958,6 +1034,7 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             name: d.name.as_bytes(),
             section: match home {
                 Home::Rodata => rodata_idx,
+                Home::RelRo => relro_idx,
                 Home::Data => data_idx,
                 Home::Bss => bss_idx,
             },
@@ -1003,7 +1080,13 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
 
     // Entry offsets 0: the link fills them in (.rela.rodata).
     let rodata = layout.rodata_contents(co, &kernels, |_, _| 0)?;
-    let data = layout.data_contents(co);
+    let data = layout.contents(co, Home::Data);
+    let relro = layout.contents(co, Home::RelRo);
+    for &(_, sym, _) in relro_relocs.iter().chain(&data_relocs) {
+        if !sym_index.contains_key(sym) {
+            return Err(CodeObjectError::UndefinedSymbol { function: "data".to_string(), symbol: sym.to_string() });
+        }
+    }
 
     w.reserve_file_header();
     let text_off = w.reserve(text.bytes.len(), text.align as usize);
@@ -1018,7 +1101,10 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     } else {
         w.reserve_relocations(kernels.len(), true)
     };
+    let relro_off = if layout.relro.present { w.reserve(relro.len(), layout.relro.align as usize) } else { 0 };
+    let rela_relro_off = if relro_relocs.is_empty() { 0 } else { w.reserve_relocations(relro_relocs.len(), true) };
     let data_off = if layout.data.present { w.reserve(data.len(), layout.data.align as usize) } else { w.reserved_len() };
+    let rela_data_off = if data_relocs.is_empty() { 0 } else { w.reserve_relocations(data_relocs.len(), true) };
     let comment_off = w.reserve(COMMENT.len(), 1);
     let note_off = w.reserve(note.len(), 4);
     let debug_frame_off = if has_frames { w.reserve(debug_frame.len(), 8) } else { 0 };
@@ -1068,9 +1154,25 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             );
         }
     }
+    let write_abs64 = |w: &mut Writer, relocs: &[(u64, &str, u64)]| {
+        w.write_align_relocation();
+        for &(offset, sym, addend) in relocs {
+            w.write_relocation(true, &Rel { r_offset: offset, r_sym: sym_index[sym], r_type: R_AMDGPU_ABS64, r_addend: addend as i64 });
+        }
+    };
+    if layout.relro.present {
+        w.pad_until(relro_off);
+        w.write(&relro);
+    }
+    if !relro_relocs.is_empty() {
+        write_abs64(&mut w, &relro_relocs);
+    }
     if layout.data.present {
         w.pad_until(data_off);
         w.write(&data);
+    }
+    if !data_relocs.is_empty() {
+        write_abs64(&mut w, &data_relocs);
     }
     w.pad_until(comment_off);
     w.write(COMMENT);
@@ -1139,8 +1241,17 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             w.write_relocation_section_header(rela_rodata_name, rodata_idx, symtab_idx, rela_rodata_off, kernels.len(), true);
         }
     }
-    if layout.data.present {
+    if let Some(relro_idx) = relro_idx {
+        write_writable_header(&mut w, relro_name, elf::SHT_PROGBITS, 0, relro_off as u64, layout.relro);
+        if !relro_relocs.is_empty() {
+            w.write_relocation_section_header(rela_relro_name, relro_idx, symtab_idx, rela_relro_off, relro_relocs.len(), true);
+        }
+    }
+    if let Some(data_idx) = data_idx {
         write_writable_header(&mut w, data_name, elf::SHT_PROGBITS, 0, data_off as u64, layout.data);
+        if !data_relocs.is_empty() {
+            w.write_relocation_section_header(rela_data_name, data_idx, symtab_idx, rela_data_off, data_relocs.len(), true);
+        }
     }
     if layout.bss.present {
         write_writable_header(&mut w, bss_name, elf::SHT_NOBITS, 0, data_off as u64 + layout.data.len, layout.bss);

@@ -1160,9 +1160,30 @@ pub struct Data {
     /// Kernels may store to it: `data_addr` gives a `ptr<global>` instead
     /// of a `ptr<constant>`, and nothing folds its loads.
     pub writable: bool,
+    /// Addresses it holds (`addr OFFSET @NAME + ADDEND`), in offset order:
+    /// the eight bytes at each offset are zero in `bytes` and hold the
+    /// address once the code object is loaded.
+    pub addrs: Vec<DataAddr>,
+}
+
+/// An address held in module data: `offset` bytes into the object, the
+/// address of the data object `target` plus `addend` bytes (OpenCL's
+/// `__global int *p = &table[2];`), written when the code object is
+/// loaded (an `R_AMDGPU_RELATIVE64` dynamic relocation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataAddr {
+    pub offset: u32,
+    pub target: String,
+    pub addend: u64,
 }
 
 impl Data {
+    /// Whether any of `len` bytes at `start` belongs to an address the
+    /// loader writes (loads of them cannot be folded into `bytes`).
+    pub fn holds_address_in(&self, start: u64, len: u64) -> bool {
+        self.addrs.iter().any(|a| u64::from(a.offset) < start + len && start < u64::from(a.offset) + 8)
+    }
+
     /// The address space `data_addr` of this object points into.
     pub fn space(&self) -> AddrSpace {
         if self.writable {

@@ -41,6 +41,7 @@ pub fn parse_in_parallel(text: &str, jobs: usize) -> Result<Module, Diagnostic> 
     let mut module = Module::default();
     let mut pending_calls = Vec::new();
     let mut function_names: HashSet<String> = HashSet::new();
+    let mut addr_spans: Vec<Vec<Span>> = Vec::new();
     loop {
         parser.skip_trivia();
         if parser.pos >= text.len() {
@@ -64,7 +65,8 @@ pub fn parse_in_parallel(text: &str, jobs: usize) -> Result<Module, Diagnostic> 
             if !module.functions.is_empty() {
                 return parser.error("'data' lines come before the first function");
             }
-            let (data, span) = parser.data()?;
+            let (data, span, spans) = parser.data()?;
+            addr_spans.push(spans);
             if module.data.iter().any(|d| d.name == data.name) {
                 return Err(Diagnostic::new(format!("data '@{}' is defined more than once", data.name), span));
             }
@@ -90,6 +92,7 @@ pub fn parse_in_parallel(text: &str, jobs: usize) -> Result<Module, Diagnostic> 
         module.functions.push(func);
         pending_calls.extend(calls.into_iter().map(|c| (module.functions.len() - 1, c)));
     }
+    check_data_addresses(&module.data, &addr_spans)?;
     // Constants passed to functions: their type is the callee's parameter type.
     let mut index: HashMap<String, usize> = HashMap::new();
     if !pending_calls.is_empty() {
@@ -119,6 +122,22 @@ pub fn parse_in_parallel(text: &str, jobs: usize) -> Result<Module, Diagnostic> 
     }
     refresh_result_types(&mut module);
     Ok(module)
+}
+
+/// Every `addr` clause names a data object of the module and points at
+/// most one past its end.
+fn check_data_addresses(data: &[Data], spans: &[Vec<Span>]) -> Result<(), Diagnostic> {
+    for (d, spans) in data.iter().zip(spans) {
+        for (a, &span) in d.addrs.iter().zip(spans) {
+            let Some(target) = data.iter().find(|t| t.name == a.target) else {
+                return Err(Diagnostic::new(format!("'addr' of '@{}', which is not the module's data", a.target), span));
+            };
+            if a.addend > target.bytes.len() as u64 {
+                return Err(Diagnostic::new(format!("'@{} + {}' is beyond the end of '@{}' ({} bytes)", a.target, a.addend, a.target, target.bytes.len()), span));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The functions from `start` to the end of the text, parsed in parallel,
@@ -608,7 +627,9 @@ impl<'a> Parser<'a> {
     /// `data @NAME, align A, bytes "HEX"` or `data @NAME, align A, zeros N`:
     /// an object of the module (two hex digits a byte, in memory order),
     /// read-only unless `writable` follows the alignment.
-    fn data(&mut self) -> Result<(Data, Span), Diagnostic> {
+    /// Each `addr` clause's span comes with the data (in the order of
+    /// `Data::addrs`): its target is checked once every data line is read.
+    fn data(&mut self) -> Result<(Data, Span, Vec<Span>), Diagnostic> {
         let (_, start) = self.next();
         let (tok, span) = self.next();
         let Tok::Global(name) = tok else {
@@ -649,8 +670,51 @@ impl<'a> Parser<'a> {
         } else {
             return self.error("expected 'writable', 'bytes \"HEX\"' or 'zeros N' after the alignment");
         };
+        // `, addr OFFSET @NAME [+ ADDEND]`, any number of times.
+        let mut addrs: Vec<(DataAddr, Span)> = Vec::new();
+        while self.peek() == Tok::Punct(",") {
+            self.next();
+            if !self.eat_ident("addr") {
+                return self.error("expected 'addr OFFSET @NAME' after a comma in a data line");
+            }
+            let (offset, offset_span) = self.number("the byte offset of an address in the data")?;
+            if offset.checked_add(8).is_none_or(|end| end > bytes.len() as u64) {
+                return Err(Diagnostic::new(format!("an address at byte {offset} does not fit in data of {} bytes (it takes 8)", bytes.len()), offset_span));
+            }
+            let (tok, target_span) = self.next();
+            let Tok::Global(target) = tok else {
+                return Err(Diagnostic::new(format!("expected the name of the data whose address it holds, like '@table', found {}", tok.describe()), target_span));
+            };
+            let mut end = target_span.range().end;
+            let addend = match self.peek() {
+                Tok::Literal("+") => {
+                    self.next();
+                    let (n, span) = self.number("an addend in bytes")?;
+                    end = span.range().end;
+                    n
+                }
+                Tok::Literal(text) if text.starts_with('+') => {
+                    let (_, span) = self.next();
+                    end = span.range().end;
+                    parse_unsigned(&text[1..]).ok_or_else(|| Diagnostic::new(format!("expected an addend in bytes, found '{text}'"), span))?
+                }
+                _ => 0,
+            };
+            let span = Span::new(offset_span.range().start, end);
+            let at = offset as usize;
+            if bytes[at..at + 8].iter().any(|&b| b != 0) {
+                return Err(Diagnostic::new(format!("the 8 bytes at offset {offset} hold an address: they must be zero in the data's bytes"), span));
+            }
+            if let Some((other, _)) = addrs.iter().find(|(a, _)| u64::from(a.offset) < offset + 8 && offset < u64::from(a.offset) + 8) {
+                return Err(Diagnostic::new(format!("the address at offset {offset} overlaps the one at offset {}", other.offset), span));
+            }
+            addrs.push((DataAddr { offset: offset as u32, target: target.to_string(), addend }, span));
+        }
+        addrs.sort_by_key(|(a, _)| a.offset);
         let end = self.pos;
-        Ok((Data { name, align: align as u32, bytes, writable }, Span::new(start.start as usize, end)))
+        let spans = addrs.iter().map(|(_, s)| *s).collect();
+        let addrs = addrs.into_iter().map(|(a, _)| a).collect();
+        Ok((Data { name, align: align as u32, bytes, writable, addrs }, Span::new(start.start as usize, end), spans))
     }
 
     /// `target device_triples = ""amdgcn-amd-amdhsa--gfx90a,amdgcn-amd-amdhsa--gfx942"`:

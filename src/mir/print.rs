@@ -62,11 +62,18 @@ impl fmt::Display for Module {
         for d in &self.data {
             let writable = if d.writable { "writable, " } else { "" };
             if d.bytes.iter().all(|&b| b == 0) {
-                writeln!(f, "data @{}, align {}, {writable}zeros {}", d.name, d.align, d.bytes.len())?;
+                write!(f, "data @{}, align {}, {writable}zeros {}", d.name, d.align, d.bytes.len())?;
             } else {
                 let hex: String = d.bytes.iter().map(|b| format!("{b:02x}")).collect();
-                writeln!(f, "data @{}, align {}, {writable}bytes \"{hex}\"", d.name, d.align)?;
+                write!(f, "data @{}, align {}, {writable}bytes \"{hex}\"", d.name, d.align)?;
             }
+            for a in &d.addrs {
+                write!(f, ", addr {} @{}", a.offset, a.target)?;
+                if a.addend != 0 {
+                    write!(f, " + {}", a.addend)?;
+                }
+            }
+            writeln!(f)?;
         }
         if !self.data.is_empty() {
             writeln!(f)?;

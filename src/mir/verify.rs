@@ -48,6 +48,27 @@ pub fn verify_in_parallel(module: &Module, jobs: usize) -> Result<(), Vec<Diagno
         if d.align == 0 || !d.align.is_power_of_two() || d.align > 4096 {
             errors.push(Diagnostic::new(format!("data '@{}': alignment {} is not a power of two between 1 and 4096", d.name, d.align), Span::NONE));
         }
+        let mut previous_end = 0u64;
+        for a in &d.addrs {
+            let (start, end) = (u64::from(a.offset), u64::from(a.offset) + 8);
+            let problem = if end > d.bytes.len() as u64 {
+                Some(format!("its address at byte {start} does not fit in its {} bytes", d.bytes.len()))
+            } else if start < previous_end {
+                Some(format!("its address at byte {start} overlaps the one before it (addresses are listed in offset order)"))
+            } else if d.bytes[start as usize..end as usize].iter().any(|&b| b != 0) {
+                Some(format!("the 8 bytes at offset {start} hold an address, but its bytes there are not zero"))
+            } else {
+                match module.data(&a.target) {
+                    None => Some(format!("it holds the address of '@{}', which is not the module's data", a.target)),
+                    Some(t) if a.addend > t.bytes.len() as u64 => Some(format!("'@{} + {}' is beyond the end of '@{}' ({} bytes)", a.target, a.addend, a.target, t.bytes.len())),
+                    Some(_) => None,
+                }
+            };
+            if let Some(problem) = problem {
+                errors.push(Diagnostic::new(format!("data '@{}': {problem}", d.name), Span::NONE));
+            }
+            previous_end = end;
+        }
     }
     if errors.is_empty() {
         Ok(())

@@ -386,6 +386,9 @@ fn data_load(ty: &Type, ptr: &Operand, func: &Function, defs: &[Option<Def>], da
         }
         let size = (t.bits() / 8) as usize;
         let start = usize::try_from(at).ok()?;
+        if object.holds_address_in(start as u64, size as u64) {
+            return None;
+        }
         let bytes = object.bytes.get(start..start.checked_add(size)?)?;
         let mut word = [0u8; 8];
         word[..size].copy_from_slice(bytes);

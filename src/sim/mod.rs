@@ -350,6 +350,57 @@ fn image_of(data: &[u8]) -> Result<(Vec<u8>, Vec<std::ops::Range<usize>>), Strin
     Ok((image, writable))
 }
 
+/// Applies the code object's dynamic relocations (`DT_RELA`) to its image
+/// loaded at `base`, as the ROCm loader does: `R_AMDGPU_RELATIVE64` writes
+/// base + addend, `R_AMDGPU_ABS64` the symbol's address + addend (addresses
+/// held in program-scope data). Other types are refused.
+fn relocate(data: &[u8], image: &mut [u8], base: u64) -> Result<(), String> {
+    use object::read::elf::{Dyn as _, ElfFile64, FileHeader as _, ProgramHeader as _, Rela as _, Sym as _};
+    use object::Endianness;
+    let file = ElfFile64::<Endianness>::parse(data).map_err(|e| e.to_string())?;
+    let endian = file.endian();
+    let headers = file.elf_header().program_headers(endian, data).map_err(|e| e.to_string())?;
+    let Some(dynamic) = headers.iter().find(|ph| ph.p_type(endian) == object::elf::PT_DYNAMIC) else { return Ok(()) };
+    let entries = dynamic.dynamic(endian, data).map_err(|_| "bad PT_DYNAMIC segment".to_string())?.unwrap_or(&[]);
+    let (mut rela, mut relasz, mut symtab) = (None, 0u64, None);
+    for d in entries {
+        match d.tag32(endian) {
+            Some(object::elf::DT_RELA) => rela = Some(d.d_val(endian)),
+            Some(object::elf::DT_RELASZ) => relasz = d.d_val(endian),
+            Some(object::elf::DT_SYMTAB) => symtab = Some(d.d_val(endian)),
+            Some(object::elf::DT_RELAENT) if d.d_val(endian) != 24 => return Err("DT_RELAENT is not 24".into()),
+            _ => {}
+        }
+    }
+    let Some(rela) = rela else { return Ok(()) };
+    let bytes_at = |image: &[u8], va: u64, len: u64| -> Result<Vec<u8>, String> {
+        let end = va.checked_add(len).filter(|&e| e <= image.len() as u64).ok_or_else(|| format!("dynamic relocation data at {va:#x} is outside the image"))?;
+        Ok(image[va as usize..end as usize].to_vec())
+    };
+    let table = bytes_at(image, rela, relasz)?;
+    let relocs: &[object::elf::Rela64<Endianness>] = object::pod::slice_from_all_bytes(&table).map_err(|_| "DT_RELASZ is not a multiple of 24".to_string())?;
+    for r in relocs {
+        let (offset, r_type, addend) = (r.r_offset(endian), r.r_type(endian, false), r.r_addend(endian) as u64);
+        let value = match r_type {
+            crate::codeobj::R_AMDGPU_RELATIVE64 => base.wrapping_add(addend),
+            crate::codeobj::R_AMDGPU_ABS64 => {
+                let symtab = symtab.ok_or("an R_AMDGPU_ABS64 relocation without DT_SYMTAB")?;
+                let index = u64::from(r.r_sym(endian, false));
+                let sym_bytes = bytes_at(image, symtab + index * 24, 24)?;
+                let sym: &object::elf::Sym64<Endianness> = object::pod::from_bytes(&sym_bytes).map_err(|_| "bad symbol".to_string())?.0;
+                if sym.st_shndx(endian) == object::elf::SHN_UNDEF {
+                    return Err(format!("R_AMDGPU_ABS64 at {offset:#x} against an undefined symbol"));
+                }
+                base.wrapping_add(sym.st_value(endian)).wrapping_add(addend)
+            }
+            t => return Err(format!("dynamic relocation type {t} at {offset:#x} (the simulator applies R_AMDGPU_RELATIVE64 and R_AMDGPU_ABS64)")),
+        };
+        let at = offset.checked_add(8).filter(|&e| e <= image.len() as u64).ok_or_else(|| format!("dynamic relocation at {offset:#x} is outside the image"))?;
+        image[offset as usize..at as usize].copy_from_slice(&value.to_le_bytes());
+    }
+    Ok(())
+}
+
 /// Cuts `image` into mappings: read-only between the `writable` ranges
 /// (sorted), writable on them; each (offset, bytes, writable).
 fn split_image(image: &[u8], writable: &[std::ops::Range<usize>]) -> Vec<(usize, Vec<u8>, bool)> {
@@ -391,8 +442,9 @@ impl Simulator {
     /// but for its writable data segments.
     pub fn load(&mut self, hsaco: &[u8]) -> Result<CodeObject, SimError> {
         let loaded = codeobj::read(hsaco).map_err(|e| SimError::new(ErrorKind::Load, format!("cannot read the code object: {e}")))?;
-        let (image, writable) = image_of(hsaco).map_err(|e| SimError::new(ErrorKind::Load, e))?;
+        let (mut image, writable) = image_of(hsaco).map_err(|e| SimError::new(ErrorKind::Load, e))?;
         let base = CODE_BASE + self.loads * 0x1_0000_0000;
+        relocate(hsaco, &mut image, base).map_err(|e| SimError::new(ErrorKind::Load, e))?;
         self.loads += 1;
         for (offset, bytes, writable) in split_image(&image, &writable) {
             let name = if writable { "code object data" } else { "code object" };

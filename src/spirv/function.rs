@@ -512,8 +512,7 @@ impl<'a> Fx<'a> {
                 )),
                 StorageClass::UniformConstant | StorageClass::CrossWorkgroup if g.initializer.is_some() || g.storage == StorageClass::CrossWorkgroup => {
                     let writable = g.storage == StorageClass::CrossWorkgroup;
-                    let align = self.facts.alignment.get(&id).map_or(1, |&a| u64::from(a));
-                    let name = self.tables.name_of(self.facts, id, g.pointee, g.initializer, align, writable)?;
+                    let name = self.tables.global(self.facts, id)?;
                     let space = if writable { AddrSpace::Global } else { AddrSpace::Constant };
                     let here = self.current;
                     self.b.switch_to(self.entry);
@@ -543,6 +542,23 @@ impl<'a> Fx<'a> {
         let mty = self.facts.mir_type(ty)?;
         match (c, &mty) {
             (Constant::Scalar(k), _) => Ok(Operand::Const(k.clone())),
+            // `&table[2]` as a constant: the variable's address (taken in
+            // the entry block) plus the offset, cast to the result's space.
+            (Constant::Address { var, offset }, Type::Ptr(to)) => {
+                let base = self.operand(*var)?;
+                let space = match self.facts.globals.get(var).map(|g| g.storage) {
+                    Some(StorageClass::CrossWorkgroup) => AddrSpace::Global,
+                    Some(StorageClass::UniformConstant) => AddrSpace::Constant,
+                    Some(StorageClass::Workgroup) => AddrSpace::Local,
+                    other => return Err(format!("the address of a variable in the {other:?} storage class as a constant")),
+                };
+                let here = self.current;
+                self.b.switch_to(self.entry);
+                let at = self.offset_ptr(base, space, *offset as u64);
+                let at = if space == *to { at } else { self.cast(CastOp::AddrSpaceCast, &Type::Ptr(space), at, &Type::Ptr(*to)) };
+                self.b.switch_to(here);
+                Ok(at)
+            }
             (Constant::Zero, t) if t.is_scalar() => Ok(Operand::Const(Const { ty: t.clone(), bits: 0 })),
             _ => {
                 let elems: Vec<(u32, Constant)> = match (c, self.facts.ty(ty)?.clone()) {

@@ -36,6 +36,11 @@ pub enum Constant {
     Composite(Vec<u32>),
     /// `OpConstantNull` and `OpUndef` (undefined values read as zero).
     Zero,
+    /// The address of module-scope variable `var` plus `offset` bytes: the
+    /// variable itself used as a constant, or an `OpSpecConstantOp` access
+    /// chain or pointer cast of one (docs/spirv.md, "Module-scope
+    /// variables").
+    Address { var: u32, offset: i64 },
 }
 
 /// A module-level `OpVariable`.
@@ -323,7 +328,20 @@ impl Facts {
                     let (id, ty) = (inst.inst.result_id.unwrap_or(0), inst.inst.result_type.unwrap_or(0));
                     f.constants.insert(id, (ty, Constant::Zero));
                 }
-                Op::ConstantSampler | Op::ConstantPipeStorage | Op::SpecConstantOp => {
+                Op::SpecConstantOp => {
+                    let (id, ty) = (inst.inst.result_id.unwrap_or(0), inst.inst.result_type.unwrap_or(0));
+                    let Some(O::LiteralSpecConstantOpInteger(op)) = ops.first() else {
+                        return err("OpSpecConstantOp without an operation".into());
+                    };
+                    let args: Vec<u32> = ops[1..].iter().filter_map(word).collect();
+                    match f.address_constant(*op, ty, &args) {
+                        Ok(c) => {
+                            f.constants.insert(id, (ty, c));
+                        }
+                        Err(m) => return err(m),
+                    }
+                }
+                Op::ConstantSampler | Op::ConstantPipeStorage => {
                     return err(format!("Op{:?} is not supported", inst.op()));
                 }
                 Op::Variable => {
@@ -372,6 +390,105 @@ impl Facts {
             e.line = Some((self.strings.get(&file).cloned().unwrap_or_else(|| format!("<OpString {file}>")), line));
         }
         e
+    }
+
+    /// A constant address (`Constant::Address`): `base` as a variable or
+    /// an address constant.
+    fn address_of(&self, base: u32) -> Option<(u32, i64)> {
+        if self.globals.contains_key(&base) {
+            return Some((base, 0));
+        }
+        match self.constants.get(&base) {
+            Some((_, Constant::Address { var, offset })) => Some((*var, *offset)),
+            _ => None,
+        }
+    }
+
+    /// `OpSpecConstantOp` of `op` on `args` giving a `result_type`: pointer
+    /// casts and access chains of a module-scope variable's address (the
+    /// initializers of program-scope pointers). An access chain follows
+    /// SPIR-V's rules (Element in units of the base's pointee, then the
+    /// indices through its type) when its indices reach the result's
+    /// pointee type. LLVM 22's SPIR-V backend writes LLVM's `getelementptr
+    /// i8, @var, N` (clang's form of OpenCL's `&table[2]`) as a chain of the
+    /// variable in its own type with Element 0 and N as the one index, typed
+    /// as whatever pointer the use wanted: a chain of that shape whose
+    /// indices do not reach its result type is read as N bytes, which is
+    /// what clang meant (its amdgcn output of the same source agrees).
+    fn address_constant(&self, op: rspirv::spirv::Op, result_type: u32, args: &[u32]) -> Result<Constant, String> {
+        use rspirv::spirv::Op;
+        let base = *args.first().ok_or_else(|| format!("OpSpecConstantOp {op:?} without operands"))?;
+        let (var, offset) = self
+            .address_of(base)
+            .ok_or_else(|| format!("OpSpecConstantOp {op:?} of %{base}, which is not a module-scope variable's address (constant operations on numbers are not supported)"))?;
+        let index = |id: u32| -> Result<i64, String> {
+            match self.constants.get(&id) {
+                Some((_, Constant::Scalar(c))) => Ok(match c.ty {
+                    Type::I32 => c.bits as u32 as i32 as i64,
+                    _ => c.bits as i64,
+                }),
+                Some((_, Constant::Zero)) => Ok(0),
+                _ => Err(format!("an access chain index %{id} that is not a constant integer")),
+            }
+        };
+        let pointee = |ty: u32| match self.types.get(&ty) {
+            Some(SpvType::Pointer { pointee, .. }) => Ok(*pointee),
+            _ => Err(format!("OpSpecConstantOp {op:?} on or to a type that is not a pointer")),
+        };
+        match op {
+            Op::Bitcast | Op::GenericCastToPtr | Op::PtrCastToGeneric => Ok(Constant::Address { var, offset }),
+            Op::PtrAccessChain | Op::InBoundsPtrAccessChain | Op::AccessChain | Op::InBoundsAccessChain => {
+                let at = match (self.globals.get(&base), self.constants.get(&base)) {
+                    (Some(g), _) => g.pointee,
+                    (None, Some((ty, _))) => pointee(*ty)?,
+                    (None, None) => return Err("an access chain base without a type".into()),
+                };
+                let chain = &args[1..];
+                let (element, rest) = if matches!(op, Op::PtrAccessChain | Op::InBoundsPtrAccessChain) {
+                    match chain.split_first() {
+                        Some((&e, rest)) => (index(e)?, rest),
+                        None => return Err("a pointer access chain without Element".into()),
+                    }
+                } else {
+                    (0, chain)
+                };
+                let offset = offset.checked_add(element.checked_mul(self.stride(at)? as i64).ok_or("an access chain offset overflows")?).ok_or("an access chain offset overflows")?;
+                // SPIR-V's reading: the indices walk the base's pointee type,
+                // reaching the result's pointee.
+                let walk = |mut at: u32| -> Result<(i64, u32), String> {
+                    let mut offset = 0i64;
+                    for &i in rest {
+                        let i = index(i)?;
+                        let step = match self.ty(at)?.clone() {
+                            SpvType::Array { elem, .. } | SpvType::RuntimeArray { elem } | SpvType::Vector { elem, .. } => {
+                                at = elem;
+                                i.checked_mul(self.stride(elem)? as i64).ok_or("an access chain offset overflows")?
+                            }
+                            SpvType::Struct { members, .. } => {
+                                let m = usize::try_from(i).ok().filter(|&m| m < members.len()).ok_or("an access chain index past a struct's members")?;
+                                let o = self.member_offset(at, m)? as i64;
+                                at = members[m];
+                                o
+                            }
+                            t => return Err(format!("an access chain into {t:?}")),
+                        };
+                        offset = offset.checked_add(step).ok_or("an access chain offset overflows")?;
+                    }
+                    Ok((offset, at))
+                };
+                let result_pointee = pointee(result_type)?;
+                match walk(at) {
+                    Ok((step, reached)) if reached == result_pointee || self.ty(reached) == self.ty(result_pointee) => {
+                        Ok(Constant::Address { var, offset: offset.checked_add(step).ok_or("an access chain offset overflows")? })
+                    }
+                    // LLVM's byte offset: Element 0, then N bytes.
+                    _ if element == 0 && rest.len() == 1 => Ok(Constant::Address { var, offset: offset.checked_add(index(rest[0])?).ok_or("an access chain offset overflows")? }),
+                    Ok(_) => Err("an access chain whose result type is not the type its indices reach".into()),
+                    Err(e) => Err(e),
+                }
+            }
+            other => Err(format!("OpSpecConstantOp {other:?} is not supported (pointer casts and access chains of module-scope variables are)")),
+        }
     }
 
     pub fn ty(&self, id: u32) -> Result<&SpvType, String> {

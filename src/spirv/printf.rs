@@ -89,7 +89,7 @@ fn string_constant(fx: &Fx, id: u32) -> Option<Vec<u8>> {
                 let byte = match &fx.facts.constants.get(p)?.1 {
                     Constant::Scalar(c) => c.bits as u8,
                     Constant::Zero => 0,
-                    Constant::Composite(_) => return None,
+                    Constant::Composite(_) | Constant::Address { .. } => return None,
                 };
                 bytes.push(byte);
                 if byte == 0 {
@@ -98,7 +98,7 @@ fn string_constant(fx: &Fx, id: u32) -> Option<Vec<u8>> {
             }
         }
         Constant::Zero => {}
-        Constant::Scalar(_) => return None,
+        Constant::Scalar(_) | Constant::Address { .. } => return None,
     }
     if bytes.last() != Some(&0) {
         bytes.push(0);

@@ -306,7 +306,7 @@ impl<'m, 'a> Machine<'m, 'a> {
             })
             .collect();
         let by_name = module.functions.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect();
-        let data_addrs = module
+        let data_addrs: HashMap<&str, u64> = module
             .data
             .iter()
             .map(|d| {
@@ -314,6 +314,14 @@ impl<'m, 'a> Machine<'m, 'a> {
                 (d.name.as_str(), if d.writable { memory.alloc(&d.bytes, align) } else { memory.alloc_read_only(&d.bytes, align) })
             })
             .collect();
+        // Addresses in the data, as the loader writes them.
+        for d in &module.data {
+            for a in &d.addrs {
+                if let (Some(&at), Some(&target)) = (data_addrs.get(d.name.as_str()), data_addrs.get(a.target.as_str())) {
+                    memory.initialise(at + u64::from(a.offset), &target.wrapping_add(a.addend).to_le_bytes());
+                }
+            }
+        }
         Machine {
             module,
             infos,

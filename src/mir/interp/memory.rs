@@ -86,6 +86,14 @@ impl Memory {
         Ok(&self.allocations[i].data[offset..offset + len])
     }
 
+    /// Writes `bytes` at `addr` as the loader does, read-only data included
+    /// (an address held in module data); nothing if outside every allocation.
+    pub fn initialise(&mut self, addr: u64, bytes: &[u8]) {
+        if let Ok((i, offset)) = self.find(addr, bytes.len()) {
+            self.allocations[i].data[offset..offset + bytes.len()].copy_from_slice(bytes);
+        }
+    }
+
     /// Writes `bytes` at `addr`; an error if any byte is outside an allocation.
     pub fn write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), InterpError> {
         let (i, offset) = self.find(addr, bytes.len())?;
