@@ -395,13 +395,14 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     // Addresses held in data: R_AMDGPU_RELATIVE64 relocations the loader
     // applies, in `.rela.dyn` (ld.lld-22's place and order).
     let addresses = layout.addresses(co);
-    let rela_dyn_name = w.add_section_name(b".rela.dyn");
+    // (Names only for sections present: .shstrtab holds no others.)
+    let rela_dyn_name = (!addresses.is_empty()).then(|| w.add_section_name(b".rela.dyn"));
     let rela_dyn_idx = (!addresses.is_empty()).then(|| w.reserve_section_index());
     let rodata_name = w.add_section_name(b".rodata");
     let rodata_idx = layout.rodata.present.then(|| w.reserve_section_index());
     let text_name = w.add_section_name(b".text");
     let text_idx = w.reserve_section_index();
-    let relro_name = w.add_section_name(b".data.rel.ro");
+    let relro_name = layout.relro.present.then(|| w.add_section_name(b".data.rel.ro"));
     let relro_idx = layout.relro.present.then(|| w.reserve_section_index());
     let dynamic_idx = w.reserve_dynamic_section_index();
     let data_name = w.add_section_name(b".data");
@@ -830,7 +831,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     w.write_dynstr_section_header(dynstr_off);
     if !rela_dyn.is_empty() {
         w.write_section_header(&SectionHeader {
-            name: Some(rela_dyn_name),
+            name: rela_dyn_name,
             sh_type: elf::SHT_RELA,
             sh_flags: elf::SHF_ALLOC.into(),
             sh_addr: rela_dyn_off,
@@ -868,7 +869,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         sh_addralign: text.align,
         sh_entsize: 0,
     });
-    if layout.relro.present {
+    if let Some(relro_name) = relro_name {
         write_writable_header(&mut w, relro_name, elf::SHT_PROGBITS, relro_addr, relro_off, layout.relro);
     }
     w.write_dynamic_section_header(dynamic_addr);
@@ -958,13 +959,14 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
     let addresses = layout.addresses(co);
     let relro_relocs: Vec<(u64, &str, u64)> = addresses.iter().filter(|a| a.0 == Home::RelRo).map(|&(_, at, sym, addend)| (at, sym, addend)).collect();
     let data_relocs: Vec<(u64, &str, u64)> = addresses.iter().filter(|a| a.0 == Home::Data).map(|&(_, at, sym, addend)| (at, sym, addend)).collect();
-    let relro_name = w.add_section_name(b".data.rel.ro");
+    // (Names only for sections present, as before these existed.)
+    let relro_name = layout.relro.present.then(|| w.add_section_name(b".data.rel.ro"));
     let relro_idx = layout.relro.present.then(|| w.reserve_section_index());
-    let rela_relro_name = w.add_section_name(b".rela.data.rel.ro");
+    let rela_relro_name = (!relro_relocs.is_empty()).then(|| w.add_section_name(b".rela.data.rel.ro"));
     let _rela_relro_idx = (!relro_relocs.is_empty()).then(|| w.reserve_section_index());
     let data_name = w.add_section_name(b".data");
     let data_idx = layout.data.present.then(|| w.reserve_section_index());
-    let rela_data_name = w.add_section_name(b".rela.data");
+    let rela_data_name = (!data_relocs.is_empty()).then(|| w.add_section_name(b".rela.data"));
     let _rela_data_idx = (!data_relocs.is_empty()).then(|| w.reserve_section_index());
     let bss_name = w.add_section_name(b".bss");
     let bss_idx = layout.bss.present.then(|| w.reserve_section_index());
@@ -1241,15 +1243,15 @@ pub fn write_relocatable(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             w.write_relocation_section_header(rela_rodata_name, rodata_idx, symtab_idx, rela_rodata_off, kernels.len(), true);
         }
     }
-    if let Some(relro_idx) = relro_idx {
+    if let (Some(relro_idx), Some(relro_name)) = (relro_idx, relro_name) {
         write_writable_header(&mut w, relro_name, elf::SHT_PROGBITS, 0, relro_off as u64, layout.relro);
-        if !relro_relocs.is_empty() {
+        if let Some(rela_relro_name) = rela_relro_name {
             w.write_relocation_section_header(rela_relro_name, relro_idx, symtab_idx, rela_relro_off, relro_relocs.len(), true);
         }
     }
     if let Some(data_idx) = data_idx {
         write_writable_header(&mut w, data_name, elf::SHT_PROGBITS, 0, data_off as u64, layout.data);
-        if !data_relocs.is_empty() {
+        if let Some(rela_data_name) = rela_data_name {
             w.write_relocation_section_header(rela_data_name, data_idx, symtab_idx, rela_data_off, data_relocs.len(), true);
         }
     }
