@@ -51,6 +51,10 @@ pub struct Fx<'a> {
     /// The memory of module variables: a kernel's LDS slots, a device
     /// function's LDS parameters, constant tables' addresses.
     module_slots: HashMap<u32, Operand>,
+    /// Generic pointers made by `OpPtrCastToGeneric` here: the pointer cast
+    /// and its address space. Atomics (which MIR has on global and local
+    /// memory only) use the original.
+    generic_sources: HashMap<crate::mir::Value, (Operand, AddrSpace)>,
     fresh: u32,
     /// The first operation MIR could not type (see [`Fx::value`]).
     poisoned: Option<String>,
@@ -348,6 +352,7 @@ fn translate_function(
         printf,
         tables,
         module_slots: HashMap::new(),
+        generic_sources: HashMap::new(),
         fresh: 0,
         poisoned: None,
     };
@@ -531,6 +536,27 @@ impl<'a> Fx<'a> {
     }
 
     /// A constant as an operand; composites are built once, in the entry block.
+    /// The pointer an atomic works through: MIR's atomics take global or
+    /// local pointers, so a generic one made here from one of those (OpenCL
+    /// 2.0's `atomic_fetch_add(&counter, 1)` on a `__global atomic_int`)
+    /// is replaced by the original. A generic pointer of unknown space is
+    /// refused by name.
+    pub(super) fn atomic_pointer(&mut self, ptr: u32) -> Result<Operand, String> {
+        let p = self.operand(ptr)?;
+        if self.mir_type_of(ptr)? != Type::Ptr(AddrSpace::Flat) {
+            return Ok(p);
+        }
+        match &p {
+            Operand::Value(v) => match self.generic_sources.get(v) {
+                Some((source, _)) => Ok(source.clone()),
+                None => Err(format!(
+                    "an atomic through the generic pointer %{ptr}, whose address space (global or local) is not known where it is used: MIR's atomics work on global and local memory"
+                )),
+            },
+            Operand::Const(_) => Err("an atomic through a constant generic pointer".into()),
+        }
+    }
+
     fn constant(&mut self, ty: u32, c: &Constant) -> Result<Operand, String> {
         self.constant_at(ty, c, 0)
     }
@@ -1079,7 +1105,7 @@ impl<'a> Fx<'a> {
                 let (ptr, ty) = (id(0)?, rt()?);
                 let sync = self.sync(id(1)?, id(2)?)?;
                 let mty = self.facts.mir_type(ty)?;
-                let p = self.operand(ptr)?;
+                let p = self.atomic_pointer(ptr)?;
                 let v = if mty.is_int() {
                     self.value(MOp::AtomicRmw { op: AtomicOp::Or, ty: mty, ptr: p, value: Operand::Const(Const::int(self.facts.mir_type(ty)?, 0)), sync })
                 } else {
@@ -1094,7 +1120,7 @@ impl<'a> Fx<'a> {
                 let (ptr, val) = (id(0)?, id(3)?);
                 let sync = self.sync(id(1)?, id(2)?)?;
                 let mty = self.mir_type_of(val)?;
-                let (p, v) = (self.operand(ptr)?, self.operand(val)?);
+                let (p, v) = (self.atomic_pointer(ptr)?, self.operand(val)?);
                 let (ity, v) = if mty.is_int() { (mty.clone(), v) } else {
                     let ity = if mty.bits() == 64 { Type::I64 } else { Type::I32 };
                     let bits = self.cast(CastOp::Bitcast, &mty, v, &ity);
@@ -1119,7 +1145,7 @@ impl<'a> Fx<'a> {
                     _ => AtomicOp::FMax,
                 };
                 let sync = self.sync(id(1)?, id(2)?)?;
-                let (p, v) = (self.operand(id(0)?)?, self.operand(id(3)?)?);
+                let (p, v) = (self.atomic_pointer(id(0)?)?, self.operand(id(3)?)?);
                 let r = self.value(MOp::AtomicRmw { op, ty: self.facts.mir_type(rt()?)?, ptr: p, value: v, sync });
                 self.def(rid, r);
             }
@@ -1127,14 +1153,14 @@ impl<'a> Fx<'a> {
                 let op = if inst.op() == Op::AtomicIIncrement { AtomicOp::Add } else { AtomicOp::Sub };
                 let sync = self.sync(id(1)?, id(2)?)?;
                 let ty = self.facts.mir_type(rt()?)?;
-                let p = self.operand(id(0)?)?;
+                let p = self.atomic_pointer(id(0)?)?;
                 let r = self.value(MOp::AtomicRmw { op, ty: ty.clone(), ptr: p, value: Operand::Const(Const::int(ty, 1)), sync });
                 self.def(rid, r);
             }
             Op::AtomicCompareExchange => {
                 // (pointer, scope, equal semantics, unequal semantics, value, comparator)
                 let sync = self.sync(id(1)?, id(2)?)?;
-                let (p, new, expected) = (self.operand(id(0)?)?, self.operand(id(4)?)?, self.operand(id(5)?)?);
+                let (p, new, expected) = (self.atomic_pointer(id(0)?)?, self.operand(id(4)?)?, self.operand(id(5)?)?);
                 let r = self.value(MOp::CmpXchg { ty: self.facts.mir_type(rt()?)?, ptr: p, expected, new, sync });
                 self.def(rid, r);
             }
@@ -1614,7 +1640,13 @@ impl<'a> Fx<'a> {
             Op::PtrCastToGeneric | Op::GenericCastToPtr | Op::GenericCastToPtrExplicit => {
                 let from = ta(self, 0)?;
                 let x = a(self, 0)?;
-                self.cast(CastOp::AddrSpaceCast, &from, x, &ty)
+                let generic = self.cast(CastOp::AddrSpaceCast, &from, x.clone(), &ty);
+                if let (Operand::Value(v), Type::Ptr(space @ (AddrSpace::Global | AddrSpace::Local))) = (&generic, &from) {
+                    if ty == Type::Ptr(AddrSpace::Flat) {
+                        self.generic_sources.insert(*v, (x, *space));
+                    }
+                }
+                generic
             }
             Op::Bitcast => {
                 let from = ta(self, 0)?;

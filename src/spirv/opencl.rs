@@ -6,7 +6,7 @@ use rspirv::spirv::CLOp;
 
 use super::function::Fx;
 use crate::abi::Type;
-use crate::mir::{AtomicOp, BinOp, CastOp, Const, FloatPred, IntPred, Op as MOp, Operand, Sync, TernOp, UnOp};
+use crate::mir::{AtomicOp, BinOp, CastOp, Const, FloatPred, IntPred, MemOrder, MemScope, Op as MOp, Operand, Sync, TernOp, UnOp};
 
 fn float_bits(ty: &Type, v: f64) -> u64 {
     match ty.element() {
@@ -645,6 +645,9 @@ pub fn imported(fx: &mut Fx, name: &str, rty: u32, args: &[u32]) -> Result<Optio
             }
         }
     }
+    if let Some(key) = base.strip_prefix("atomic_fetch_") {
+        return c11_atomic(fx, name, key, params, rty, args).map(Some);
+    }
     let base = base.strip_prefix("atom_").map(|b| format!("atomic_{b}")).unwrap_or_else(|| base.to_string());
     // The last parameter code tells signedness: i/l signed, j/m unsigned.
     let signed = matches!(params.chars().last(), Some('i' | 'l' | 'a' | 's'));
@@ -670,6 +673,65 @@ pub fn imported(fx: &mut Fx, name: &str, rty: u32, args: &[u32]) -> Result<Optio
     let ty = fx.facts.mir_type(rty)?;
     let (p, v) = (fx.operand(*ptr)?, fx.operand(*value)?);
     Ok(Some(fx.value(MOp::AtomicRmw { op, ty, ptr: p, value: v, sync: Sync::default() })))
+}
+
+/// OpenCL 2.0's `atomic_fetch_KEY(obj, operand)` and
+/// `atomic_fetch_KEY_explicit(obj, operand, order[, scope])`, which
+/// clang-22's SPIR-V backend leaves as calls for `min` and `max`: the object
+/// is a generic pointer (`PU3AS4VU7_Atomici`: `i`/`l` signed, `j`/`m`
+/// unsigned); the order and scope are constants of OpenCL's enums (clang's
+/// values: relaxed 0, acquire 2, release 3, acq_rel 4, seq_cst 5;
+/// work_item 0, work_group 1, device 2, all_svm_devices 3, sub_group 4),
+/// seq_cst and device without them (OpenCL 2.0 section 6.13.11.7).
+fn c11_atomic(fx: &mut Fx, name: &str, key: &str, params: &str, rty: u32, args: &[u32]) -> Result<Operand, String> {
+    let (key, _explicit) = match key.strip_suffix("_explicit") {
+        Some(k) => (k, true),
+        None => (key, false),
+    };
+    let elem = params.split_once("_Atomic").and_then(|(_, rest)| rest.chars().next());
+    let signed = matches!(elem, Some('i' | 'l'));
+    let op = match key {
+        "add" => AtomicOp::Add,
+        "sub" => AtomicOp::Sub,
+        "or" => AtomicOp::Or,
+        "xor" => AtomicOp::Xor,
+        "and" => AtomicOp::And,
+        "min" if signed => AtomicOp::SMin,
+        "min" => AtomicOp::UMin,
+        "max" if signed => AtomicOp::SMax,
+        "max" => AtomicOp::UMax,
+        _ => return Err(format!("a call to '{name}', a function the module declares but does not define")),
+    };
+    let (ptr, value, rest) = match args {
+        [ptr, value, rest @ ..] if rest.len() <= 2 => (*ptr, *value, rest),
+        _ => return Err(format!("'{name}' with {} arguments", args.len())),
+    };
+    let constant = |fx: &Fx, id: u32, what: &str| fx.const_int(id).ok_or_else(|| format!("'{name}' with a memory {what} that is not a constant"));
+    let order = match rest.first() {
+        None => MemOrder::SeqCst,
+        Some(&o) => match constant(fx, o, "order")? {
+            0 => MemOrder::Relaxed,
+            1 | 2 => MemOrder::Acquire,
+            3 => MemOrder::Release,
+            4 => MemOrder::AcqRel,
+            5 => MemOrder::SeqCst,
+            other => return Err(format!("'{name}' with memory order {other}")),
+        },
+    };
+    let scope = match rest.get(1) {
+        None => MemScope::Agent,
+        Some(&sc) => match constant(fx, sc, "scope")? {
+            0 | 4 => MemScope::Wavefront,
+            1 => MemScope::Workgroup,
+            2 => MemScope::Agent,
+            3 => MemScope::System,
+            other => return Err(format!("'{name}' with memory scope {other}")),
+        },
+    };
+    let ty = fx.facts.mir_type(rty)?;
+    let p = fx.atomic_pointer(ptr)?;
+    let v = fx.operand(value)?;
+    Ok(fx.value(MOp::AtomicRmw { op, ty, ptr: p, value: v, sync: Sync { order, scope } }))
 }
 
 #[cfg(test)]

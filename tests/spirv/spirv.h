@@ -75,4 +75,14 @@
 #define atomic_xor(p, v) __scoped_atomic_fetch_xor(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)
 #define atomic_inc(p) __scoped_atomic_fetch_add(p, 1, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)
 #define atomic_cmpxchg(p, e, v) ({ int e_ = (e); __scoped_atomic_compare_exchange_n(p, &e_, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE); e_; })
+// OpenCL 2.0's C11 atomics: clang's own builtins (for SPIR-V, the library
+// functions, whose pointers are generic).
+#define atomic_store_explicit(p, v, o, s) __opencl_atomic_store(p, v, o, s)
+#define atomic_load_explicit(p, o, s) __opencl_atomic_load(p, o, s)
+#define atomic_fetch_add_explicit(p, v, o, s) __opencl_atomic_fetch_add(p, v, o, s)
+#define atomic_fetch_max_explicit(p, v, o, s) __opencl_atomic_fetch_max(p, v, o, s)
+#define atomic_fetch_or_explicit(p, v, o, s) __opencl_atomic_fetch_or(p, v, o, s)
+#define atomic_fetch_min(p, v) __opencl_atomic_fetch_min(p, v, memory_order_seq_cst, memory_scope_device)
+#define atomic_exchange_explicit(p, v, o, s) __opencl_atomic_exchange(p, v, o, s)
+#define atomic_compare_exchange_strong_explicit(p, e, v, so, fo, s) __opencl_atomic_compare_exchange_strong(p, e, v, so, fo, s)
 #endif

@@ -554,7 +554,19 @@ impl<'m, 'a> Machine<'m, 'a> {
                         check_align(addr, size as u64, size, space)?;
                         let at = place(space, addr);
                         let mut buf = [0u8; 8];
-                        self.read(lds, private, at, &mut buf[..size])?;
+                        // An exchange stores whatever was there before (an
+                        // atomic store is one): into local or private bytes
+                        // never written it returns 0, where the hardware
+                        // returns what the memory happened to hold.
+                        let unwritten = *op == AtomicOp::Xchg
+                            && match at {
+                                Place::Local(a) => !lds.is_written("local", a, size),
+                                Place::Private(a) => !private.is_written("private", a, size),
+                                Place::Global(_) => false,
+                            };
+                        if !unwritten {
+                            self.read(lds, private, at, &mut buf[..size])?;
+                        }
                         let old = u64::from_le_bytes(buf);
                         let new = match op.float_op() {
                             Some(b) => ops::float_binary(b, ty, old, v)?,

@@ -193,6 +193,12 @@ impl SlotMemory {
         Err(outside_message(space, u64::from(addr), len, &ranges))
     }
 
+    /// Whether every one of `len` bytes at `addr` was written (false too
+    /// outside every slot: the read reports that).
+    pub fn is_written(&self, space: &str, addr: u32, len: usize) -> bool {
+        self.find(space, addr, len).is_ok_and(|(i, offset)| self.slots[i].init[offset..offset + len].iter().all(|&b| b))
+    }
+
     /// Reads initialised bytes.
     pub fn read(&self, space: &str, addr: u32, out: &mut [u8]) -> Result<(), String> {
         let (i, offset) = self.find(space, addr, out.len())?;
