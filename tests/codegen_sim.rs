@@ -532,6 +532,17 @@ fn check_waves(file: &str, input: &[String], out_len: usize, extra: &[String]) {
     }
 }
 
+/// gfx1100's transcendental-use hazard across blocks: each side of a
+/// divergent branch ends in a transcendental whose result the join reads
+/// at once (trans_across_blocks.mir). The simulator refuses the read
+/// without `s_waitcnt_depctr va_vdst(0)`; the hazard pass looked only
+/// within blocks before.
+#[test]
+fn transcendental_results_read_across_blocks() {
+    let spec = LaunchSpec::from_flags("64", "64", &["in=f32:iota:64".into(), "out=f32:zero:64".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
+    check("trans_across_blocks.mir", &spec, false, false);
+}
+
 /// Data holding addresses (module_addresses.mir): the loader writes them
 /// (R_AMDGPU_RELATIVE64 in .rela.dyn), in writable data and in
 /// .data.rel.ro. The sums are worked out by hand from the data lines:

@@ -25,7 +25,10 @@
 //! The pass looks back within a block, then across block boundaries: a VALU
 //! write near a block's end (edge moves such as SGPR spill restores
 //! can put one right before a branch) is checked against the first instructions
-//! of every successor, and padded before the branch when needed.
+//! of every successor, and padded before the branch when needed (gfx9); on
+//! gfx1100 a block's first VALU reads are checked against the transcendental
+//! writes that may reach its start from its predecessors (through blocks too
+//! short to close the window), and wait for them.
 
 use super::expand::{overlaps, Emitted, Expanded};
 use crate::isa::{self, Generation, Gpu, Opcode, Target};
@@ -184,34 +187,83 @@ fn vgpr_defs(inst: &isa::Inst) -> Spans {
         .collect()
 }
 
-/// gfx11: a VALU read of a transcendental result too soon waits for it.
+/// gfx11: a VALU read of a transcendental result too soon waits for it,
+/// within a block and across block boundaries: a block whose first VALU
+/// instructions may follow a transcendental write at the end of a
+/// predecessor (a branch target or the block it falls through from, and
+/// through blocks too short to close the window) checks its reads against
+/// those writes too.
 fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
-    for (_, _, block) in &mut code.blocks {
+    use hashbrown::HashMap;
+    // The window behind a point: VGPRs written by a transcendental within
+    // the last 5 VALU / 1 transcendental instructions, and whether the
+    // window closed (a depctr wait, or enough instructions) inside `insts`.
+    let window = |insts: &[Emitted]| -> (Spans, bool) {
+        let (mut valu, mut trans) = (0, 0);
+        let mut written = Spans::new();
+        for prev in insts.iter().rev() {
+            if prev.inst.op == Opcode::s_waitcnt_depctr {
+                return (written, true);
+            }
+            if !prev.inst.op.info().format(gpu).is_valu() {
+                continue;
+            }
+            if is_trans(prev.inst.op) {
+                written.extend(vgpr_defs(&prev.inst));
+            }
+            valu += 1;
+            trans += usize::from(is_trans(prev.inst.op));
+            if valu >= 5 || trans >= 1 {
+                return (written, true);
+            }
+        }
+        (written, false)
+    };
+    let position: HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(p, (b, _, _))| (*b, p)).collect();
+    let successors: Vec<Vec<usize>> = code
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(p, (_, _, insts))| {
+            let mut next: Vec<usize> = insts.iter().filter_map(|e| e.target).filter_map(|t| position.get(&t).copied()).collect();
+            let jumps_away = insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm | Opcode::s_setpc_b64));
+            if !jumps_away && p + 1 < code.blocks.len() {
+                next.push(p + 1);
+            }
+            next
+        })
+        .collect();
+    // What may reach each block's start, to a fixed point (a block that
+    // does not close the window passes on what reaches it).
+    let tails: Vec<(Spans, bool)> = code.blocks.iter().map(|(_, _, insts)| window(insts)).collect();
+    let mut incoming: Vec<Spans> = vec![Spans::new(); code.blocks.len()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for p in 0..code.blocks.len() {
+            let mut out = tails[p].0.clone();
+            if !tails[p].1 {
+                out.extend(incoming[p].iter().copied());
+            }
+            for &s in &successors[p] {
+                for &w in &out {
+                    if !incoming[s].contains(&w) {
+                        incoming[s].push(w);
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    for (p, (_, _, block)) in code.blocks.iter_mut().enumerate() {
         let mut out: Vec<Emitted> = Vec::with_capacity(block.len());
         for e in block.drain(..) {
             let format = e.inst.op.info().format(gpu);
             if format.is_valu() {
                 let read = reads(&e.inst);
-                // Walk back over at most 5 VALU / 1 transcendental instruction.
-                let (mut valu, mut trans) = (0, 0);
-                let mut hazard = false;
-                for prev in out.iter().rev() {
-                    if prev.inst.op == Opcode::s_waitcnt_depctr {
-                        break;
-                    }
-                    if !prev.inst.op.info().format(gpu).is_valu() {
-                        continue;
-                    }
-                    if is_trans(prev.inst.op) && vgpr_defs(&prev.inst).iter().any(|w| read.iter().any(|r| overlaps(*w, *r))) {
-                        hazard = true;
-                        break;
-                    }
-                    valu += 1;
-                    trans += usize::from(is_trans(prev.inst.op));
-                    if valu >= 5 || trans >= 1 {
-                        break;
-                    }
-                }
+                let (written, closed) = window(&out);
+                let from_before = if closed { &[][..] } else { &incoming[p][..] };
+                let hazard = written.iter().chain(from_before).any(|w| read.iter().any(|r| overlaps(*w, *r)));
                 if hazard {
                     out.push(Emitted { inst: isa::Inst::sopp(Opcode::s_waitcnt_depctr, DEPCTR_VA_VDST_0), target: None, symbol: None, cfi: Vec::new() });
                 }
