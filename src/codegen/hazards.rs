@@ -194,7 +194,6 @@ fn vgpr_defs(inst: &isa::Inst) -> Spans {
 /// through blocks too short to close the window) checks its reads against
 /// those writes too.
 fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
-    use hashbrown::HashMap;
     // The window behind a point: VGPRs written by a transcendental within
     // the last 5 VALU / 1 transcendental instructions, and whether the
     // window closed (a depctr wait, or enough instructions) inside `insts`.
@@ -219,20 +218,7 @@ fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
         }
         (written, false)
     };
-    let position: HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(p, (b, _, _))| (*b, p)).collect();
-    let successors: Vec<Vec<usize>> = code
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(p, (_, _, insts))| {
-            let mut next: Vec<usize> = insts.iter().filter_map(|e| e.target).filter_map(|t| position.get(&t).copied()).collect();
-            let jumps_away = insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm | Opcode::s_setpc_b64));
-            if !jumps_away && p + 1 < code.blocks.len() {
-                next.push(p + 1);
-            }
-            next
-        })
-        .collect();
+    let successors = successors(code);
     // What may reach each block's start, to a fixed point (a block that
     // does not close the window passes on what reaches it).
     let tails: Vec<(Spans, bool)> = code.blocks.iter().map(|(_, _, insts)| window(insts)).collect();
@@ -274,13 +260,32 @@ fn avoid_trans_use_hazards(code: &mut Expanded, gpu: Gpu) {
     }
 }
 
+/// Each block's successors, as positions in `code.blocks`: its branch
+/// targets and, unless it ends in a jump, a return or `s_endpgm`, the next
+/// block.
+fn successors(code: &Expanded) -> Vec<Vec<usize>> {
+    use hashbrown::HashMap;
+    let position: HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(p, (b, _, _))| (*b, p)).collect();
+    code.blocks
+        .iter()
+        .enumerate()
+        .map(|(p, (_, _, insts))| {
+            let mut next: Vec<usize> = insts.iter().filter_map(|e| e.target).filter_map(|t| position.get(&t).copied()).collect();
+            let jumps_away = insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm | Opcode::s_setpc_b64));
+            if !jumps_away && p + 1 < code.blocks.len() {
+                next.push(p + 1);
+            }
+            next
+        })
+        .collect()
+}
+
 /// Across blocks (gfx9): a block whose last instructions include a VALU write
 /// gets `s_nop`s before its branch when a successor's first
 /// instructions would read that SGPR too early. Successors are the branch
 /// targets and, unless the block ends in an unconditional jump, the next block.
 fn pad_block_ends(code: &mut Expanded, target: Target) {
-    use hashbrown::HashMap;
-    let position: HashMap<usize, usize> = code.blocks.iter().enumerate().map(|(p, (b, _, _))| (*b, p)).collect();
+    let successors = successors(code);
     let mut pads: Vec<(usize, usize, u32)> = Vec::new();
     for (p, (_, _, insts)) in code.blocks.iter().enumerate() {
         let tail = insts.iter().rposition(|e| e.target.is_none() && e.inst.op != Opcode::s_endpgm).map_or(0, |i| i + 1);
@@ -303,13 +308,8 @@ fn pad_block_ends(code: &mut Expanded, target: Target) {
         if writers.is_empty() {
             continue;
         }
-        let mut successors: Vec<usize> = insts.iter().filter_map(|e| e.target).filter_map(|t| position.get(&t).copied()).collect();
-        let jumps_away = insts.last().is_some_and(|e| matches!(e.inst.op, Opcode::s_branch | Opcode::s_endpgm));
-        if !jumps_away && p + 1 < code.blocks.len() {
-            successors.push(p + 1);
-        }
         let mut need = 0u32;
-        for s in successors {
+        for &s in &successors[p] {
             let mut seen = 0u32;
             for reader in &code.blocks[s].2 {
                 for &(w, d) in &writers {
