@@ -532,6 +532,43 @@ fn check_waves(file: &str, input: &[String], out_len: usize, extra: &[String]) {
     }
 }
 
+/// Uniform loads of global memory use the scalar unit only where no write
+/// can reach them (unclobbered_loads.mir): in each kernel the load before
+/// every write is an `s_load`; after a store, an atomic, a barrier, a fence
+/// or a call the next one is a vector load, after a store to LDS a scalar
+/// one, and a load in a loop whose body stores is a vector load. Each
+/// kernel's results equal the interpreter's.
+#[test]
+fn uniform_global_loads_are_scalar_only_before_any_write() {
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/unclobbered_loads.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for kernel in ["store", "atomic", "barrier", "fence", "call", "lds", "loop"] {
+        let mut args = vec!["in=@in".to_string(), "out=@out".to_string()];
+        if kernel == "loop" {
+            args.push("n=3".into());
+        }
+        let mut spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:16".into(), "out=i32:zero:512".into()], &args, &[]).unwrap();
+        spec.kernel = Some(kernel.to_string());
+        check_text(&format!("unclobbered_loads.mir @{kernel}"), &text, &spec, false, false);
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/codegen/unclobbered_loads.mir");
+    for mcpu in ["gfx90a", "gfx942", "gfx1100"] {
+        let target = amdgpu_cg::driver::parse_target("amdgcn-amd-amdhsa", mcpu).unwrap();
+        let (listing, _) = amdgpu_cg::driver::compile_file(&path, &target, amdgpu_cg::driver::Emit::Asm, 5, &Options::default(), false).unwrap();
+        let listing = String::from_utf8(listing).unwrap();
+        let code = |name: &str| -> Vec<String> { listing.lines().skip_while(|l| *l != format!("{name}:")).take_while(|l| !l.contains("s_endpgm")).map(str::to_string).collect() };
+        let scalar_at = |code: &[String], offset: &str| code.iter().any(|l| (l.contains("s_load_dword ") || l.contains("s_load_b32 ")) && l.trim_end().ends_with(&format!(", {offset}")));
+        let vector_at = |code: &[String], offset: &str| code.iter().any(|l| l.contains("global_load") && l.trim_end().ends_with(&format!("offset:{offset}")));
+        for kernel in ["store", "atomic", "barrier", "fence", "call", "lds"] {
+            let code = code(kernel);
+            assert!(scalar_at(&code, "0x8"), "{mcpu} @{kernel}: @in[2] before any write\n{}", code.join("\n"));
+            let after_scalar = kernel == "lds";
+            assert_eq!((scalar_at(&code, "0xc"), vector_at(&code, "12")), (after_scalar, !after_scalar), "{mcpu} @{kernel}: @in[3]\n{}", code.join("\n"));
+        }
+        let code = code("loop");
+        assert!(vector_at(&code, "20") && !scalar_at(&code, "0x14"), "{mcpu} @loop\n{}", code.join("\n"));
+    }
+}
+
 /// gfx1100's transcendental-use hazard across blocks: each side of a
 /// divergent branch ends in a transcendental whose result the join reads
 /// at once (trans_across_blocks.mir). The simulator refuses the read

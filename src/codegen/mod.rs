@@ -29,6 +29,7 @@ pub mod lower_cf;
 pub mod regalloc;
 pub mod ssa_repair;
 pub mod structure;
+pub mod unclobbered;
 pub mod uniformity;
 pub mod vopd;
 pub mod legalize;

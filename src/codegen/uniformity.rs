@@ -113,6 +113,9 @@ pub fn analyze(func: &Function) -> Uniformity {
     let mut in_region = vec![usize::MAX; n];
 
     let operand_div = |divergent: &[bool], o: &Operand| matches!(o, Operand::Value(v) if divergent[v.0 as usize]);
+    // Loads of global memory no write in the kernel can reach read the same
+    // bytes in every lane when their address is uniform (unclobbered.rs).
+    let unclobbered = super::unclobbered::unclobbered_loads(func);
     let mut changed = true;
     while changed {
         changed = false;
@@ -140,7 +143,11 @@ pub fn analyze(func: &Function) -> Uniformity {
                         op: crate::mir::WaveOp::LaneId | crate::mir::WaveOp::Shuffle | crate::mir::WaveOp::InclusiveScan(_) | crate::mir::WaveOp::ExclusiveScan(_),
                         ..
                     } => true,
-                    Op::Load { ptr, .. } => !matches!(func.operand_type(ptr), Type::Ptr(AddrSpace::Constant)),
+                    Op::Load { ptr, .. } => match func.operand_type(ptr) {
+                        Type::Ptr(AddrSpace::Constant) => false,
+                        Type::Ptr(AddrSpace::Global) => !unclobbered.contains(&(inst as *const crate::mir::Inst)),
+                        _ => true,
+                    },
                     Op::AtomicRmw { .. } | Op::CmpXchg { .. } | Op::Call { .. } => true,
                     _ => false,
                 };
@@ -276,11 +283,12 @@ mod tests {
     #[test]
     fn data_dependence() {
         let names = divergent_names(
-            "kernel @k(%p: ptr<global>, %c: ptr<constant>, %n: i32) {\nentry:\n  %t = workitem_id x\n  %g = workgroup_id x\n  %a = add i32 %g, %n\n  %b = add i32 %t, %a\n  %u = load i32 %c\n  %off = mul i32 %t, 4\n  %q = ptradd %c, %off\n  %d = load i32 %q\n  %e = load i32 %p\n  ret\n}\n",
+            "kernel @k(%p: ptr<global>, %c: ptr<constant>, %n: i32) {\nentry:\n  %t = workitem_id x\n  %g = workgroup_id x\n  %a = add i32 %g, %n\n  %b = add i32 %t, %a\n  %u = load i32 %c\n  %off = mul i32 %t, 4\n  %q = ptradd %c, %off\n  %d = load i32 %q\n  %e = load i32 %p\n  store i32 %n, %p\n  %f = load i32 %p\n  ret\n}\n",
         );
-        // %a (work-group id + argument) and %u (constant load at a uniform address)
-        // stay uniform.
-        assert_eq!(names, ["b", "d", "e", "off", "q", "t"]);
+        // %a (work-group id + argument), %u (constant load at a uniform address)
+        // and %e (a global load at a uniform address no write can reach) stay
+        // uniform; %f, after a store, is not.
+        assert_eq!(names, ["b", "d", "f", "off", "q", "t"]);
     }
 
     #[test]

@@ -525,7 +525,9 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
         w.reserve_dynamic_symbol_index();
     }
     let dynsym_off = w.reserve_dynsym() as u64;
-    let gnu_hash_off = w.reserve_gnu_hash(1, bucket_count, dyn_syms.len() as u32) as u64;
+    // ld.lld's bloom filter size: the power of two above n·12/64 words.
+    let bloom_words = (dyn_syms.len() as u32 * 12 / 64 + 1).next_power_of_two();
+    let gnu_hash_off = w.reserve_gnu_hash(bloom_words, bucket_count, dyn_syms.len() as u32) as u64;
     let dyn_count = dyn_syms.len() as u32 + 1;
     let hash_off = w.reserve_hash(dyn_count, dyn_count) as u64;
     w.require_dynstr(); // even without exported symbols (a kernel-less object)
@@ -738,7 +740,7 @@ pub fn write_hsaco(co: &CodeObject) -> Result<Vec<u8>, CodeObjectError> {
             st_size: sym_size(s.what),
         });
     }
-    w.write_gnu_hash(1, 26, 1, bucket_count, dyn_syms.len() as u32, |i| {
+    w.write_gnu_hash(1, 26, bloom_words, bucket_count, dyn_syms.len() as u32, |i| {
         dyn_hashes[i as usize]
     });
     w.write_hash(dyn_count, dyn_count, |i| {

@@ -264,6 +264,17 @@ impl<'a> Isel<'a> {
         Ok(Lowered::V(d))
     }
 
+    /// Whether a uniform address can be a scalar load's: a uniform pointer
+    /// (or a constant), or one plus a small constant (the vector form
+    /// with a zero VGPR offset, whose constant goes to the instruction).
+    fn scalar_address(&self, p: &Lowered) -> bool {
+        match p {
+            Lowered::S64(_) | Lowered::Imm(..) => true,
+            Lowered::Addr { offset, imm, .. } => self.zero_vgprs.contains(offset) && (0..4096).contains(imm),
+            _ => false,
+        }
+    }
+
     pub(super) fn load_scalar(&mut self, ty: &Type, p: Lowered, space: AddrSpace, align: u32, divergent: bool) -> Result<Lowered, Diagnostic> {
         let bits = ty.bits();
         if bits == 8 || bits == 16 {
@@ -296,16 +307,29 @@ impl<'a> Isel<'a> {
                 }
             }
             // Scalar loads ignore the low two address bits: only for 4-aligned data.
-            AddrSpace::Constant if !divergent && align >= 4 && matches!(p, Lowered::S64(_) | Lowered::Imm(..)) && !self.in_partial_exec() && !self.volatile_access => {
-                // Uniform address in constant memory: a scalar load.
-                let base = self.to_s64(&p)?;
+            AddrSpace::Constant | AddrSpace::Global
+                if !divergent
+                    && align >= 4
+                    && self.scalar_address(&p)
+                    && !self.in_partial_exec()
+                    && !self.volatile_access
+                    && (space == AddrSpace::Constant || self.inst_ref.is_some_and(|i| self.unclobbered.contains(&(i as *const Inst)))) =>
+            {
+                // Uniform address in constant memory, or in global memory
+                // that nothing in the kernel can have written before the
+                // load: a scalar load (a uniform pointer plus a small
+                // constant keeps the constant in the instruction).
+                let (base, imm) = match p {
+                    Lowered::Addr { base, imm, .. } => (base, imm),
+                    _ => (self.to_s64(&p)?, 0),
+                };
                 if dwords == 1 {
                     let d = self.vreg(Class::Sgpr);
-                    self.emit(Opcode::s_load_dword, &[Dst::R(d)], &[Src::R(base), Src::Off], |_| {});
+                    self.emit(Opcode::s_load_dword, &[Dst::R(d)], &[Src::R(base), Src::Off], |i| i.offset = imm);
                     Ok(Lowered::S(d))
                 } else {
                     let d = self.vreg(Class::SgprPair);
-                    self.emit(Opcode::s_load_dwordx2, &[Dst::R(d)], &[Src::R(base), Src::Off], |_| {});
+                    self.emit(Opcode::s_load_dwordx2, &[Dst::R(d)], &[Src::R(base), Src::Off], |i| i.offset = imm);
                     Ok(Lowered::S64(d))
                 }
             }
