@@ -266,6 +266,41 @@ entry:
             "args": {"in": "@in", "out": "@out", "n": "7"}}"#);
 }
 
+/// A 64-bit `and` with a mask of the low 32 bits is a zero-extended 32-bit
+/// `and` (the high half known zero), so `(i & 1) * 8` from a 64-bit index
+/// leaves no 64-bit `and` and the same results; masks with high bits stay.
+#[test]
+fn sixty_four_bit_masks_of_low_bits_narrow() {
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %n: i64) {
+entry:
+  %t = workitem_id x
+  %w = zext i32 %t to i64
+  %big = mul i64 %w, 8589934595
+  %m = and i64 %big, 7
+  %o = shl i64 %m, 3
+  %dst = ptradd %out, %o
+  %keep = and i64 %n, 8589934591
+  %lo = trunc i64 %keep to i32
+  %hi64 = lshr i64 %keep, 32
+  %hi = trunc i64 %hi64 to i32
+  %v = add i32 %lo, %hi
+  %r = add i32 %v, %t
+  %old = atomic add i32 %dst, %r
+  ret
+}
+",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    let masks: Vec<u64> = opt.functions[0].blocks.iter().flat_map(|b| &b.insts).filter_map(|i| match &i.op {
+        Op::Binary { op: mir::BinOp::And, ty: amdgpu_cg::abi::Type::I64, rhs: mir::Operand::Const(c), .. } => Some(c.bits),
+        _ => None,
+    }).collect();
+    assert_eq!(masks, [8589934591], "{opt}");
+    runs_the_same(&module, &opt, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "i32", "len": 64}},
+            "args": {"out": "@out", "n": "12884901890"}}"#);
+}
+
 /// 64-bit compares of extended 32-bit values become 32-bit compares, for
 /// every predicate, against boundary constants and each other.
 #[test]

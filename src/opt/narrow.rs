@@ -10,7 +10,8 @@
 //!   operation on `trunc a`, `trunc b`; `shl` by a constant below 32 too.
 //!   simplify then folds `trunc (zext x)` to `x`, and the next round narrows
 //!   the operands' own operations: chains narrow from their use upwards.
-//! - `and x, 0xffffffff` (i64): `zext (trunc x)`.
+//! - `and x, 0xffffffff` (i64): `zext (trunc x)`; `and x, c` with a smaller
+//!   constant: `zext (and (trunc x), c)`.
 //! - `ashr (shl x, k), c` (c ≤ k, the width minus k being 8, 16 or 32):
 //!   `shl (sext (trunc x)), k - c`; `lshr (shl x, k), k`: `and x, 2^(w-k)-1`.
 
@@ -99,6 +100,15 @@ pub fn run(func: &mut Function) -> bool {
             Op::Binary { op: BinOp::And, ty: Type::I64, lhs: x @ Operand::Value(_), rhs: Operand::Const(c) } if c.bits == 0xffff_ffff => {
                 let t = push(func, out, Op::Cast { op: CastOp::Trunc, from: Type::I64, arg: x.clone(), to: Type::I32 }, Type::I32);
                 Some(Op::Cast { op: CastOp::ZExt, from: Type::I32, arg: t, to: Type::I64 })
+            }
+            // Any mask of the low 32 bits too: `zext (and (trunc x), c)`,
+            // so that an index like `(i & 1) * 8` (OpenCL's size_t
+            // arithmetic) is a zero-extended 32-bit value, which addresses
+            // take as the 32-bit offset of an SGPR base.
+            Op::Binary { op: BinOp::And, ty: Type::I64, lhs: x @ Operand::Value(_), rhs: Operand::Const(c) } if c.bits < 0xffff_ffff => {
+                let t = push(func, out, Op::Cast { op: CastOp::Trunc, from: Type::I64, arg: x.clone(), to: Type::I32 }, Type::I32);
+                let a = push(func, out, Op::Binary { op: BinOp::And, ty: Type::I32, lhs: t, rhs: Operand::Const(Const { ty: Type::I32, bits: c.bits }) }, Type::I32);
+                Some(Op::Cast { op: CastOp::ZExt, from: Type::I32, arg: a, to: Type::I64 })
             }
             Op::Binary { op: outer @ (BinOp::AShr | BinOp::LShr), ty, lhs, rhs: Operand::Const(c) } if ty.is_int() => match def_of(lhs) {
                 Some(Op::Binary { op: BinOp::Shl, ty: inner_ty, lhs: x, rhs: Operand::Const(k) }) if inner_ty == ty && k.bits < u64::from(ty.bits()) && c.bits <= k.bits => {
