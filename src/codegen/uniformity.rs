@@ -42,6 +42,10 @@ pub struct Uniformity {
     /// Per block: true if some lanes of the wave may be inactive while it runs
     /// (it lies between a divergent branch and that branch's post-dominator).
     pub partial_exec: Vec<bool>,
+    /// Loads of global memory no write can reach (`unclobbered.rs`),
+    /// by address of their instruction: uniform at a uniform address, and
+    /// selection may make them scalar loads.
+    pub unclobbered_loads: hashbrown::HashSet<*const crate::mir::Inst>,
 }
 
 impl Uniformity {
@@ -115,7 +119,7 @@ pub fn analyze(func: &Function) -> Uniformity {
     let operand_div = |divergent: &[bool], o: &Operand| matches!(o, Operand::Value(v) if divergent[v.0 as usize]);
     // Loads of global memory no write in the kernel can reach read the same
     // bytes in every lane when their address is uniform (unclobbered.rs).
-    let unclobbered = super::unclobbered::unclobbered_loads(func);
+    let unclobbered_loads = super::unclobbered::unclobbered_loads(func);
     let mut changed = true;
     while changed {
         changed = false;
@@ -145,7 +149,7 @@ pub fn analyze(func: &Function) -> Uniformity {
                     } => true,
                     Op::Load { ptr, .. } => match func.operand_type(ptr) {
                         Type::Ptr(AddrSpace::Constant) => false,
-                        Type::Ptr(AddrSpace::Global) => !unclobbered.contains(&(inst as *const crate::mir::Inst)),
+                        Type::Ptr(AddrSpace::Global) => !unclobbered_loads.contains(&(inst as *const crate::mir::Inst)),
                         _ => true,
                     },
                     Op::AtomicRmw { .. } | Op::CmpXchg { .. } | Op::Call { .. } => true,
@@ -215,7 +219,7 @@ pub fn analyze(func: &Function) -> Uniformity {
             escaping(&region, &|u| in_region[u] == b, &mut divergent, &mut changed);
         }
     }
-    Uniformity { divergent_values: divergent, divergent_branches, partial_exec }
+    Uniformity { divergent_values: divergent, divergent_branches, partial_exec, unclobbered_loads }
 }
 
 /// The blocks where lanes that left `from` different ways can meet: reachable

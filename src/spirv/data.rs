@@ -53,7 +53,7 @@ impl Tables {
     /// first time. Addresses of variables in the initializer make their
     /// objects too (the name is taken first, so an object may hold its own
     /// address).
-    pub fn name_of(&self, facts: &Facts, id: u32, pointee: u32, init: Option<u32>, align: u64, writable: bool) -> Result<String, String> {
+    fn name_of(&self, facts: &Facts, id: u32, pointee: u32, init: Option<u32>, align: u64, writable: bool) -> Result<String, String> {
         if let Some(name) = self.made.borrow().1.get(&id) {
             return Ok(name.clone());
         }

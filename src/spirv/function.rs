@@ -51,10 +51,10 @@ pub struct Fx<'a> {
     /// The memory of module variables: a kernel's LDS slots, a device
     /// function's LDS parameters, constant tables' addresses.
     module_slots: HashMap<u32, Operand>,
-    /// Generic pointers made by `OpPtrCastToGeneric` here: the pointer cast
-    /// and its address space. Atomics (which MIR has on global and local
-    /// memory only) use the original.
-    generic_sources: HashMap<crate::mir::Value, (Operand, AddrSpace)>,
+    /// Generic pointers made by `OpPtrCastToGeneric` here from global or
+    /// local ones: the pointer cast. Atomics (which MIR has on global and
+    /// local memory only) use it.
+    generic_sources: HashMap<crate::mir::Value, Operand>,
     fresh: u32,
     /// The first operation MIR could not type (see [`Fx::value`]).
     poisoned: Option<String>,
@@ -548,7 +548,7 @@ impl<'a> Fx<'a> {
         }
         match &p {
             Operand::Value(v) => match self.generic_sources.get(v) {
-                Some((source, _)) => Ok(source.clone()),
+                Some(source) => Ok(source.clone()),
                 None => Err(format!(
                     "an atomic through the generic pointer %{ptr}, whose address space (global or local) is not known where it is used: MIR's atomics work on global and local memory"
                 )),
@@ -572,12 +572,8 @@ impl<'a> Fx<'a> {
             // the entry block) plus the offset, cast to the result's space.
             (Constant::Address { var, offset }, Type::Ptr(to)) => {
                 let base = self.operand(*var)?;
-                let space = match self.facts.globals.get(var).map(|g| g.storage) {
-                    Some(StorageClass::CrossWorkgroup) => AddrSpace::Global,
-                    Some(StorageClass::UniformConstant) => AddrSpace::Constant,
-                    Some(StorageClass::Workgroup) => AddrSpace::Local,
-                    other => return Err(format!("the address of a variable in the {other:?} storage class as a constant")),
-                };
+                let storage = self.facts.globals.get(var).map(|g| g.storage).ok_or("an address constant of something other than a variable")?;
+                let space = super::module::address_space(storage)?;
                 let here = self.current;
                 self.b.switch_to(self.entry);
                 let at = self.offset_ptr(base, space, *offset as u64);
@@ -1641,10 +1637,8 @@ impl<'a> Fx<'a> {
                 let from = ta(self, 0)?;
                 let x = a(self, 0)?;
                 let generic = self.cast(CastOp::AddrSpaceCast, &from, x.clone(), &ty);
-                if let (Operand::Value(v), Type::Ptr(space @ (AddrSpace::Global | AddrSpace::Local))) = (&generic, &from) {
-                    if ty == Type::Ptr(AddrSpace::Flat) {
-                        self.generic_sources.insert(*v, (x, *space));
-                    }
+                if let (Operand::Value(v), Type::Ptr(AddrSpace::Global | AddrSpace::Local), Type::Ptr(AddrSpace::Flat)) = (&generic, &from, &ty) {
+                    self.generic_sources.insert(*v, x);
                 }
                 generic
             }

@@ -684,10 +684,7 @@ pub fn imported(fx: &mut Fx, name: &str, rty: u32, args: &[u32]) -> Result<Optio
 /// work_item 0, work_group 1, device 2, all_svm_devices 3, sub_group 4),
 /// seq_cst and device without them (OpenCL 2.0 section 6.13.11.7).
 fn c11_atomic(fx: &mut Fx, name: &str, key: &str, params: &str, rty: u32, args: &[u32]) -> Result<Operand, String> {
-    let (key, _explicit) = match key.strip_suffix("_explicit") {
-        Some(k) => (k, true),
-        None => (key, false),
-    };
+    let key = key.strip_suffix("_explicit").unwrap_or(key);
     let elem = params.split_once("_Atomic").and_then(|(_, rest)| rest.chars().next());
     let signed = matches!(elem, Some('i' | 'l'));
     let op = match key {

@@ -313,7 +313,7 @@ impl<'a> Isel<'a> {
                     && self.scalar_address(&p)
                     && !self.in_partial_exec()
                     && !self.volatile_access
-                    && (space == AddrSpace::Constant || self.inst_ref.is_some_and(|i| self.unclobbered.contains(&(i as *const Inst)))) =>
+                    && (space == AddrSpace::Constant || self.inst_ref.is_some_and(|i| self.uni.unclobbered_loads.contains(&(i as *const Inst)))) =>
             {
                 // Uniform address in constant memory, or in global memory
                 // that nothing in the kernel can have written before the

@@ -228,10 +228,6 @@ struct Isel<'a> {
     /// [`Lowered::ScalarCmp`]).
     deferred_compares: hashbrown::HashSet<Value>,
     inst_ref: Option<&'a Inst>,
-    /// Loads of global memory no write can reach (a kernel's, before any
-    /// store, atomic, call, barrier or fence): uniform ones may be scalar
-    /// loads (`unclobbered.rs`).
-    unclobbered: hashbrown::HashSet<*const Inst>,
     /// Instructions the selector refused, in order: selection goes on past
     /// them (their results get placeholder registers) so that one run reports
     /// every refusal of the function.
@@ -1335,7 +1331,6 @@ pub fn select(
         lds_size: 0,
         deferred_compares: deferred_compares(func, &mir_uses),
         inst_ref: None,
-        unclobbered: crate::codegen::unclobbered::unclobbered_loads(func),
         refusals: Vec::new(),
         volatile_access: false,
         scaled_ext: HashMap::new(),
