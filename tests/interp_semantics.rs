@@ -680,6 +680,15 @@ entry:
   store i32 1, %q
   ret
 }
+kernel @flat_priv(%out: ptr<global>) {
+entry:
+  %s = stack_slot 4, align 4
+  store i32 1, %s
+  %f = addrspacecast ptr<private> %s to ptr
+  %v = atomic add i32 %f, 1
+  store i32 %v, %out
+  ret
+}
 ",
     );
     let mut mem = Memory::new();
@@ -691,6 +700,9 @@ entry:
     assert!(e.message.contains("never written") && e.message.contains("private"), "{e}");
     let e = run_kernel(&m, "lds_oob", &launch(1, 1), &[RtValue::Scalar(out)], &mut mem).unwrap_err();
     assert!(e.message.contains("outside every lds_slot"), "{e}");
+    // Flat atomics reach global memory and LDS, not private memory.
+    let e = run_kernel(&m, "flat_priv", &launch(1, 1), &[RtValue::Scalar(out)], &mut mem).unwrap_err();
+    assert!(e.message.contains("atomic through a flat pointer into private memory"), "{e}");
 }
 
 #[test]

@@ -37,7 +37,7 @@ fn memory_shape(listing: &str) -> Vec<String> {
 }
 
 fn ours(target: &CodeObjectTarget, body: &str) -> String {
-    let text = format!("kernel @k(%p: ptr<global>, %v: i32) {{\nentry:\n{body}  ret\n}}\n");
+    let text = format!("kernel @k(%p: ptr<global>, %v: i32, %f: ptr) {{\nentry:\n{body}  ret\n}}\n");
     let module = mir::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     mir::verify::verify(&module).unwrap();
     let (_, kernels) = codegen::compile_module(&module, target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
@@ -45,7 +45,10 @@ fn ours(target: &CodeObjectTarget, body: &str) -> String {
 }
 
 fn theirs(llc: &Path, dir: &Path, target: &CodeObjectTarget, body: &str) -> String {
-    let ir = format!("define amdgpu_kernel void @k(ptr addrspace(1) %p, i32 %v) {{\n{body}  ret void\n}}\n");
+    // `!0`: the atomics through the generic pointer %f never reach private
+    // memory, as clang marks OpenCL's and HIP's (MIR's flat atomics reach
+    // global memory or LDS).
+    let ir = format!("define amdgpu_kernel void @k(ptr addrspace(1) %p, i32 %v, ptr %f) {{\n{body}  ret void\n}}\n!0 = !{{i32 5, i32 6}}\n");
     let path = dir.join(format!("{}.ll", target.isa_name().replace([':', '-'], "_")));
     std::fs::write(&path, &ir).unwrap();
     let o = Command::new(llc).args(["-mtriple=amdgcn-amd-amdhsa", "-O2", &format!("-mcpu={}", target.target.gpu.name())]).arg(&path).args(["-o", "-"]).output().unwrap();
@@ -67,6 +70,12 @@ fn cases() -> Vec<(String, String, String)> {
                 format!("  %r = atomic add i32 %p, %v {order} {scope}\n  store i32 %r, %p\n"),
                 format!("  %r = atomicrmw add ptr addrspace(1) %p, i32 %v {ir_scope}{ir_order}\n  store i32 %r, ptr addrspace(1) %p\n"),
             ));
+            // The same through a generic pointer (a FLAT atomic).
+            cases.push((
+                format!("flat atomic add {order} {scope}"),
+                format!("  %r = atomic add i32 %f, %v {order} {scope}\n  store i32 %r, %p\n"),
+                format!("  %r = atomicrmw add ptr %f, i32 %v {ir_scope}{ir_order}, !noalias.addrspace !0\n  store i32 %r, ptr addrspace(1) %p\n"),
+            ));
         }
     }
     for scope in ["agent", "system"] {
@@ -75,6 +84,11 @@ fn cases() -> Vec<(String, String, String)> {
             format!("cmpxchg seq_cst {scope}"),
             format!("  %r = cmpxchg i32 %p, 0, %v seq_cst {scope}\n  store i32 %r, %p\n"),
             format!("  %x = cmpxchg ptr addrspace(1) %p, i32 0, i32 %v {ir_scope}seq_cst seq_cst\n  %r = extractvalue {{i32, i1}} %x, 0\n  store i32 %r, ptr addrspace(1) %p\n"),
+        ));
+        cases.push((
+            format!("flat cmpxchg seq_cst {scope}"),
+            format!("  %r = cmpxchg i32 %f, 0, %v seq_cst {scope}\n  store i32 %r, %p\n"),
+            format!("  %x = cmpxchg ptr %f, i32 0, i32 %v {ir_scope}seq_cst seq_cst, !noalias.addrspace !0\n  %r = extractvalue {{i32, i1}} %x, 0\n  store i32 %r, ptr addrspace(1) %p\n"),
         ));
     }
     cases.push((

@@ -18,9 +18,11 @@ use crate::isa::{self, opcodes::Counters, waitcnt::Waitcnt, Generation, Opcode, 
 
 #[derive(Clone, Default)]
 struct Pending {
-    /// Outstanding vmcnt operations: registers they write.
-    vm: Vec<Vec<(u16, u16)>>,
-    /// Outstanding lgkmcnt operations: registers they write, and whether scalar (SMEM).
+    /// Outstanding vmcnt operations: registers they write, and whether FLAT
+    /// (on gfx9 not in order with the other vector memory accesses).
+    vm: Vec<(Vec<(u16, u16)>, bool)>,
+    /// Outstanding lgkmcnt operations: registers they write, and whether
+    /// they may complete out of order (SMEM; FLAT on gfx9).
     lgkm: Vec<(Vec<(u16, u16)>, bool)>,
     /// gfx11: outstanding stores (vscnt).
     vs: usize,
@@ -100,8 +102,11 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
                 // that value waits for nothing (it encodes "no wait"): with
                 // more operations outstanding than that, wait for one fewer.
                 let (max_vm, _, max_lgkm) = isa::waitcnt::max(gen);
-                if let Some(pos) = pending.vm.iter().rposition(|regs| regs.iter().any(|r| touched.iter().any(|t| overlaps(*r, *t)))) {
-                    need.vm = Some((pending.vm.len() - 1 - pos).min(usize::from(max_vm) - 1) as u8);
+                if let Some(pos) = pending.vm.iter().rposition(|(regs, _)| regs.iter().any(|r| touched.iter().any(|t| overlaps(*r, *t)))) {
+                    // gfx9 does not keep FLAT accesses in order with the
+                    // others on vmcnt (gfx10 and later do; llc-22 likewise).
+                    let any_flat = gen == Generation::Gfx9 && pending.vm.iter().any(|(_, f)| *f);
+                    need.vm = Some(if any_flat { 0 } else { (pending.vm.len() - 1 - pos).min(usize::from(max_vm) - 1) as u8 });
                 }
                 if let Some(pos) = pending.lgkm.iter().rposition(|(regs, _)| regs.iter().any(|r| touched.iter().any(|t| overlaps(*r, *t)))) {
                     let any_scalar = pending.lgkm.iter().any(|(_, s)| *s);
@@ -123,9 +128,15 @@ pub fn insert_waitcnts(code: &mut Expanded, target: Target) {
             }
             let counters = e.inst.counters(target.gpu);
             let written: Vec<(u16, u16)> = e.inst.defs.iter().filter_map(span).collect();
-            let scalar = e.inst.op.info().format(target.gpu) == isa::opcodes::Format::Smem;
+            // Scalar loads may complete out of order on lgkmcnt, and on gfx9
+            // so may FLAT accesses (which count there in case they reach
+            // LDS): a wait for anything sharing the counter with them is
+            // lgkmcnt(0). gfx10 and later keep FLAT in order (llc-22 alike).
+            let format = e.inst.op.info().format(target.gpu);
+            let flat = format == isa::opcodes::Format::Flat;
+            let scalar = format == isa::opcodes::Format::Smem || flat && gen == Generation::Gfx9;
             if counters.contains(Counters::VM) {
-                pending.vm.push(written.clone());
+                pending.vm.push((written.clone(), flat));
             }
             if counters.contains(Counters::LGKM) {
                 pending.lgkm.push((written.clone(), scalar));

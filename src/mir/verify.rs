@@ -472,8 +472,8 @@ impl<'a> Checker<'a> {
 
     fn atomic_pointer(&mut self, at: At, ptr: &Operand) {
         match self.ty(ptr).clone() {
-            Type::Ptr(AddrSpace::Global | AddrSpace::Local) => {}
-            Type::Ptr(space) => self.error(at, format!("atomics work on global and local memory, not {}", space.keyword())),
+            Type::Ptr(AddrSpace::Global | AddrSpace::Local | AddrSpace::Flat) => {}
+            Type::Ptr(space) => self.error(at, format!("atomics work on global, local and flat pointers, not {}", space.keyword())),
             other => self.error(at, format!("the address of an atomic must be a pointer, found {other}")),
         }
     }

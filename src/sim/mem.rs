@@ -462,6 +462,11 @@ pub fn vmem(w: &mut Wave, d: &DInst, seg: Seg, acc: Access, ctx: &mut MemCtx) ->
             }
             Seg::Flat => {
                 let a = v64(w, va.ok_or("no address")?, l, false).wrapping_add(i.offset as i64 as u64);
+                if matches!(acc, Access::Atomic { .. }) && (a >> 32) as u32 == PRIVATE_APERTURE_HI {
+                    // The hardware's flat atomics do not reach scratch (LLVM
+                    // guards a flat atomic that may point there with a branch).
+                    return Err(format!("flat atomic into private memory (address {a:#x}): flat atomics reach global memory and LDS only"));
+                }
                 flat_place(w, a, l, size)?
             }
             Seg::Scratch => {

@@ -535,28 +535,24 @@ impl<'a> Fx<'a> {
         Err(format!("%{id} is used but not defined (or not supported)"))
     }
 
-    /// A constant as an operand; composites are built once, in the entry block.
-    /// The pointer an atomic works through: MIR's atomics take global or
-    /// local pointers, so a generic one made here from one of those (OpenCL
-    /// 2.0's `atomic_fetch_add(&counter, 1)` on a `__global atomic_int`)
-    /// is replaced by the original. A generic pointer of unknown space is
-    /// refused by name.
+    /// The pointer an atomic works through: a generic one made here from a
+    /// global or local pointer (OpenCL 2.0's `atomic_fetch_add(&counter, 1)`
+    /// on a `__global atomic_int`) is replaced by the original, so the atomic
+    /// is a global or LDS one; a generic pointer of unknown space stays
+    /// generic (a FLAT atomic, which reaches global memory or LDS by the
+    /// address).
     pub(super) fn atomic_pointer(&mut self, ptr: u32) -> Result<Operand, String> {
         let p = self.operand(ptr)?;
         if self.mir_type_of(ptr)? != Type::Ptr(AddrSpace::Flat) {
             return Ok(p);
         }
         match &p {
-            Operand::Value(v) => match self.generic_sources.get(v) {
-                Some(source) => Ok(source.clone()),
-                None => Err(format!(
-                    "an atomic through the generic pointer %{ptr}, whose address space (global or local) is not known where it is used: MIR's atomics work on global and local memory"
-                )),
-            },
+            Operand::Value(v) => Ok(self.generic_sources.get(v).cloned().unwrap_or(p)),
             Operand::Const(_) => Err("an atomic through a constant generic pointer".into()),
         }
     }
 
+    /// A constant as an operand; composites are built once, in the entry block.
     fn constant(&mut self, ty: u32, c: &Constant) -> Result<Operand, String> {
         self.constant_at(ty, c, 0)
     }

@@ -83,6 +83,7 @@
 #define atomic_fetch_max_explicit(p, v, o, s) __opencl_atomic_fetch_max(p, v, o, s)
 #define atomic_fetch_or_explicit(p, v, o, s) __opencl_atomic_fetch_or(p, v, o, s)
 #define atomic_fetch_min(p, v) __opencl_atomic_fetch_min(p, v, memory_order_seq_cst, memory_scope_device)
+#define atomic_fetch_min_explicit(p, v, o, s) __opencl_atomic_fetch_min(p, v, o, s)
 #define atomic_exchange_explicit(p, v, o, s) __opencl_atomic_exchange(p, v, o, s)
 #define atomic_compare_exchange_strong_explicit(p, e, v, so, fo, s) __opencl_atomic_compare_exchange_strong(p, e, v, so, fo, s)
 #endif

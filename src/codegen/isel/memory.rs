@@ -720,7 +720,7 @@ impl<'a> Isel<'a> {
                     None => self.emit(opcode, old_dst, &[Src::R(addr), src(&data)], |_| {}),
                 }
             }
-            AddrSpace::Global => {
+            AddrSpace::Global | AddrSpace::Flat => {
                 let opcode = match (op, wide) {
                     (Some(AtomicOp::Add), false) => Opcode::global_atomic_add,
                     (Some(AtomicOp::Sub), false) => Opcode::global_atomic_sub,
@@ -747,6 +747,11 @@ impl<'a> Isel<'a> {
                     (Some(AtomicOp::FAdd), false) => Opcode::global_atomic_add_f32,
                     (Some(AtomicOp::FAdd | AtomicOp::FMin | AtomicOp::FMax), _) => unreachable!("checked above"),
                 };
+                // Through a generic pointer: the FLAT form of the same
+                // operation (no SGPR base; it reaches global or LDS memory
+                // by the address's aperture, and counts on both vmcnt and
+                // lgkmcnt).
+                let opcode = if space == AddrSpace::Flat { flat_atomic(opcode) } else { opcode };
                 // Compare-and-swap takes {new, expected} as one register tuple.
                 let data = match &expected {
                     Some(e) if wide => Src::VQuad([data[0], data[1], e[0], e[1]]),
@@ -757,7 +762,8 @@ impl<'a> Isel<'a> {
                 let returned = if returns { isa::Cache::atomic_return(self.target.gpu) } else { isa::Cache::empty() };
                 let cache = returned | self.atomic_scope_bits(sync);
                 let old_dst: &[Dst] = if returns { std::slice::from_ref(&old_dst) } else { &[] };
-                self.emit(opcode, old_dst, &[addr[0], data, addr[1]], |i| {
+                let uses = if space == AddrSpace::Flat { vec![addr[0], data] } else { vec![addr[0], data, addr[1]] };
+                self.emit(opcode, old_dst, &uses, |i| {
                     i.offset = imm;
                     i.cache = cache;
                 });
@@ -766,6 +772,13 @@ impl<'a> Isel<'a> {
         }
         Ok(result)
     }
+}
+
+/// The FLAT atomic doing what the GLOBAL atomic `global` does (the table
+/// names them alike: `global_atomic_X` and `flat_atomic_X`).
+fn flat_atomic(global: Opcode) -> Opcode {
+    let name = global.info().name.strip_prefix("global_").expect("a global atomic");
+    Opcode::from_name(&format!("flat_{name}")).unwrap_or_else(|| panic!("the table has no flat_{name}"))
 }
 
 /// The DS atomic that returns nothing for one that returns the old value,

@@ -185,6 +185,17 @@ fn place(space: AddrSpace, addr: u64) -> Place {
     }
 }
 
+/// Where an atomic's pointer points: global or local memory. A flat pointer
+/// into private memory is an error, as OpenCL C and HIP leave it undefined
+/// (clang marks their atomics as never private, and the hardware's flat
+/// atomics do not reach scratch).
+fn atomic_place(space: AddrSpace, addr: u64) -> Result<Place, String> {
+    match place(space, addr) {
+        Place::Private(a) => Err(format!("an atomic through a flat pointer into private memory (address {a:#x}): atomics work on global and local memory")),
+        p => Ok(p),
+    }
+}
+
 /// `addrspacecast`: local/private to flat add the aperture base; flat to X
 /// requires the address to be in X's range.
 fn addrspace_cast(from: AddrSpace, to: AddrSpace, addr: u64) -> Result<u64, String> {
@@ -552,17 +563,16 @@ impl<'m, 'a> Machine<'m, 'a> {
                         let v = scalar(regs, value)?;
                         let size = ty.size() as usize;
                         check_align(addr, size as u64, size, space)?;
-                        let at = place(space, addr);
+                        let at = atomic_place(space, addr)?;
                         let mut buf = [0u8; 8];
                         // An exchange stores whatever was there before (an
-                        // atomic store is one): into local or private bytes
+                        // atomic store is one): into local bytes
                         // never written it returns 0, where the hardware
                         // returns what the memory happened to hold.
                         let unwritten = *op == AtomicOp::Xchg
                             && match at {
                                 Place::Local(a) => !lds.is_written("local", a, size),
-                                Place::Private(a) => !private.is_written("private", a, size),
-                                Place::Global(_) => false,
+                                Place::Private(_) | Place::Global(_) => false,
                             };
                         if !unwritten {
                             self.read(lds, private, at, &mut buf[..size])?;
@@ -581,7 +591,7 @@ impl<'m, 'a> Machine<'m, 'a> {
                         let (expected, new) = (scalar(regs, expected)?, scalar(regs, new)?);
                         let size = ty.size() as usize;
                         check_align(addr, size as u64, size, space)?;
-                        let at = place(space, addr);
+                        let at = atomic_place(space, addr)?;
                         let mut buf = [0u8; 8];
                         self.read(lds, private, at, &mut buf[..size])?;
                         let old = u64::from_le_bytes(buf);
