@@ -1153,3 +1153,24 @@ pub(super) fn pair_lds_reads(blocks: &mut [BlockBuild]) {
         Some(Paired { partner: j, inst: MInst { kind: MKind::Real { inst: read2, fills }, ops }, at_partner: false })
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every GLOBAL atomic has its FLAT twin, on every target that has both
+    /// (selection maps one to the other by name).
+    #[test]
+    fn every_global_atomic_has_a_flat_form() {
+        let globals: Vec<Opcode> = Opcode::ALL.into_iter().filter(|o| o.info().name.starts_with("global_atomic_")).collect();
+        assert!(globals.len() >= 20);
+        for global in globals {
+            let flat = flat_atomic(global);
+            assert_eq!(flat.info().name.strip_prefix("flat_"), global.info().name.strip_prefix("global_"));
+            // gfx90a has no flat f32 add (selection loops there: legalize).
+            for gpu in isa::Gpu::ALL.iter().filter(|&&g| global.info().available(g) && global != Opcode::global_atomic_add_f32) {
+                assert!(flat.info().available(*gpu), "{} on {gpu:?}", flat.info().name);
+            }
+        }
+    }
+}
