@@ -15,7 +15,7 @@ use amdgpu_isa::{Counters, Generation, Gpu, Inst, Kind, Opcode, Operand, Target}
 /// s_ff1_i32_b64, v_fmac_f64, v_madmk/fmamk/fmaak, the aperture operands, gfx11
 /// s_clause/s_delay_alu/v_cmpx, VOPD and SGPR src1 of gfx11 v_add_co_u32 used to be
 /// here; the isa table has them now.)
-pub const EXTRA_INSTRUCTIONS: &[(&str, &str, &str)] = &[("s_code_end", "SOPP", "gfx1100"), ("s_sendmsg", "SOPP", "gfx1100")];
+pub const EXTRA_INSTRUCTIONS: &[(&str, &str, &str)] = &[("s_code_end", "SOPP", "gfx1100"), ("s_sendmsg", "SOPP", "gfx1100"), ("v_mov_b16_e32", "VOP1", "gfx1100")];
 
 macro_rules! named {
     ($($n:ident),* $(,)?) => {
@@ -203,6 +203,11 @@ pub enum Sem {
     SendMsg,
     /// s_code_end: padding after the code; executing it is an error.
     CodeEnd,
+    /// gfx11 `v_mov_b16_e32` (true16): the low or high half of the source
+    /// (`inst.uses[0]`; SGPRs and constants give their low 16 bits) into the
+    /// low or high half of the destination VGPR (`inst.defs[0]`), the other
+    /// half kept.
+    Mov16 { dst_hi: bool, src_hi: bool },
 }
 
 /// Comparison condition.
@@ -521,6 +526,40 @@ fn extra(bytes: &[u8], target: Target) -> Option<DInst> {
         let mut i = dummy(Opcode::s_nop);
         i.imm = imm as u16;
         return Some(mk(sem, i, 4, format!("{name} {imm:#x} (extra)"), Counters::empty()));
+    }
+    // gfx11 VOP1 `v_mov_b16_e32` (opcode 0x1c) in its true16 form, which
+    // clang-22 uses to move 8- and 16-bit values (a by-value struct's bytes):
+    // bit 7 of the VGPR numbers in vdst and src0 selects the high half, so
+    // only v0-v127 are reachable.
+    if top(7) == 0x3F && gen == Generation::Gfx11 && w >> 9 & 0xFF == 0x1C {
+        let vdst = w >> 17 & 0xFF;
+        let src0 = w & 0x1FF;
+        let half = |n: u32| if n & 0x80 != 0 { ".h" } else { ".l" };
+        let (src, src_hi, len, src_text) = match src0 {
+            256..=511 => {
+                let n = src0 - 256;
+                (Operand::v((n & 0x7F) as u16, 1), n & 0x80 != 0, 4, format!("v{}{}", n & 0x7F, half(n)))
+            }
+            0..=105 => (Operand::s(src0 as u16, 1), false, 4, format!("s{src0}")),
+            128..=208 | 240..=248 => {
+                let text = match src0 {
+                    128..=192 => (src0 - 128).to_string(),
+                    193..=208 => format!("-{}", src0 - 192),
+                    _ => ["0.5", "-0.5", "1.0", "-1.0", "2.0", "-2.0", "4.0", "-4.0", "0.15915494"][(src0 - 240) as usize].to_string(),
+                };
+                (Operand::Const(src0 as u8), false, 4, text)
+            }
+            255 => {
+                let lit = word(bytes, 1)?;
+                (Operand::Literal(lit), false, 8, format!("{:#x}", lit & 0xFFFF))
+            }
+            _ => return None,
+        };
+        let dst = Operand::v((vdst & 0x7F) as u16, 1);
+        let text = format!("v_mov_b16_e32 v{}{}, {src_text} (extra)", vdst & 0x7F, half(vdst));
+        let inst = Inst::new(Opcode::v_mov_b32, vec![dst], vec![src]);
+        let counters = Counters::empty();
+        return Some(mk(Sem::Mov16 { dst_hi: vdst & 0x80 != 0, src_hi }, inst, len, text, counters));
     }
     None
 }

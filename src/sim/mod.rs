@@ -851,6 +851,10 @@ fn step(w: &mut Wave, lds: &mut [u8], races: Option<&mut mem::LdsRaces>, co: &Co
             Flow::Next
         }
         Sem::CodeEnd => return Err(fail(ErrorKind::Other, "executed s_code_end (ran past the end of the code)".into())),
+        Sem::Mov16 { dst_hi, src_hi } => {
+            valu::mov16(w, &d, dst_hi, src_hi).map_err(|m| fail(ErrorKind::Unimplemented, m))?;
+            Flow::Next
+        }
     };
     for (s, n) in d.inst.defs.iter().filter_map(reg_range) {
         for r in s..(s + n).min(w.written.len()) {

@@ -716,3 +716,44 @@ fn dual(w: &mut Wave, x: DualHalf, y: DualHalf, lit: u32, ftz: bool) -> Result<(
     }
     Ok(())
 }
+
+/// gfx11 `v_mov_b16_e32` ([`Sem::Mov16`]): 16 bits into one half of the
+/// destination in every active lane. A constant source is a 16-bit one: the
+/// integers -16..64, and for the float codes the f16 values (0.5, -0.5, 1,
+/// -1, 2, -2, 4, -4, 1/(2*pi)).
+pub fn mov16(w: &mut Wave, d: &DInst, dst_hi: bool, src_hi: bool) -> Result<(), String> {
+    let dst = usize::from(d.inst.defs.first().and_then(|o| o.as_reg()).ok_or("v_mov_b16 without a destination")?.base.index());
+    let src = *d.inst.uses.first().ok_or("v_mov_b16 without a source")?;
+    let constant = |c: u8| -> Result<u16, String> {
+        Ok(match c {
+            128..=192 => u16::from(c - 128),
+            193..=208 => (-(i16::from(c - 192))) as u16,
+            240 => 0x3800,
+            241 => 0xB800,
+            242 => 0x3C00,
+            243 => 0xBC00,
+            244 => 0x4000,
+            245 => 0xC000,
+            246 => 0x4400,
+            247 => 0xC400,
+            248 => 0x3118,
+            _ => return Err(format!("v_mov_b16: constant code {c} is not modelled")),
+        })
+    };
+    let shift = if dst_hi { 16 } else { 0 };
+    for lane in 0..w.lanes {
+        if w.exec() >> lane & 1 == 0 {
+            continue;
+        }
+        let value = match src {
+            Operand::Reg(r) if r.base.is_vgpr() => (w.v(usize::from(r.base.index()), lane) >> if src_hi { 16 } else { 0 }) as u16,
+            Operand::Reg(r) => w.sget(usize::from(r.base.index())) as u16,
+            Operand::Const(c) => constant(c)?,
+            Operand::Literal(v) => v as u16,
+            Operand::Off => return Err("v_mov_b16 with no source".into()),
+        };
+        let old = w.v(dst, lane);
+        w.set_v(dst, lane, (old & !(0xFFFF << shift)) | u32::from(value) << shift);
+    }
+    Ok(())
+}

@@ -368,7 +368,7 @@ fn translate_function(
                 let value_ty = if facts.byval.contains(&pid) {
                     let Ok(SpvType::Pointer { pointee, .. }) = facts.ty(ty) else { return Err(fail("a by-value parameter that is not a pointer".into(), inst)) };
                     byval.push((pid, *pointee));
-                    facts.mir_type(*pointee)
+                    facts.byval_type(*pointee)
                 } else {
                     facts.mir_type(ty)
                 }
@@ -421,7 +421,7 @@ fn translate_function(
         let (size, align) = facts.layout(pointee).map_err(|m| fail(m, &body[0]))?;
         let value = fx.operand(pid).map_err(|m| fail(m, &body[0]))?;
         let slot = Operand::Value(fx.b.stack_slot(size.max(1) as u32, align.max(1) as u32));
-        fx.store_value(pointee, value, slot.clone(), AddrSpace::Private, align as u32, false).map_err(|m| fail(m, &body[0]))?;
+        fx.store_byval(pointee, value, slot.clone(), AddrSpace::Private, align as u32).map_err(|m| fail(m, &body[0]))?;
         fx.vals.insert(pid, Val::Op(slot));
     }
     for inst in body {
@@ -930,6 +930,36 @@ impl<'a> Fx<'a> {
         Ok(self.value(MOp::Load { ty: mty, ptr, align, volatile }))
     }
 
+    /// An aggregate passed by value, loaded as its `byval_type` (a struct
+    /// with arrays spread into fields) from `ptr`.
+    fn load_byval(&mut self, ty: u32, ptr: Operand, space: AddrSpace, align: u32) -> Result<Operand, String> {
+        if !matches!(self.facts.ty(ty)?, SpvType::Struct { .. }) {
+            return self.load_value(ty, ptr, space, align, false);
+        }
+        let mut fields = Vec::new();
+        for (m, off) in self.facts.byval_members(ty)? {
+            let p = self.offset_ptr(ptr.clone(), space, off);
+            let a = (self.facts.layout(m)?.1 as u32).min(align.max(1));
+            fields.push(self.load_byval(m, p, space, a)?);
+        }
+        let mty = self.facts.byval_type(ty)?;
+        Ok(self.value(MOp::Make { ty: mty, elems: fields }))
+    }
+
+    /// The store of an aggregate passed by value (`load_byval`'s inverse).
+    fn store_byval(&mut self, ty: u32, value: Operand, ptr: Operand, space: AddrSpace, align: u32) -> Result<(), String> {
+        if !matches!(self.facts.ty(ty)?, SpvType::Struct { .. }) {
+            return self.store_value(ty, value, ptr, space, align, false);
+        }
+        for (k, (m, off)) in self.facts.byval_members(ty)?.into_iter().enumerate() {
+            let p = self.offset_ptr(ptr.clone(), space, off);
+            let field = self.value(MOp::Extract { agg: value.clone(), index: k as u32 });
+            let a = (self.facts.layout(m)?.1 as u32).min(align.max(1));
+            self.store_byval(m, field, p, space, a)?;
+        }
+        Ok(())
+    }
+
     /// A store of `value` of SPIR-V type `ty`; a struct field by field.
     fn store_value(&mut self, ty: u32, value: Operand, ptr: Operand, space: AddrSpace, align: u32, volatile: bool) -> Result<(), String> {
         self.facts.mir_type(ty)?;
@@ -1022,7 +1052,7 @@ impl<'a> Fx<'a> {
                         Some(pointee) => {
                             let space = address_space(self.pointee(arg)?.0)?;
                             let align = self.facts.layout(pointee)?.1 as u32;
-                            self.load_value(pointee, a, space, align, false)?
+                            self.load_byval(pointee, a, space, align)?
                         }
                         None => a,
                     };

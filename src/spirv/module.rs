@@ -596,6 +596,49 @@ impl Facts {
         Err(format!("member {index} of a struct of {} members", members.len()))
     }
 
+    /// The MIR type an aggregate passed by value (a struct parameter of a
+    /// kernel or device function) travels as: its own, with every array
+    /// member spread into as many fields of its element type, since MIR has
+    /// no array values (clang types a struct's tail padding as an `[N x i8]`
+    /// member). An array of N `T` at a `T`-aligned offset has the layout of N
+    /// `T` fields there, so the type's C layout is the aggregate's.
+    pub fn byval_type(&self, id: u32) -> Result<Type, String> {
+        if !matches!(self.ty(id)?, SpvType::Struct { .. }) {
+            return self.mir_type(id);
+        }
+        let fields = self.byval_members(id)?;
+        Ok(Type::Struct(fields.iter().map(|&(m, _)| self.byval_type(m)).collect::<Result<_, _>>()?))
+    }
+
+    /// The fields of a struct's [`Facts::byval_type`]: each member's SPIR-V
+    /// type and byte offset, an array member's elements one by one.
+    pub fn byval_members(&self, id: u32) -> Result<Vec<(u32, u64)>, String> {
+        /// More would be a struct argument no register file holds.
+        const MOST_FIELDS: usize = 4096;
+        fn spread(facts: &Facts, ty: u32, offset: u64, out: &mut Vec<(u32, u64)>) -> Result<(), String> {
+            match facts.ty(ty)? {
+                SpvType::Array { elem, len } => {
+                    let (elem, len) = (*elem, *len);
+                    if out.len() as u64 + len > MOST_FIELDS as u64 {
+                        return Err(format!("a by-value aggregate of more than {MOST_FIELDS} fields (arrays counted by element)"));
+                    }
+                    let stride = facts.stride(elem)?;
+                    for k in 0..len {
+                        spread(facts, elem, offset + k * stride, out)?;
+                    }
+                }
+                _ => out.push((ty, offset)),
+            }
+            Ok(())
+        }
+        let SpvType::Struct { members, .. } = self.ty(id)?.clone() else { return Err("not a struct".into()) };
+        let mut out = Vec::new();
+        for (k, &m) in members.iter().enumerate() {
+            spread(self, m, self.member_offset(id, k)?, &mut out)?;
+        }
+        Ok(out)
+    }
+
     /// The distance between consecutive elements of type `id` in an array.
     pub fn stride(&self, id: u32) -> Result<u64, String> {
         let (s, a) = self.layout(id)?;
