@@ -936,3 +936,16 @@ fn printf_writes_the_records_clangs_code_writes() {
     assert!(!sim_kept.is_empty() && sim[1].bits().iter().any(|&s| (s as i32) < 0));
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// OpenCL 1.x's fences, which clang-22 leaves as calls, are work-group
+/// fences: acq_rel for mem_fence, acquire for read_mem_fence, release for
+/// write_mem_fence (tests/spirv/builtins/fences.cl runs them).
+#[test]
+fn opencl_1_fences_are_work_group_fences() {
+    let source = "__kernel void f(__global int *x) { x[0] = 1; mem_fence(CLK_GLOBAL_MEM_FENCE); x[1] = 2; read_mem_fence(CLK_LOCAL_MEM_FENCE); x[2] = 3; write_mem_fence(CLK_GLOBAL_MEM_FENCE); x[3] = 4; }\n";
+    let Some(spv) = spirv_of(source, "fences") else { return };
+    let module = amdgpu_cg::spirv::to_mir(&amdgpu_cg::spirv::words(&spv).unwrap()).unwrap();
+    let text = module.to_string();
+    let fences: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with("fence")).collect();
+    assert_eq!(fences, ["fence acq_rel workgroup", "fence acquire workgroup", "fence release workgroup"], "{text}");
+}

@@ -636,6 +636,22 @@ pub fn imported(fx: &mut Fx, name: &str, rty: u32, args: &[u32]) -> Result<Optio
         }
     }
     let (base, params) = demangle(name).ok_or_else(unsupported)?;
+    // OpenCL 1.x's fences, left as calls by clang-22 (OpenCL 2.0 defines
+    // them as atomic_work_item_fence(flags, acq_rel / acquire / release,
+    // memory_scope_work_group), which is also how ROCm's library implements
+    // them): a work-group fence, none for empty flags.
+    if let ("mem_fence" | "read_mem_fence" | "write_mem_fence", [flags]) = (base, args) {
+        let flags = fx.const_int(*flags).ok_or_else(|| format!("'{base}' with flags that are not a constant"))?;
+        if flags != 0 {
+            let order = match base {
+                "read_mem_fence" => MemOrder::Acquire,
+                "write_mem_fence" => MemOrder::Release,
+                _ => MemOrder::AcqRel,
+            };
+            fx.b.push(MOp::Fence { order, scope: MemScope::Workgroup }, None);
+        }
+        return Ok(None);
+    }
     if let [x] = args {
         if base.starts_with("convert_") {
             let (from, to) = (fx.mir_type_of(*x)?, fx.facts.mir_type(rty)?);

@@ -67,6 +67,11 @@
 #define convert_uint_sat(x) ((uint)((x) < 0 ? 0 : (x)))
 #define convert_short_sat(x) ((short)((x) > 32767u ? 32767u : (x)))
 #define convert_int_sat(x) (isnan(x) ? 0 : (x) >= 2147483648.0f ? 2147483647 : (x) < -2147483648.0f ? (int)0x80000000 : (int)(x))
+// OpenCL 1.x fences: work-group fences (acq_rel, acquire, release), as
+// OpenCL 2.0 defines them through atomic_work_item_fence.
+#define mem_fence(flags) __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "workgroup")
+#define read_mem_fence(flags) __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup")
+#define write_mem_fence(flags) __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup")
 #define atomic_add(p, v) __scoped_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)
 #define atomic_sub(p, v) __scoped_atomic_fetch_sub(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)
 #define atomic_max(p, v) __scoped_atomic_fetch_max(p, v, __ATOMIC_RELAXED, __MEMORY_SCOPE_DEVICE)
