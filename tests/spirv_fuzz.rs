@@ -107,12 +107,15 @@ fn mutated_modules_never_panic() {
     let count: usize = std::env::var("SPIRV_FUZZ_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
     let base: u64 = std::env::var("SPIRV_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x005e_ed0f_5b1e);
     let target = CodeObjectTarget::new(Target::new(Gpu::Gfx942));
-    // The last ten reach the math library, the work-group collectives,
+    // The last twelve reach the math library, the work-group collectives,
     // conversions, local pointer arguments, 8/16-element vectors, printf, the
     // double library, constant tables, program-scope variables (module
-    // data) and program-scope pointers holding addresses (OpSpecConstantOp). SPIRV_FUZZ_SEEDS=a,b narrows a development run to those seeds.
+    // data), program-scope pointers holding addresses (OpSpecConstantOp),
+    // atomics through generic pointers (flat atomics) and structs with
+    // array members passed by value. SPIRV_FUZZ_SEEDS=a,b narrows a
+    // development run to those seeds.
     let only = std::env::var("SPIRV_FUZZ_SEEDS").ok().filter(|_| std::env::var_os("CI").is_none());
-    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics", "math/library", "collectives/work_group", "conversions", "local_args", "vectors_8_16", "printf/printf", "math/double", "constant_tables", "program_globals", "global_pointers"];
+    let seeds = ["reduce_lds", "loop_phi", "switch_cases", "device_call", "math_builtins", "atomics", "math/library", "collectives/work_group", "conversions", "local_args", "vectors_8_16", "printf/printf", "math/double", "constant_tables", "program_globals", "global_pointers", "atomics_generic", "struct_padding"];
     let mut modules = Vec::new();
     for seed in seeds.into_iter().filter(|s| only.as_deref().is_none_or(|o| o.split(',').any(|o| o == *s))) {
         let spv = work.join(format!("{}.spv", seed.replace('/', "_")));

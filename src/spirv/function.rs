@@ -1186,6 +1186,19 @@ impl<'a> Fx<'a> {
                 let r = self.value(MOp::CmpXchg { ty: self.facts.mir_type(rt()?)?, ptr: p, expected, new, sync });
                 self.def(rid, r);
             }
+            // OpenCL 2.0's atomic_flag, an int: test-and-set exchanges 1 in
+            // and says whether the flag was set; clear stores 0.
+            Op::AtomicFlagTestAndSet | Op::AtomicFlagClear => {
+                let sync = self.sync(id(1)?, id(2)?)?;
+                let p = self.atomic_pointer(id(0)?)?;
+                let set = inst.op() == Op::AtomicFlagTestAndSet;
+                let value = Operand::Const(Const::int(Type::I32, i64::from(set)));
+                let old = self.value(MOp::AtomicRmw { op: AtomicOp::Xchg, ty: Type::I32, ptr: p, value, sync });
+                if set {
+                    let was_set = self.value(MOp::Icmp { pred: IntPred::Ne, ty: Type::I32, lhs: old, rhs: Operand::Const(Const::int(Type::I32, 0)) });
+                    self.def(rid, was_set);
+                }
+            }
             Op::ControlBarrier => {
                 let exec = self.scope(id(0)?)?;
                 match exec {

@@ -91,4 +91,7 @@
 #define atomic_fetch_min_explicit(p, v, o, s) __opencl_atomic_fetch_min(p, v, o, s)
 #define atomic_exchange_explicit(p, v, o, s) __opencl_atomic_exchange(p, v, o, s)
 #define atomic_compare_exchange_strong_explicit(p, e, v, so, fo, s) __opencl_atomic_compare_exchange_strong(p, e, v, so, fo, s)
+// atomic_flag is an atomic_int: test-and-set exchanges 1, clear stores 0.
+#define atomic_flag_test_and_set_explicit(p, o, s) (__opencl_atomic_exchange((volatile __generic atomic_int *)(p), 1, o, s) != 0)
+#define atomic_flag_clear_explicit(p, o, s) __opencl_atomic_store((volatile __generic atomic_int *)(p), 0, o, s)
 #endif
