@@ -1216,3 +1216,39 @@ fn flat_atomics_into_private_memory_are_reported() {
         assert!(format!("{e}").contains("flat atomic into private memory"), "{}: {e}", target.isa_name());
     }
 }
+
+/// Vectors at a uniform address (uniform_vector_loads.mir): every element's
+/// scalar load takes its offset in the instruction from one SGPR base, with
+/// no 64-bit scalar add per element, and the 3-element vector from global
+/// memory no write reaches is read by scalar loads too, not vector loads:
+/// 9 element loads (the two constant vectors' 6 elements used, the global
+/// one's 3) and no vector load, and the kernel computes what the
+/// interpreter does.
+#[test]
+fn uniform_vector_loads_take_offsets_in_the_instruction() {
+    let spec = LaunchSpec::from_flags(
+        "64",
+        "64",
+        &["out=f32:zero:68".into(), "coef=f32:iota:16".into(), "rec=i32:5,1069547520,-2".into()],
+        &["out=@out".into(), "coef=@coef".into(), "rec=@rec".into(), "n=1".into()],
+        &[],
+    )
+    .unwrap();
+    check("uniform_vector_loads.mir", &spec, false, false);
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/uniform_vector_loads.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels.iter().find(|k| k.is_kernel).unwrap().asm;
+        let lines: Vec<&str> = asm.lines().map(str::trim).collect();
+        // The kernel arguments come from the kernarg segment's base, the
+        // first scalar load's address; the elements from other bases.
+        let first = lines.iter().find(|l| l.starts_with("s_load_")).unwrap();
+        let kernarg = first.split(", ").nth(1).unwrap();
+        let element_loads = lines.iter().filter(|l| (l.starts_with("s_load_dword ") || l.starts_with("s_load_b32 ")) && l.split(", ").nth(1) != Some(kernarg)).count();
+        assert_eq!(element_loads, 9, "{}\n{asm}", target.isa_name());
+        assert!(!lines.iter().any(|l| l.starts_with("global_load")), "{}: a vector load\n{asm}", target.isa_name());
+        let carries = lines.iter().filter(|l| l.starts_with("s_addc_u32")).count();
+        assert!(carries <= 1, "{}: {carries} 64-bit scalar adds (the index's only)\n{asm}", target.isa_name());
+    }
+}

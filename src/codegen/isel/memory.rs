@@ -55,12 +55,11 @@ impl<'a> Isel<'a> {
                     return Ok(folded);
                 }
             }
-            // A uniform global pointer plus a small constant, used only by
-            // vector accesses of this block: the SGPR base, a zero VGPR
-            // offset and the constant in the immediate (no 64-bit scalar
-            // add). Constant memory is left alone: its uniform loads are
-            // scalar loads, which take the pointer as an SGPR pair.
-            if let (true, AddrSpace::Global, Lowered::S64(base), Lowered::Imm(bits)) = (fold, space, &p, &o) {
+            // A uniform global or constant pointer plus a small constant,
+            // used only by accesses of this block: the SGPR base, a zero
+            // VGPR offset and the constant in the immediate (no 64-bit
+            // scalar add); a scalar load keeps the constant in its offset.
+            if let (true, Lowered::S64(base), Lowered::Imm(bits)) = (fold, &p, &o) {
                 let add = if offset_is_64 { *bits as i64 } else { *bits as u32 as i32 as i64 };
                 if (0..=*GLOBAL_OFFSETS.end()).contains(&add) {
                     let zero = self.zero_vgpr();
@@ -182,8 +181,14 @@ impl<'a> Isel<'a> {
             return self.load_private_value(ty, at, addr);
         }
         if let Type::Vector(elem, n) = ty {
-            if let Some(parts) = self.load_dwords(elem, *n, &p, space)? {
-                return Ok(Lowered::Agg(parts));
+            // A vector that scalar loads can read (uniform, from memory no
+            // write reaches) goes element by element to SGPRs; otherwise
+            // multi-dword vector loads where they apply.
+            let scalar = self.scalar_load_allowed(&p, space, align.min(elem.align()), divergent) && matches!(elem.bits(), 32 | 64);
+            if !scalar {
+                if let Some(parts) = self.load_dwords(elem, *n, &p, space)? {
+                    return Ok(Lowered::Agg(parts));
+                }
             }
             let mut parts = Vec::new();
             for i in 0..u32::from(*n) {
@@ -225,6 +230,17 @@ impl<'a> Isel<'a> {
         if let Lowered::LdsAddr { root, imm } = *p {
             if imm + offset <= 0xffff {
                 return Ok(Lowered::LdsAddr { root, imm: imm + offset });
+            }
+        }
+        // A uniform pointer plus a small constant (an element of a vector or
+        // struct access at a uniform address): the SGPR base with the
+        // constant in the instruction, as a scalar load takes it (and a
+        // vector access through the base with a zero VGPR offset), instead
+        // of a 64-bit scalar add per element.
+        if let (AddrSpace::Global | AddrSpace::Constant, Lowered::S64(base)) = (space, p) {
+            if i64::from(offset) <= *GLOBAL_OFFSETS.end() {
+                let zero = self.zero_vgpr();
+                return Ok(Lowered::Addr { base: *base, offset: zero, imm: offset as i32, zext: true });
             }
         }
         let divergent = in_vector_registers(p);
@@ -275,6 +291,20 @@ impl<'a> Isel<'a> {
         }
     }
 
+    /// Whether a load of 32 or 64 bits at `p` may be a scalar load: a
+    /// uniform value, 4-aligned, at an address `scalar_address` takes, not
+    /// volatile, not where lanes may be off, from constant memory or from
+    /// global memory no write in the kernel can reach (unclobbered.rs).
+    fn scalar_load_allowed(&self, p: &Lowered, space: AddrSpace, align: u32, divergent: bool) -> bool {
+        matches!(space, AddrSpace::Constant | AddrSpace::Global)
+            && !divergent
+            && align >= 4
+            && self.scalar_address(p)
+            && !self.in_partial_exec()
+            && !self.volatile_access
+            && (space == AddrSpace::Constant || self.inst_ref.is_some_and(|i| self.uni.unclobbered_loads.contains(&(i as *const Inst))))
+    }
+
     pub(super) fn load_scalar(&mut self, ty: &Type, p: Lowered, space: AddrSpace, align: u32, divergent: bool) -> Result<Lowered, Diagnostic> {
         let bits = ty.bits();
         if bits == 8 || bits == 16 {
@@ -307,14 +337,7 @@ impl<'a> Isel<'a> {
                 }
             }
             // Scalar loads ignore the low two address bits: only for 4-aligned data.
-            AddrSpace::Constant | AddrSpace::Global
-                if !divergent
-                    && align >= 4
-                    && self.scalar_address(&p)
-                    && !self.in_partial_exec()
-                    && !self.volatile_access
-                    && (space == AddrSpace::Constant || self.inst_ref.is_some_and(|i| self.uni.unclobbered_loads.contains(&(i as *const Inst)))) =>
-            {
+            AddrSpace::Constant | AddrSpace::Global if self.scalar_load_allowed(&p, space, align, divergent) => {
                 // Uniform address in constant memory, or in global memory
                 // that nothing in the kernel can have written before the
                 // load: a scalar load (a uniform pointer plus a small
