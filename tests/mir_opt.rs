@@ -670,6 +670,50 @@ done:
     assert_eq!(f.values.len(), module.functions[0].values.len(), "no values left behind");
 }
 
+/// A slot holding a vector field and a field stored as an integer and read
+/// as a float of its size (a by-value struct copied into a callee's local as
+/// clang's SPIR-V and the front end write it) is promoted: no slot access is
+/// left, a bitcast reads the float, and the kernel computes the same.
+#[test]
+fn vector_fields_and_same_size_puns_are_promoted() {
+    let module = parse(
+        "kernel @k(%out: ptr<global>) {
+entry:
+  %p = stack_slot 32, align 16
+  %t = workitem_id x
+  %v = make <4 x i32> %t, 1, 2, 3
+  store <4 x i32> %v, %p
+  %p16 = ptradd %p, 16
+  %bits = shl i32 %t, 20
+  store i32 %bits, %p16
+  %p20 = ptradd %p, 20
+  store i8 5, %p20
+  %w = load <4 x i32> %p
+  %w1 = extract %w, 1
+  %w0 = extract %w, 0
+  %f = load f32 %p16
+  %c = load i8 %p20
+  %c32 = zext i8 %c to i32
+  %s = add i32 %w0, %w1
+  %s2 = add i32 %s, %c32
+  %sf = sitofp i32 %s2 to f32
+  %r = fadd f32 %sf, %f
+  %o = shl i32 %t, 2
+  %q = ptradd %out, %o
+  store f32 %r, %q
+  ret
+}
+",
+    );
+    let mut promoted = module.clone();
+    assert!(opt::promote::run(&mut promoted.functions[0]));
+    assert!(mir::verify::verify(&promoted).is_ok(), "verified:\n{promoted}");
+    let slot_accesses = count(&promoted, |op| matches!(op, Op::Load { .. }) || matches!(op, Op::Store { ty, .. } if *ty != mir::Type::F32));
+    assert_eq!(slot_accesses, 0, "every slot access promoted:\n{promoted}");
+    assert_eq!(count(&promoted, |op| matches!(op, Op::Cast { op: mir::CastOp::Bitcast, .. })), 1, "the float read through a bitcast:\n{promoted}");
+    runs_the_same(&module, &promoted, r#"{"grid": [64,1,1], "block": [64,1,1], "buffers": {"out": {"type": "f32", "len": 64}}, "args": {"out": "@out"}}"#);
+}
+
 fn vector_accesses(module: &Module, store: bool) -> usize {
     count(module, |op| match op {
         Op::Load { ty, .. } if !store => matches!(ty, mir::Type::Vector(..)),

@@ -7,7 +7,8 @@
 //!
 //! `SPIRV_FUZZ_COUNT` (default 1500) mutants per seed (a tenth of that for the
 //! four large seeds); `SPIRV_FUZZ_SEED` changes the stream; `SPIRV_FUZZ_SEEDS`
-//! (outside CI) picks seeds by name.
+//! (outside CI) picks seeds by name; `SPIRV_FUZZ_TRACE` names every mutant
+//! before it runs.
 
 use std::path::Path;
 use std::process::Command;
@@ -134,6 +135,9 @@ fn mutated_modules_never_panic() {
     // mutation (nothing outside catch_unwind below may panic).
     std::panic::set_hook(Box::new(|_| {}));
     let (mut translated, mut refused, mut panics) = (0usize, 0usize, Vec::new());
+    // SPIRV_FUZZ_TRACE names each mutant before it runs (to find one that
+    // hangs or runs out of memory, which no panic reports).
+    let trace = std::env::var_os("SPIRV_FUZZ_TRACE").is_some();
     for (seed, words) in &modules {
         let seed = *seed;
         let mut rng = Rng(base ^ (seed.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
@@ -141,6 +145,9 @@ fn mutated_modules_never_panic() {
         let large = ["math/library", "collectives/work_group", "vectors_8_16", "math/double"].contains(&seed);
         for k in 0..if large { count.div_ceil(10) } else { count } {
             let (mutant, what) = mutate(words, &mut rng);
+            if trace {
+                eprintln!("{seed} mutant {k} ({what})");
+            }
             let outcome = std::panic::catch_unwind(|| match amdgpu_cg::spirv::to_mir(&mutant) {
                 Err(_) => false,
                 Ok(module) => {

@@ -9,25 +9,27 @@
 //! space and of its constant offsets (`ptradd` by a constant, again and
 //! again), is the address of a non-volatile `load` or `store`, and the
 //! accesses at each offset are of one type (an integer, float or pointer
-//! type) inside the slot, which is at most 64 bytes, without overlapping
-//! another offset's: a struct copied into a local and read field by field
-//! (a by-value struct argument, as clang's SPIR-V writes it). Each field is
-//! then promoted on its own. Per block, a load reads the last store before it in the block, or the value
+//! type, or a vector of integers or floats; or integers and floats of one
+//! size, which bitcasts turn into the first type seen there) inside the
+//! slot, which is at most 64 bytes, without overlapping another offset's: a
+//! struct copied into a local and read field by field (a by-value struct
+//! argument, as clang's SPIR-V writes it). Each field is then promoted on
+//! its own. Per block, a load reads the last store before it in the block, or the value
 //! on entry: the predecessor's value at its exit when there is one
 //! predecessor, else a new block parameter that every incoming edge passes
 //! its value to (Braun et al., "Simple and Efficient Construction of SSA
 //! Form", with every block's predecessors known from the start). Reading a
 //! slot's byte never written is an error in MIR (docs/mir-semantics.md), so
 //! a path that reads before any store may read anything: zero, for integers
-//! and floats; a function where a pointer slot may be read before it is
-//! written (MIR has no pointer constant) keeps all its slots.
+//! and floats; a function where a pointer or vector slot may be read before
+//! it is written (MIR has no such constants) keeps all its slots.
 //! Parameters that all edges pass one value turn into that value in
 //! simplify; dce removes the slots and casts left unread.
 
 use super::rewrite::{Names, Subst};
 use crate::abi::{AddrSpace, Type};
 use crate::mir::cfg::Cfg;
-use crate::mir::ir::{op_operands, terminator_operands, CastOp, Const, Function, Op, Operand, Terminator, Value};
+use crate::mir::ir::{op_operands, terminator_operands, CastOp, Const, Function, Inst, Op, Operand, Terminator, Value};
 use hashbrown::HashMap;
 
 /// One promoted slot's state.
@@ -47,7 +49,7 @@ struct Builder<'a> {
     edge_args: HashMap<(usize, usize), Vec<Operand>>,
     slots: &'a [Slot],
     reachable: Vec<bool>,
-    /// Set when a pointer slot is read before it is written.
+    /// Set when a pointer or vector slot is read before it is written.
     failed: bool,
 }
 
@@ -72,7 +74,8 @@ impl Builder<'_> {
             u
         };
         let value = if b == 0 || unique.is_empty() || !self.reachable[b] {
-            if matches!(ty, Type::Ptr(_)) {
+            // MIR has no pointer or vector constant for the "anything" read.
+            if matches!(ty, Type::Ptr(_) | Type::Vector(..)) {
                 self.failed = true;
             }
             Operand::Const(Const { ty, bits: 0 })
@@ -101,7 +104,17 @@ impl Builder<'_> {
 }
 
 fn promotable_type(ty: &Type) -> bool {
-    ty.is_int() || ty.is_float() || matches!(ty, Type::Ptr(_))
+    match ty {
+        Type::Vector(elem, _) => elem.is_int() || elem.is_float(),
+        _ => ty.is_int() || ty.is_float() || matches!(ty, Type::Ptr(_)),
+    }
+}
+
+/// Two types one field may be accessed as: the same, or an integer and a
+/// float (or two of either) of one size, which a bitcast turns into each
+/// other.
+fn punnable(a: &Type, b: &Type) -> bool {
+    a == b || (a.is_int() || a.is_float()) && (b.is_int() || b.is_float()) && a.bits() == b.bits() && a.bits() >= 8
 }
 
 pub fn run(func: &mut Function) -> bool {
@@ -191,18 +204,66 @@ pub fn run(func: &mut Function) -> bool {
     for s in 0..sizes.len() {
         // Slots of at most 64 bytes (a larger one is no local of clang's,
         // and removing it would hide its size from the frame limit's check
-        // at -O2 only), whose fields are accessed as one scalar type each
-        // and do not overlap.
-        let mut f = fields[s].clone();
+        // at -O2 only), whose fields are accessed as one type each, or as
+        // integers and floats of one size (a field written as an integer
+        // and read as a float), and do not overlap. The first type seen at
+        // an offset is the field's.
+        let mut f: Vec<(i64, Type)> = Vec::new();
+        let mut same_size = true;
+        for (at, ty) in &fields[s] {
+            match f.iter().find(|(o, _)| o == at) {
+                Some((_, first)) => same_size &= punnable(first, ty),
+                None => f.push((*at, ty.clone())),
+            }
+        }
         f.sort_by_key(|(o, _)| *o);
         let apart = f.windows(2).all(|w| w[0].0 + i64::from(w[0].1.size()) <= w[1].0);
         let inside = f.iter().all(|(o, t)| *o >= 0 && o + i64::from(t.size()) <= i64::from(sizes[s]) && promotable_type(t));
-        if !(ok[s] && !f.is_empty() && apart && inside && sizes[s] <= 64) {
+        if !(ok[s] && !f.is_empty() && same_size && apart && inside && sizes[s] <= 64) {
             ok[s] = false;
         }
+        fields[s] = f;
     }
     if !ok.iter().any(|&k| k) {
         return false;
+    }
+    // Accesses of a promoted field as its other type go through a bitcast:
+    // a store stores the bits as the field's type, a load reads them so
+    // and casts; from here on every access is of the field's own type.
+    let field_type = |o: &Operand| slot_operand(o).filter(|(s, _)| ok[*s]).and_then(|(s, at)| fields[s].iter().find(|(f, _)| *f == at).map(|(_, t)| t.clone()));
+    let mut names = Names::default();
+    let mut punned = false;
+    for b in 0..func.blocks.len() {
+        let mut i = 0;
+        while i < func.blocks[b].insts.len() {
+            let inst = &func.blocks[b].insts[i];
+            let (Op::Store { ty, ptr, .. } | Op::Load { ty, ptr, .. }) = &inst.op else {
+                i += 1;
+                continue;
+            };
+            let Some(field) = field_type(ptr).filter(|f| f != ty) else {
+                i += 1;
+                continue;
+            };
+            let (span, result) = (inst.span, inst.result);
+            let bits = names.fresh(func, field.clone(), "punned");
+            match &mut func.blocks[b].insts[i].op {
+                Op::Store { ty, value, .. } => {
+                    let from = std::mem::replace(ty, field.clone());
+                    let stored = std::mem::replace(value, Operand::Value(bits));
+                    let cast = Inst { result: Some(bits), op: Op::Cast { op: CastOp::Bitcast, from, arg: stored, to: field }, span };
+                    func.blocks[b].insts.insert(i, cast);
+                }
+                Op::Load { ty, .. } => {
+                    let to = std::mem::replace(ty, field.clone());
+                    func.blocks[b].insts[i].result = Some(bits);
+                    func.blocks[b].insts.insert(i + 1, Inst { result, op: Op::Cast { op: CastOp::Bitcast, from: field, arg: Operand::Value(bits), to }, span });
+                }
+                _ => unreachable!("a load or store, matched above"),
+            }
+            punned = true;
+            i += 2;
+        }
     }
     // Renumber the promoted fields densely.
     let mut index: HashMap<(usize, i64), usize> = HashMap::new();
@@ -236,7 +297,6 @@ pub fn run(func: &mut Function) -> bool {
     }
     let values_before = func.values.len();
     let mut builder = Builder { preds: &cfg.preds, last_store, on_entry: HashMap::new(), params: vec![Vec::new(); func.blocks.len()], edge_args: HashMap::new(), slots: &slots, reachable, failed: false };
-    let mut names = Names::default();
     let mut subst = Subst::new(func);
     let mut removed: Vec<Vec<bool>> = func.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     for b in 0..func.blocks.len() {
@@ -265,8 +325,9 @@ pub fn run(func: &mut Function) -> bool {
         }
     }
     if builder.failed {
+        // The bitcasts stay (the same bits, stored and loaded as before).
         func.values.truncate(values_before);
-        return false;
+        return punned;
     }
     let (params, edge_args) = (builder.params, builder.edge_args);
     for (b, new) in params.into_iter().enumerate() {

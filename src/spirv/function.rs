@@ -8,7 +8,7 @@ use hashbrown::{HashMap, HashSet};
 use rspirv::dr::Operand as O;
 use rspirv::spirv::{MemoryAccess, MemorySemantics, Op, Scope, StorageClass};
 
-use super::module::{address_space, Constant, Facts, SpvType};
+use super::module::{address_space, ByvalField, Constant, Facts, SpvType};
 use super::read::Inst;
 use super::{builtins, collectives, convert, opencl, subgroups, Error};
 use crate::abi::{AddrSpace, Type};
@@ -29,6 +29,12 @@ struct Phi {
     /// (value, predecessor label)
     incoming: Vec<(u32, u32)>,
 }
+
+/// The most bytes a memory copy (`OpCopyMemorySized`, LLVM's memcpy,
+/// memmove and memset) may move: the copy is unrolled into loads and
+/// stores (a 64 KiB copy is already 16,384 of each), so a longer one is
+/// refused with its size instead of growing without bound.
+pub const MOST_COPIED_BYTES: u64 = 65536;
 
 pub struct Fx<'a> {
     pub facts: &'a Facts,
@@ -937,10 +943,18 @@ impl<'a> Fx<'a> {
             return self.load_value(ty, ptr, space, align, false);
         }
         let mut fields = Vec::new();
-        for (m, off) in self.facts.byval_members(ty)? {
+        for (field, off) in self.facts.byval_members(ty)? {
             let p = self.offset_ptr(ptr.clone(), space, off);
-            let a = (self.facts.layout(m)?.1 as u32).min(align.max(1));
-            fields.push(self.load_byval(m, p, space, a)?);
+            fields.push(match field {
+                ByvalField::Member(m) => {
+                    let a = (self.facts.layout(m)?.1 as u32).min(align.max(1));
+                    self.load_byval(m, p, space, a)?
+                }
+                ByvalField::Chunk(t) => {
+                    let a = t.size().min(align.max(1));
+                    self.value(MOp::Load { ty: t, ptr: p, align: a, volatile: false })
+                }
+            });
         }
         let mty = self.facts.byval_type(ty)?;
         Ok(self.value(MOp::Make { ty: mty, elems: fields }))
@@ -951,11 +965,19 @@ impl<'a> Fx<'a> {
         if !matches!(self.facts.ty(ty)?, SpvType::Struct { .. }) {
             return self.store_value(ty, value, ptr, space, align, false);
         }
-        for (k, (m, off)) in self.facts.byval_members(ty)?.into_iter().enumerate() {
+        for (k, (member, off)) in self.facts.byval_members(ty)?.into_iter().enumerate() {
             let p = self.offset_ptr(ptr.clone(), space, off);
             let field = self.value(MOp::Extract { agg: value.clone(), index: k as u32 });
-            let a = (self.facts.layout(m)?.1 as u32).min(align.max(1));
-            self.store_byval(m, field, p, space, a)?;
+            match member {
+                ByvalField::Member(m) => {
+                    let a = (self.facts.layout(m)?.1 as u32).min(align.max(1));
+                    self.store_byval(m, field, p, space, a)?;
+                }
+                ByvalField::Chunk(t) => {
+                    let a = t.size().min(align.max(1));
+                    self.b.push(MOp::Store { ty: t, value: field, ptr: p, align: a, volatile: false }, None);
+                }
+            }
         }
         Ok(())
     }
@@ -1477,14 +1499,17 @@ impl<'a> Fx<'a> {
         };
         let (d, s) = (self.operand(dst)?, self.operand(src)?);
         let (dspace, sspace) = (address_space(self.pointee(dst)?.0)?, address_space(self.pointee(src)?.0)?);
-        self.copy_bytes(d, dspace, Some((s, sspace)), size, align);
-        Ok(())
+        self.copy_bytes(d, dspace, Some((s, sspace)), size, align)
     }
 
     /// Copies `size` bytes from `src` to `dst` (or zeroes them with `src`
     /// None), in the widest pieces `align` allows. Every piece is loaded
     /// before the first store, so overlapping ranges copy as memmove does.
-    pub fn copy_bytes(&mut self, d: Operand, dspace: AddrSpace, src: Option<(Operand, AddrSpace)>, size: u64, align: u64) {
+    /// The copy is unrolled: more than [`MOST_COPIED_BYTES`] is refused.
+    pub fn copy_bytes(&mut self, d: Operand, dspace: AddrSpace, src: Option<(Operand, AddrSpace)>, size: u64, align: u64) -> Result<(), String> {
+        if size > MOST_COPIED_BYTES {
+            return Err(format!("a memory copy of {size} bytes (copies are unrolled: at most {MOST_COPIED_BYTES} bytes are supported)"));
+        }
         let mut pieces = Vec::new();
         let mut offset = 0u64;
         while offset < size {
@@ -1509,6 +1534,7 @@ impl<'a> Fx<'a> {
             let dp = self.offset_ptr(d.clone(), dspace, offset);
             self.b.push(MOp::Store { ty, value: v, ptr: dp, align: chunk as u32, volatile: false }, None);
         }
+        Ok(())
     }
 
     /// Arithmetic, logic, compares and conversions.

@@ -598,43 +598,64 @@ impl Facts {
 
     /// The MIR type an aggregate passed by value (a struct parameter of a
     /// kernel or device function) travels as: its own, with every array
-    /// member spread into as many fields of its element type, since MIR has
-    /// no array values (clang types a struct's tail padding as an `[N x i8]`
-    /// member). An array of N `T` at a `T`-aligned offset has the layout of N
-    /// `T` fields there, so the type's C layout is the aggregate's.
+    /// member spread into fields, since MIR has no array values (clang
+    /// types a struct's tail padding as an `[N x i8]` member): one field per
+    /// element, and for arrays of 8- and 16-bit integers (padding, `char`
+    /// strings) naturally aligned chunks of up to 4 bytes, no wider than
+    /// the struct's alignment. Each field sits at an offset its own
+    /// alignment divides, so the type's C layout is the aggregate's.
     pub fn byval_type(&self, id: u32) -> Result<Type, String> {
         if !matches!(self.ty(id)?, SpvType::Struct { .. }) {
             return self.mir_type(id);
         }
         let fields = self.byval_members(id)?;
-        Ok(Type::Struct(fields.iter().map(|&(m, _)| self.byval_type(m)).collect::<Result<_, _>>()?))
+        Ok(Type::Struct(
+            fields
+                .iter()
+                .map(|(f, _)| match f {
+                    ByvalField::Member(m) => self.byval_type(*m),
+                    ByvalField::Chunk(t) => Ok(t.clone()),
+                })
+                .collect::<Result<_, _>>()?,
+        ))
     }
 
-    /// The fields of a struct's [`Facts::byval_type`]: each member's SPIR-V
-    /// type and byte offset, an array member's elements one by one.
-    pub fn byval_members(&self, id: u32) -> Result<Vec<(u32, u64)>, String> {
+    /// The fields of a struct's [`Facts::byval_type`] with their byte
+    /// offsets: members, array elements one by one, and chunks of byte and
+    /// short arrays.
+    pub fn byval_members(&self, id: u32) -> Result<Vec<(ByvalField, u64)>, String> {
         /// More would be a struct argument no register file holds.
         const MOST_FIELDS: usize = 4096;
-        fn spread(facts: &Facts, ty: u32, offset: u64, out: &mut Vec<(u32, u64)>) -> Result<(), String> {
+        fn spread(facts: &Facts, ty: u32, offset: u64, widest: u64, out: &mut Vec<(ByvalField, u64)>) -> Result<(), String> {
             match facts.ty(ty)? {
                 SpvType::Array { elem, len } => {
                     let (elem, len) = (*elem, *len);
                     if out.len() as u64 + len > MOST_FIELDS as u64 {
                         return Err(format!("a by-value aggregate of more than {MOST_FIELDS} fields (arrays counted by element)"));
                     }
+                    if let SpvType::Int(bits @ (8 | 16)) = facts.ty(elem)? {
+                        let (mut at, end) = (offset, offset + len * u64::from(*bits / 8));
+                        while at < end {
+                            let size = [4u64, 2, 1].into_iter().find(|&s| s <= widest && at % s == 0 && at + s <= end).unwrap_or(1);
+                            out.push((ByvalField::Chunk([Type::I8, Type::I16, Type::I32][size.trailing_zeros() as usize].clone()), at));
+                            at += size;
+                        }
+                        return Ok(());
+                    }
                     let stride = facts.stride(elem)?;
                     for k in 0..len {
-                        spread(facts, elem, offset + k * stride, out)?;
+                        spread(facts, elem, offset + k * stride, widest, out)?;
                     }
                 }
-                _ => out.push((ty, offset)),
+                _ => out.push((ByvalField::Member(ty), offset)),
             }
             Ok(())
         }
         let SpvType::Struct { members, .. } = self.ty(id)?.clone() else { return Err("not a struct".into()) };
+        let widest = self.layout(id)?.1;
         let mut out = Vec::new();
         for (k, &m) in members.iter().enumerate() {
-            spread(self, m, self.member_offset(id, k)?, &mut out)?;
+            spread(self, m, self.member_offset(id, k)?, widest, &mut out)?;
         }
         Ok(out)
     }
@@ -648,6 +669,15 @@ impl Facts {
     pub fn name(&self, id: u32) -> Option<&str> {
         self.names.get(&id).map(String::as_str)
     }
+}
+
+/// A field of a by-value aggregate as it travels ([`Facts::byval_members`]):
+/// a member or array element of SPIR-V type, or a chunk of a byte or
+/// short array as a plain integer.
+#[derive(Clone, Debug)]
+pub enum ByvalField {
+    Member(u32),
+    Chunk(Type),
 }
 
 /// The MIR address space of a storage class.

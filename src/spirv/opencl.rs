@@ -625,12 +625,12 @@ pub fn imported(fx: &mut Fx, name: &str, rty: u32, args: &[u32]) -> Result<Optio
             if copy {
                 let sspace = super::module::address_space(fx.pointee(*src)?.0)?;
                 let s = fx.operand(*src)?;
-                fx.copy_bytes(d, dspace, Some((s, sspace)), n, 1);
+                fx.copy_bytes(d, dspace, Some((s, sspace)), n, 1)?;
             } else {
                 if fx.const_int(*src) != Some(0) {
                     return Err(format!("'{name}' with a fill value other than a constant 0"));
                 }
-                fx.copy_bytes(d, dspace, None, n, 1);
+                fx.copy_bytes(d, dspace, None, n, 1)?;
             }
             return Ok(None);
         }
