@@ -96,7 +96,7 @@ pub struct Facts {
 }
 
 /// The capabilities the translation handles (Kernel-model OpenCL C).
-const CAPABILITIES: [Capability; 21] = [
+const CAPABILITIES: [Capability; 25] = [
     Capability::Kernel,
     Capability::Addresses,
     Capability::Linkage,
@@ -118,6 +118,13 @@ const CAPABILITIES: [Capability; 21] = [
     Capability::GroupNonUniformShuffleRelative,
     Capability::GroupNonUniformClustered,
     Capability::ExpectAssumeKHR,
+    // OpAtomicFAddEXT / FMinEXT / FMaxEXT on f32 and f64 (MIR's float
+    // atomics; clang-22 declares these for OpenCL's atomic_fetch_add on
+    // atomic_float with SPV_EXT_shader_atomic_float_add).
+    Capability::AtomicFloat32AddEXT,
+    Capability::AtomicFloat64AddEXT,
+    Capability::AtomicFloat32MinMaxEXT,
+    Capability::AtomicFloat64MinMaxEXT,
 ];
 
 fn word(o: &O) -> Option<u32> {
