@@ -58,8 +58,8 @@ pub struct Fx<'a> {
     /// function's LDS parameters, constant tables' addresses.
     module_slots: HashMap<u32, Operand>,
     /// Generic pointers made by `OpPtrCastToGeneric` here from global or
-    /// local ones: the pointer cast. Atomics (which MIR has on global and
-    /// local memory only) use it.
+    /// local ones: the pointer cast. Atomics use it, so they are global or
+    /// LDS atomics instead of FLAT ones.
     generic_sources: HashMap<crate::mir::Value, Operand>,
     fresh: u32,
     /// The first operation MIR could not type (see [`Fx::value`]).

@@ -1,8 +1,8 @@
 // OpenCL 2.0's C11 atomics on __global and __local atomic_int / atomic_uint.
 // Through SPIR-V they are library calls on generic pointers: clang-22 casts
 // each pointer to generic (OpPtrCastToGeneric) before the OpAtomic*, and the
-// front end uses the original global or local pointer (MIR's atomics have
-// no flat form). Results that do not depend on the order work-items arrive
+// front end uses the original global or local pointer (a global or LDS
+// atomic, not a FLAT one; atomics_generic.cl has the FLAT ones). Results that do not depend on the order work-items arrive
 // in: the counts, the maximum and minimum (clang-22's SPIR-V backend leaves
 // atomic_fetch_min/max as calls: the front end translates them), the bits
 // set, per-item compare-exchanges and
