@@ -40,7 +40,7 @@ use crate::isa::{self, Opcode, PhysReg, Target};
 /// their registers. The rule reads mnemonics and the pass asks for every
 /// instruction: answers are kept per opcode and GPU as they are found (a
 /// table filled up front cost more than the pass on small kernels).
-fn writes_fully(inst: &isa::Inst, target: Target) -> bool {
+pub(super) fn writes_fully(inst: &isa::Inst, target: Target) -> bool {
     let gpu = isa::opcodes::gpu_index(target.gpu);
     remembered(&WRITES_FULLY, inst.op as usize * 3 + gpu, || writes_fully_uncached(inst.op, target.gpu))
 }

@@ -15,6 +15,7 @@
 mod arg_access;
 pub mod cfi;
 pub mod dead_moves;
+pub mod backward_copies;
 pub mod forward_copies;
 pub mod emit;
 pub mod expand;
@@ -53,7 +54,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`) and the module-level inline, then selection
 /// and the machine passes.
-pub const PASSES: [&str; 32] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 33] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug)]
@@ -400,9 +401,27 @@ pub fn compile_kernel(
         lap(report, "dead_moves");
         print_expanded(options, report, "dead_moves", func, &expanded, t);
         checked(&expanded)?;
-        window_rename::run(&mut expanded, t);
+        let renamed = window_rename::run(&mut expanded, t);
         lap(report, "window_rename");
         print_expanded(options, report, "window_rename", func, &expanded, t);
+        checked(&expanded)?;
+        if renamed > 0 {
+            // The windows are ordinary registers now: copies out of them
+            // forward like any other.
+            expanded.windows = None;
+            forward_copies::run(&mut expanded);
+            dead_moves::run(&mut expanded, t);
+            lap(report, "forward_copies");
+            print_expanded(options, report, "forward_copies", func, &expanded, t);
+            checked(&expanded)?;
+        }
+        backward_copies::run(&mut expanded, t);
+        if renamed > 0 {
+            // The count is what the code names, as after window_rename.
+            expanded.vgprs = u32::from(expand::vgprs_named(&expanded.blocks).max(1));
+        }
+        lap(report, "backward_copies");
+        print_expanded(options, report, "backward_copies", func, &expanded, t);
         checked(&expanded)?;
         skip_branches::run(&mut expanded, t);
         lap(report, "skip_branches");
@@ -765,16 +784,32 @@ fn compile(
     // Every function is compiled even after one fails, so that all refusals of
     // the module are reported together.
     let mut refusals: Vec<Diagnostic> = Vec::new();
-    let no_facts = CalleeFacts::default();
-    let devices: Vec<usize> = (0..module.functions.len()).filter(|&i| module.functions[i].kind == FuncKind::Device && !external(&module.functions[i].name)).collect();
-    for (i, result, printed) in in_parallel(&devices, options.jobs, |i, r| compile_kernel(module, &by_name, &uses, &no_facts, &module.functions[i], target, version, options, r)) {
-        merge(report, printed);
-        match result {
-            Ok(k) => {
-                frames.insert(k.name.clone(), k.frame_bytes);
-                compiled[i] = Some(k);
+    // Device functions go callee first, in rounds of functions whose
+    // callees are all compiled (each round in parallel), so that a call
+    // between device functions clobbers only the VGPRs its callee and what
+    // that reaches write, as a kernel's calls do; values live across it stay
+    // in the registers below v32 that it leaves alone instead of going to
+    // v32 and up, which the caller must save. Calls within a cycle of
+    // recursion, and to functions that failed, change all of v0-v31.
+    let mut round_facts = CalleeFacts::default();
+    for round in callee_first_rounds(module, &callees, &external) {
+        let results = in_parallel(&round, options.jobs, |i, r| compile_kernel(module, &by_name, &uses, &round_facts, &module.functions[i], target, version, options, r));
+        for (i, result, printed) in results {
+            merge(report, printed);
+            match result {
+                Ok(k) => {
+                    frames.insert(k.name.clone(), k.frame_bytes);
+                    // Its callees' masks are final (they were compiled in
+                    // earlier rounds, or it calls itself).
+                    let f = &module.functions[i];
+                    let reached = callees.get(f.name.as_str()).into_iter().flatten().filter(|c| **c != f.name).map(|c| round_facts.vgprs_clobbered.get(*c).copied());
+                    if let Some(mask) = reached.fold(Some(k.vgprs_written), |m, c| Some(m? | c?)) {
+                        round_facts.vgprs_clobbered.insert(k.name.clone(), mask);
+                    }
+                    compiled[i] = Some(k);
+                }
+                Err(ds) => refusals.extend(ds.0),
             }
-            Err(ds) => refusals.extend(ds.0),
         }
     }
     let device: Vec<&str> = module.functions.iter().filter(|f| f.kind == FuncKind::Device).map(|f| f.name.as_str()).collect();
@@ -926,6 +961,50 @@ fn reaches_printf(kernel: &str, readers: &HashSet<&str>, callees: &HashMap<&str,
         }
     }
     false
+}
+
+/// The device functions compiled here (by index), in rounds: each function
+/// comes after every device function it calls (but itself), so that its
+/// callees' register facts are known when it is compiled. Functions on a
+/// cycle of calls through several functions, and those calling them, come
+/// in one last round. Kahn's algorithm over the call graph: linear in it.
+fn callee_first_rounds(module: &Module, callees: &HashMap<&str, Vec<&str>>, external: &dyn Fn(&str) -> bool) -> Vec<Vec<usize>> {
+    let compiled_here = |f: &Function| f.kind == FuncKind::Device && !external(&f.name);
+    let index: HashMap<&str, usize> = module.functions.iter().enumerate().filter(|(_, f)| compiled_here(f)).map(|(i, f)| (f.name.as_str(), i)).collect();
+    // For each function, how many of its callees compiled here are still
+    // to come, and who calls each.
+    let mut waiting = vec![0usize; module.functions.len()];
+    let mut callers: Vec<Vec<usize>> = vec![Vec::new(); module.functions.len()];
+    for (&name, &i) in &index {
+        for &c in callees.get(name).into_iter().flatten() {
+            if let Some(&k) = index.get(c).filter(|&&k| k != i) {
+                waiting[i] += 1;
+                callers[k].push(i);
+            }
+        }
+    }
+    let ours = |i: usize| index.get(module.functions[i].name.as_str()) == Some(&i);
+    let mut round: Vec<usize> = (0..module.functions.len()).filter(|&i| ours(i) && waiting[i] == 0).collect();
+    let mut placed = 0;
+    let mut rounds = Vec::new();
+    while !round.is_empty() {
+        placed += round.len();
+        let mut next = Vec::new();
+        for &f in &round {
+            for &c in &callers[f] {
+                waiting[c] -= 1;
+                if waiting[c] == 0 {
+                    next.push(c);
+                }
+            }
+        }
+        next.sort_unstable();
+        rounds.push(std::mem::replace(&mut round, next));
+    }
+    if placed < index.len() {
+        rounds.push((0..module.functions.len()).filter(|&i| ours(i) && waiting[i] > 0).collect());
+    }
+    rounds
 }
 
 /// [`CalleeFacts::vgprs_clobbered`]: the VGPRs below v32 each compiled
