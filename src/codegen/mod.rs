@@ -54,7 +54,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`) and the module-level inline, then selection
 /// and the machine passes.
-pub const PASSES: [&str; 33] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 34] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug)]

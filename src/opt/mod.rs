@@ -29,6 +29,7 @@ pub mod promote;
 pub mod reassociate;
 pub mod rewrite;
 pub mod schedule;
+pub mod select;
 pub mod simplify;
 pub mod spaces;
 
@@ -69,7 +70,7 @@ pub struct MirPass {
 }
 
 /// The MIR passes of one round, in order.
-pub const MIR_PASSES: [MirPass; 13] = [
+pub const MIR_PASSES: [MirPass; 14] = [
     MirPass { name: "promote", level: OptLevel::O1, run: |f, _| promote::run(f) },
     MirPass { name: "spaces", level: OptLevel::O1, run: |f, _| spaces::run(f) },
     MirPass { name: "simplify", level: OptLevel::O1, run: simplify::run_with_data },
@@ -81,6 +82,7 @@ pub const MIR_PASSES: [MirPass; 13] = [
     MirPass { name: "gvn", level: OptLevel::O1, run: |f, _| gvn::run(f) },
     MirPass { name: "dce", level: OptLevel::O1, run: |f, _| dce::run(f) },
     MirPass { name: "merge", level: OptLevel::O1, run: |f, _| merge::run(f) },
+    MirPass { name: "select", level: OptLevel::O1, run: |f, _| select::run(f) },
     MirPass { name: "branches", level: OptLevel::O1, run: |f, _| branches::run(f) },
     MirPass { name: "schedule", level: OptLevel::O1, run: |f, _| schedule::run(f) },
 ];
