@@ -1844,12 +1844,14 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
             // below v32 only where no call clobbers them (its callees were
             // compiled first and write none of them, `vgprs_clobbered`).
             let lane_vgprs = vgpr_top..vgpr_top + spill_vgpr_count;
-            let survive_calls = !llvm_calls
-                && vcode.insts.iter().all(|m| match &m.kind {
-                    MKind::Call { clobbers, .. } => lane_vgprs.clone().all(|v| !clobbers.contains(ra::PReg::new(usize::from(v), ra::RegClass::Float))),
-                    _ => true,
-                });
-            let fits_below = (!calls || survive_calls) && vgpr_top + spill_vgpr_count <= 32 && !highest_argument_vgpr.is_some_and(|v| v >= vgpr_top);
+            let survive_calls = || {
+                !llvm_calls
+                    && vcode.insts.iter().all(|m| match &m.kind {
+                        MKind::Call { clobbers, .. } => lane_vgprs.clone().all(|v| !clobbers.contains(ra::PReg::new(usize::from(v), ra::RegClass::Float))),
+                        _ => true,
+                    })
+            };
+            let fits_below = vgpr_top + spill_vgpr_count <= 32 && !highest_argument_vgpr.is_some_and(|v| v >= vgpr_top) && (!calls || survive_calls());
             if fits_below {
                 (vgpr_top, Vec::new())
             } else {
