@@ -1260,3 +1260,23 @@ fn uniform_vector_loads_take_offsets_in_the_instruction() {
         assert!(carries <= 1, "{}: {carries} 64-bit scalar adds (the index's only)\n{asm}", target.isa_name());
     }
 }
+
+/// Uniform 64-bit order compares (`slt`, `ult`, ... of values in SGPR pairs)
+/// stay on the scalar unit: the borrow of `s_sub_u32`/`s_subb_u32` is the
+/// unsigned order, flipped sign bits give the signed one. Every predicate
+/// between eight values (equal and different high halves, both signs) and
+/// against constants, one work-group per pair: the simulator equals the
+/// interpreter on every target at -O0 and -O2, and no VALU compare is left.
+#[test]
+fn uniform_64_bit_compares_use_the_scalar_borrow() {
+    let spec = LaunchSpec::from_flags("4096", "64", &["out=i32:zero:64".into()], &["out=@out".into()], &[]).unwrap();
+    check("uniform_compare64.mir", &spec, false, false);
+    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/uniform_compare64.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let module = mir::parse(&text).unwrap();
+    for target in targets() {
+        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let asm = &kernels[0].asm;
+        assert!(!asm.contains("v_cmp"), "{}:\n{asm}", target.isa_name());
+        assert!(asm.matches("s_subb_u32").count() >= 12, "{}:\n{asm}", target.isa_name());
+    }
+}

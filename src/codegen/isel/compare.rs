@@ -64,6 +64,9 @@ impl<'a> Isel<'a> {
             }
             return Ok(Lowered::Bool(self.to_bool(&cmp)?));
         }
+        if wide && !divergent {
+            return self.scalar_order64(pred, a, b);
+        }
         if wide && divergent {
             // Both high halves known zero (zero extensions; constants below
             // 2^32): the low halves decide, as unsigned numbers (both values
@@ -98,6 +101,56 @@ impl<'a> Isel<'a> {
         }
         let m = self.vcmp(vcmp32_opcode(pred), a, b)?;
         Ok(Lowered::Mask(m))
+    }
+
+    /// A uniform 64-bit order compare on the scalar unit, which has 64-bit
+    /// equality only: `x <u y` is the borrow out of `x - y`, which
+    /// `s_sub_u32` / `s_subb_u32` leave in SCC; the signed order is the
+    /// unsigned one of both operands with their sign bits flipped; `>` swaps
+    /// the operands, `<=` and `>=` negate. Three instructions (four or five
+    /// signed) where a VALU compare needed the operands in VGPRs and its lane
+    /// mask turned back into a scalar boolean (seven, llc-22's count too).
+    fn scalar_order64(&mut self, pred: IntPred, a: Lowered, b: Lowered) -> Result<Lowered, Diagnostic> {
+        if let (Lowered::Imm(x), Lowered::Imm(y)) = (&a, &b) {
+            return Ok(Lowered::Imm(u64::from(interp::ops::icmp(pred, 64, *x, *y))));
+        }
+        let (x, y, negate) = match pred {
+            IntPred::Ult | IntPred::Slt => (a, b, false),
+            IntPred::Ugt | IntPred::Sgt => (b, a, false),
+            IntPred::Ule | IntPred::Sle => (b, a, true),
+            IntPred::Uge | IntPred::Sge => (a, b, true),
+            IntPred::Eq | IntPred::Ne => unreachable!("64-bit equality has its own compare"),
+        };
+        let signed = matches!(pred, IntPred::Slt | IntPred::Sle | IntPred::Sgt | IntPred::Sge);
+        let halves = |s: &mut Self, l: &Lowered| -> Result<[Src; 2], Diagnostic> {
+            Ok(match *l {
+                Lowered::Imm(bits) => {
+                    let bits = if signed { bits ^ (1 << 63) } else { bits };
+                    [Src::Imm(bits as u32), Src::Imm((bits >> 32) as u32)]
+                }
+                _ => {
+                    let p = s.to_s64(l)?;
+                    if signed {
+                        let flipped = s.vreg(Class::Sgpr);
+                        s.emit(Opcode::s_xor_b32, &[Dst::R(flipped)], &[Src::Half(p, 1), Src::Imm(0x8000_0000)], |_| {});
+                        [Src::Half(p, 0), Src::R(flipped)]
+                    } else {
+                        [Src::Half(p, 0), Src::Half(p, 1)]
+                    }
+                }
+            })
+        };
+        let (hx, hy) = (halves(self, &x)?, halves(self, &y)?);
+        let difference = self.vreg(Class::SgprPair);
+        let d = self.vreg(Class::Sgpr);
+        let (when_less, otherwise) = if negate { (0, 1) } else { (1, 0) };
+        // One sequence: the borrow travels in SCC to the select.
+        self.emit_seq(&[
+            (Opcode::s_sub_u32, &[Dst::Half(difference, 0)], &[hx[0], hy[0]]),
+            (Opcode::s_subb_u32, &[Dst::Half(difference, 1)], &[hx[1], hy[1]]),
+            (Opcode::s_cselect_b32, &[Dst::R(d)], &[Src::Imm(when_less), Src::Imm(otherwise)]),
+        ]);
+        Ok(Lowered::Bool(d))
     }
 }
 
