@@ -405,10 +405,16 @@ impl<'a> Isel<'a> {
                 }
                 Dst::VPair(lo, hi) => {
                     self.pair_defs.insert((lo, hi));
-                    // Results leave the window after the instruction, so they must
-                    // not share registers with the sources still being read.
-                    ops.push(ra::Operand::new(lo, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early));
-                    ops.push(ra::Operand::new(hi, ra::OperandConstraint::Reg, ra::OperandKind::Def, ra::OperandPos::Early));
+                    // One hardware instruction reads its sources before it
+                    // writes its result (into the window, copied out after it,
+                    // or in place), so a source that dies here may share a
+                    // result's register: a loop's 64-bit induction value
+                    // updated in place needs no copies on the back edge. Not
+                    // the 64-bit multiply-adds, whose result may not overlap a
+                    // source on gfx11.
+                    let pos = if matches!(op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32) { ra::OperandPos::Early } else { ra::OperandPos::Late };
+                    ops.push(ra::Operand::new(lo, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos));
+                    ops.push(ra::Operand::new(hi, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos));
                     let n = ops.len() as u8;
                     fills.push((slot, Fill::VPair { lo: n - 2, hi: n - 1, window }));
                     window += 1;
