@@ -80,11 +80,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
             scan.step_back(&mut point, &block[c]);
         }
         if removed > 0 {
-            let mut k = 0;
-            block.retain(|_| {
-                k += 1;
-                keep[k - 1]
-            });
+            super::expand::keep_marked(block, &keep);
         }
     }
     removed
@@ -122,20 +118,11 @@ fn definition(block: &[super::expand::Emitted], c: usize, d: (u16, u16), s: (u16
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codegen::expand::{Emitted, SpillCounts};
+    use crate::codegen::expand::test_code::{function, inst, s, v};
+    use crate::codegen::expand::Emitted;
     use crate::isa::{Gpu, Operand, Reg};
 
-    fn inst(op: Opcode, defs: Vec<Operand>, uses: Vec<Operand>) -> Emitted {
-        Emitted { inst: isa::Inst::new(op, defs, uses), target: None, symbol: None, cfi: Vec::new() }
-    }
 
-    fn v(n: u16) -> Operand {
-        Operand::Reg(Reg::v(n, 1))
-    }
-
-    fn s(n: u16) -> Operand {
-        Operand::Reg(Reg::s(n, 1))
-    }
 
     fn end() -> Emitted {
         inst(Opcode::s_endpgm, vec![], vec![])
@@ -144,7 +131,7 @@ mod tests {
     /// The block after the pass (one block ending the program) and how many
     /// copies went.
     fn after(block: Vec<Emitted>) -> (Vec<isa::Inst>, usize) {
-        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], windows: None, call_vgpr_reads: 0, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        let mut code = function(vec![(0, "b".into(), block)], 0);
         let removed = run(&mut code, Target::new(Gpu::Gfx90a));
         (code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect(), removed)
     }

@@ -389,11 +389,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
             scan.step_back(&mut point, e);
         }
         if removed > 0 {
-            let mut index = 0;
-            block.retain(|_| {
-                index += 1;
-                keep[index - 1]
-            });
+            super::expand::keep_marked(block, &keep);
         }
     }
     removed
@@ -402,24 +398,15 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codegen::expand::{Emitted, SpillCounts};
+    use crate::codegen::expand::test_code::{function, inst, s, v};
+    use crate::codegen::expand::Emitted;
     use crate::isa::{Gpu, Operand, Reg};
 
-    fn inst(op: Opcode, defs: Vec<Operand>, uses: Vec<Operand>) -> Emitted {
-        Emitted { inst: isa::Inst::new(op, defs, uses), target: None, symbol: None, cfi: Vec::new() }
-    }
 
-    fn s(n: u16) -> Operand {
-        Operand::Reg(Reg::s(n, 1))
-    }
-
-    fn v(n: u16) -> Operand {
-        Operand::Reg(Reg::v(n, 1))
-    }
 
     /// The opcodes left after the pass, and how many it removed.
     fn survivors(block: Vec<Emitted>) -> (Vec<Opcode>, usize) {
-        let mut code = Expanded { blocks: vec![(0, "b".into(), block)], windows: None, call_vgpr_reads: 0, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        let mut code = function(vec![(0, "b".into(), block)], 0);
         let removed = run(&mut code, isa::Target::new(Gpu::Gfx90a));
         (code.blocks[0].2.iter().map(|e| e.inst.op).collect(), removed)
     }
@@ -479,7 +466,7 @@ mod tests {
             (1, "b1".into(), vec![inst(Opcode::s_endpgm, vec![], vec![])]),
             (2, "b2".into(), last),
         ];
-        let mut code = Expanded { blocks, windows: None, call_vgpr_reads: 0, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        let mut code = function(blocks, 0);
         run(&mut code, isa::Target::new(Gpu::Gfx90a))
     }
 
@@ -495,7 +482,7 @@ mod tests {
             (1, "b1".into(), vec![inst(Opcode::s_endpgm, vec![], vec![])]),
             (2, "b2".into(), last),
         ];
-        let mut code = Expanded { blocks, windows: None, call_vgpr_reads, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+        let mut code = function(blocks, call_vgpr_reads);
         run(&mut code, isa::Target::new(Gpu::Gfx90a))
     }
 
@@ -538,7 +525,7 @@ mod tests {
                 inst(Opcode::s_add_u32, vec![s(9)], vec![s(8), s(8)]),
                 inst(Opcode::s_endpgm, vec![], vec![]),
             ];
-            let mut code = Expanded { blocks: vec![(0, "b".into(), block)], windows: None, call_vgpr_reads: 0b1, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 };
+            let mut code = function(vec![(0, "b".into(), block)], 0b1);
             let removed = run(&mut code, isa::Target::new(Gpu::Gfx90a));
             (code.blocks[0].2.iter().map(|e| e.inst.op).collect::<Vec<_>>(), removed)
         };

@@ -419,6 +419,16 @@ pub fn vgprs_named(blocks: &[(usize, String, Vec<Emitted>)]) -> u16 {
     blocks.iter().flat_map(|(_, _, c)| c).flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(vgpr_span).map(|(b, n)| b + n).max().unwrap_or(0)
 }
 
+/// Drops the instructions of a block whose `keep` entry is false (the
+/// machine passes mark what they delete during a scan, then drop it once).
+pub fn keep_marked(block: &mut Vec<Emitted>, keep: &[bool]) {
+    let mut k = 0;
+    block.retain(|_| {
+        k += 1;
+        keep[k - 1]
+    });
+}
+
 /// The hardware registers an operand covers, as (first operand code, count).
 pub fn reg_span(op: &isa::Operand) -> Option<(u16, u16)> {
     match op {
@@ -2041,4 +2051,31 @@ pub fn check_registers(code: &Expanded, target: Target, func_name: &str) -> Resu
         }
     }
     Ok(())
+}
+
+/// Hardware code for the machine passes' unit tests.
+#[cfg(test)]
+pub(super) mod test_code {
+    use super::{Emitted, Expanded, SpillCounts};
+    use crate::isa;
+
+    /// An instruction without a branch target, symbol or frame rows.
+    pub fn inst(op: isa::Opcode, defs: Vec<isa::Operand>, uses: Vec<isa::Operand>) -> Emitted {
+        Emitted { inst: isa::Inst::new(op, defs, uses), target: None, symbol: None, cfi: Vec::new() }
+    }
+
+    /// One VGPR and one SGPR.
+    pub fn v(n: u16) -> isa::Operand {
+        isa::Operand::Reg(isa::Reg::v(n, 1))
+    }
+
+    pub fn s(n: u16) -> isa::Operand {
+        isa::Operand::Reg(isa::Reg::s(n, 1))
+    }
+
+    /// A function of these blocks without windows, spills or counts; its
+    /// calls pass values in the VGPRs `call_vgpr_reads` names (bit n: vn).
+    pub fn function(blocks: Vec<(usize, String, Vec<Emitted>)>, call_vgpr_reads: u32) -> Expanded {
+        Expanded { blocks, windows: None, call_vgpr_reads, vgprs: 0, agprs: 0, spills: SpillCounts::default(), sgprs: 0, uses_vcc: false, scratch_bytes: 0, frame_bytes: 0 }
+    }
 }

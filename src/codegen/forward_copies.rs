@@ -97,11 +97,7 @@ pub fn run(code: &mut Expanded) -> usize {
             }
         }
         if keep.contains(&false) {
-            let mut k = 0;
-            block.retain(|_| {
-                k += 1;
-                keep[k - 1]
-            });
+            super::expand::keep_marked(block, &keep);
         }
     }
     rewritten

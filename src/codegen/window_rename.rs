@@ -255,12 +255,10 @@ fn vgpr_copy(inst: &crate::isa::Inst) -> Option<(u16, u16)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codegen::expand::test_code::inst;
     use crate::codegen::expand::{Emitted, SpillCounts, Windows};
     use crate::isa::{self, Gpu, Opcode, Reg};
 
-    fn inst(op: Opcode, defs: Vec<Operand>, uses: Vec<Operand>) -> Emitted {
-        Emitted { inst: isa::Inst::new(op, defs, uses), target: None, symbol: None, cfi: Vec::new() }
-    }
 
     fn v(n: u16, size: u8) -> Operand {
         Operand::Reg(Reg::v(n, size))
