@@ -1280,3 +1280,33 @@ fn uniform_64_bit_compares_use_the_scalar_borrow() {
         assert!(asm.matches("s_subb_u32").count() >= 12, "{}:\n{asm}", target.isa_name());
     }
 }
+
+/// The VGPR whose lanes hold a calling device function's return address
+/// sits below v32 where its callee leaves it alone; a `callconv(llvm)`
+/// function saves it with every lane on (LLVM's callers keep values in the
+/// lanes that are off at a call, which LLVM's convention has callees
+/// preserve), one under our convention (which clobbers every lane of
+/// v0-v31) does not. Both run as the interpreter says on every target.
+#[test]
+fn return_address_lanes_stay_below_v32_and_are_saved_under_llvms_convention() {
+    let spec = LaunchSpec::from_flags("64", "64", &["out=i32:zero:64".into()], &["out=@out".into()], &[]).unwrap();
+    let llvm = std::fs::read_to_string(format!("{}/tests/data/codegen/return_address_lanes.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let ours = llvm.replace("callconv(llvm) ", "");
+    assert_ne!(llvm, ours);
+    for (text, saves) in [(&llvm, true), (&ours, false)] {
+        // A kernel's call to an LLVM-convention function clobbers every
+        // register class, so at -O0 what lives across it spills.
+        check_text("return_address_lanes.mir", text, &spec, saves, None);
+        let module = mir::parse(text).unwrap();
+        for target in targets() {
+            let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+            let mid = kernels.iter().find(|k| k.name == "mid").unwrap();
+            let lanes_vgpr = mid.asm.lines().find_map(|l| l.trim().strip_prefix("v_writelane_b32 v")).and_then(|rest| rest.split(',').next()).and_then(|n| n.parse::<u32>().ok()).unwrap();
+            assert!(lanes_vgpr < 32, "{}:\n{}", target.isa_name(), mid.asm);
+            let saved = mid.asm.lines().any(|l| l.contains("store_") && l.contains(&format!(" v{lanes_vgpr},")));
+            let whole_wave = mid.asm.contains("saveexec_b64 s") && mid.asm.contains(", -1") || mid.asm.contains("saveexec_b32 s");
+            assert_eq!((saved, saved && whole_wave), (saves, saves), "{}:\n{}", target.isa_name(), mid.asm);
+            assert_eq!(mid.frame_bytes > 0, saves, "{}", target.isa_name());
+        }
+    }
+}

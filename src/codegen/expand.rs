@@ -1862,8 +1862,17 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
                     })
             };
             let fits_below = vgpr_top + spill_vgpr_count <= 32 && !highest_argument_vgpr.is_some_and(|v| v >= vgpr_top) && (!calls || survive_calls());
-            if fits_below {
+            if fits_below && !vcode.llvm_convention {
+                // Not saved: our convention clobbers every lane of v0-v31
+                // (callers move values in blocks with lanes off with every
+                // lane on, docs/abi.md).
                 (vgpr_top, Vec::new())
+            } else if fits_below {
+                // LLVM's convention has callees preserve the lanes that are
+                // off at the call in every VGPR (its callers save only
+                // active lanes), and `v_writelane` writes lanes whatever
+                // EXEC is: saved with every lane on, as llc-22 saves them.
+                (vgpr_top, (vgpr_top..vgpr_top + spill_vgpr_count).collect())
             } else {
                 let first = if llvm_calls { llvm_preserved(high_end.max(40)) } else { high_end };
                 (first, (first..first + spill_vgpr_count).collect())

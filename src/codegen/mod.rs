@@ -356,6 +356,7 @@ pub fn compile_kernel(
         let live = pressure.most;
         let live_vgprs = live[1];
         selected.vcode.callee_windows_high = callee_windows_high(&selected.vcode, live_vgprs);
+        selected.vcode.llvm_convention = func.conv == crate::mir::CallConv::Llvm;
         selected.vcode.elide_arrival_copies();
         let allocation = regalloc::allocate(&selected.vcode, t, &func.name, &pressure)?;
         lap(report, "regalloc");

@@ -341,6 +341,10 @@ pub struct VCode {
     /// they arrive) and saves two VGPRs per window instead of four or more
     /// for values above v31 (`codegen::callee_windows_high`).
     pub callee_windows_high: bool,
+    /// A device function under LLVM's convention (`callconv(llvm)`): its
+    /// callers may keep values in the lanes of v0-v31 that are off at the
+    /// call, which it must therefore preserve (ours clobber every lane).
+    pub llvm_convention: bool,
     /// regalloc2 debug labels: (vreg, from, to, label), sorted by vreg. Set
     /// for the allocation that keeps VGPR operands in slots, so that its
     /// output says where each value lives (`regalloc::slot_colors`).
