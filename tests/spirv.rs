@@ -133,6 +133,11 @@ fn check_source(cl: &Path, tools: [&Path; 3], work: &Path, failures: &mut Vec<St
             return;
         }
     };
+    // The translated module printed (`--emit mir`) is MIR that parses and
+    // verifies again (clang names blocks `.thread66`: labels are renamed).
+    if let Err(e) = mir::parse(&module.to_string()).map_err(|d| d.to_string()).and_then(|m| mir::verify::verify(&m).map_err(|ds| format!("{ds:?}"))) {
+        failures.push(format!("{name}: the printed translation does not read back: {e}"));
+    }
     // (a) our compilation against the interpreter, on every target.
     let mut wants = Vec::new();
     for (line, spec) in &specs {

@@ -315,6 +315,22 @@ pub fn sanitize(name: &str) -> String {
     }
 }
 
+/// A MIR block label for a SPIR-V label: its OpName made a MIR name that
+/// starts as labels must (a letter or `_`: clang names blocks `.thread66`),
+/// unique within the function (a repeated name gets a number), so that the
+/// translated module printed with `--emit mir` parses again.
+fn block_label(name: Option<&str>, label: u32, taken: &mut std::collections::HashSet<String>) -> String {
+    let base = sanitize(name.unwrap_or(&format!("b{label}")));
+    let base = if base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') { base } else { format!("b{base}") };
+    let mut chosen = base.clone();
+    let mut n = 1;
+    while !taken.insert(chosen.clone()) {
+        chosen = format!("{base}.{n}");
+        n += 1;
+    }
+    chosen
+}
+
 /// The OpFunction's FunctionControl as MIR's inline hint (docs/spirv.md):
 /// `DontInline` (OpenCL's `__attribute__((noinline))`) keeps the calls,
 /// `Inline` (`always_inline`) asks for the body at every call.
@@ -366,6 +382,7 @@ fn translate_function(
     // Parameters, blocks and phis first.
     let mut byval = Vec::new();
     let mut current_label = None;
+    let mut block_names: std::collections::HashSet<String> = std::collections::HashSet::new();
     for inst in body {
         match inst.op() {
             Op::FunctionParameter => {
@@ -387,7 +404,7 @@ fn translate_function(
             }
             Op::Label => {
                 let label = inst.inst.result_id.unwrap_or(0);
-                let bname = sanitize(facts.name(label).unwrap_or(&format!("b{label}")));
+                let bname = block_label(facts.name(label), label, &mut block_names);
                 let block = fx.b.create_block(&bname);
                 fx.blocks.insert(label, block);
                 current_label = Some(label);
