@@ -1109,8 +1109,14 @@ impl Ctx<'_> {
             }
             MKind::MakePair => {
                 let (p, lo, hi) = (reg(0), reg(1), reg(2));
-                self.mov(Self::half_of(p, 0), lo);
-                self.mov(Self::half_of(p, 1), hi);
+                if lo.base.is_scalar() && lo.base.0 % 2 == 0 && hi.base.0 == lo.base.0 + 1 {
+                    // The halves already form an aligned pair (a kernel's
+                    // input pointer arriving as two SGPRs): one 64-bit move.
+                    self.mov(p, isa::Reg::new(lo.base, 2));
+                } else {
+                    self.mov(Self::half_of(p, 0), lo);
+                    self.mov(Self::half_of(p, 1), hi);
+                }
             }
             MKind::LaneMerge { vector, masked, invert } => {
                 let (d, acc, x) = (reg(0), reg(1), reg(2));
