@@ -15,8 +15,18 @@ fn targets() -> Vec<CodeObjectTarget> {
     CodeObjectTarget::all_configurations()
 }
 
+/// The text of a file of tests/data/codegen.
+fn data_text(file: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/codegen/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// The module compiled for `target` with the default options (-O2).
+fn compile_default(module: &mir::Module, target: &CodeObjectTarget) -> (codeobj::CodeObject, Vec<codegen::CompiledKernel>) {
+    codegen::compile_module(module, target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap()
+}
+
 fn check(file: &str, spec: &LaunchSpec, expect_spills: bool, expect_scratch: bool) {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text(file);
     check_text(file, &text, spec, expect_spills, expect_scratch);
 }
 
@@ -103,7 +113,7 @@ fn vgpr_values_beyond_regalloc2s_64_stay_in_registers() {
     // 80 values live: regalloc2's VGPR class holds 64, its spill slots are
     // VGPRs above them, nothing goes to memory.
     let spec = LaunchSpec::from_flags("128", "64", &["in=f32:iota:10240".into(), "out=f32:zero:128".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
-    for (target, stats) in check_text("pressure_vgpr.mir", &std::fs::read_to_string(format!("{}/tests/data/codegen/pressure_vgpr.mir", env!("CARGO_MANIFEST_DIR"))).unwrap(), &spec, true, false) {
+    for (target, stats) in check_text("pressure_vgpr.mir", &data_text("pressure_vgpr.mir"), &spec, true, false) {
         assert_eq!(stats.vgpr_spills, 0, "{target}");
         assert!(stats.slot_vgprs > 0 && stats.vgprs >= 80 && stats.vgprs <= 96, "{target}: {stats:?}");
     }
@@ -215,7 +225,7 @@ fn dual_issue_pairs_compute_what_the_interpreter_does() {
     )
     .unwrap();
     check("dual_issue.mir", &spec, false, false);
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/dual_issue.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("dual_issue.mir");
     let module = mir::parse(&text).unwrap();
     for target in targets() {
         for level in [OptLevel::O0, OptLevel::O2] {
@@ -324,7 +334,7 @@ fn calls_to_device_functions() {
     // multiplies by constants stopped multiplying by their zero and one
     // halves); the callee whose SGPR spills need v32 still spills.
     check("call_frames.mir", &spec, false, true);
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/call_frames.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("call_frames.mir");
     let options = Options { opt_level: OptLevel::O0, ..Options::default() };
     for target in targets() {
         let (_, compiled) = codegen::compile_module(&mir::parse(&text).unwrap(), &target, CodeObjectVersion::V5, &options, &mut Report::default()).unwrap();
@@ -336,7 +346,7 @@ fn calls_to_device_functions() {
     let spec = LaunchSpec::from_flags("128", "64", &["in=f32:iota:128".into(), "out=f32:zero:128".into()], &["in=@in".into(), "out=@out".into(), "k=3".into()], &[]).unwrap();
     let want = mir::launch::run(&module, &spec).unwrap();
     for target in targets() {
-        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (object, _) = compile_default(&module, &target);
         let (got, _) = amdgpu_cg::sim::run_launch(&codeobj::write_hsaco(&object).unwrap(), &spec).unwrap();
         let out = |b: &[amdgpu_cg::mir::launch::BufferOutput]| b.iter().find(|b| b.name == "out").unwrap().elements();
         assert_eq!(out(&got), out(&want.buffers), "call.mir on {}", target.isa_name());
@@ -412,7 +422,7 @@ fn f16_arithmetic_compares_and_conversions() {
         &[],
     )
     .unwrap();
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/f16.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("f16.mir");
     let module = mir::parse(&text).unwrap();
     let want = mir::launch::run(&module, &spec).unwrap();
     for target in targets() {
@@ -471,10 +481,10 @@ fn nested_and_recursive_calls() {
     check("large_frames.mir", &spec, false, true);
     check("frame_edges.mir", &spec, false, true);
     let mut fact_frame = 0;
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/nested_calls.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("nested_calls.mir");
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let k = kernels.iter().find(|k| k.is_kernel).unwrap();
         assert!(k.resources.uses_dynamic_stack, "recursion: dynamic stack on {}", target.isa_name());
         let fact = kernels.iter().find(|f| f.name == "fact").unwrap();
@@ -520,7 +530,7 @@ fn wave_operations_in_full_and_partial_waves() {
 /// Runs a wave test kernel (`in`, `out` and `extra` arguments) on every target
 /// with the interpreter's wave size set to the target's.
 fn check_waves(file: &str, input: &[String], out_len: usize, extra: &[String]) {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text(file);
     let module = mir::parse(&text).unwrap();
     mir::verify::verify(&module).unwrap();
     for target in targets() {
@@ -548,7 +558,7 @@ fn check_waves(file: &str, input: &[String], out_len: usize, extra: &[String]) {
 /// kernel's results equal the interpreter's.
 #[test]
 fn uniform_global_loads_are_scalar_only_before_any_write() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/unclobbered_loads.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("unclobbered_loads.mir");
     for kernel in ["store", "atomic", "barrier", "fence", "call", "lds", "loop"] {
         let mut args = vec!["in=@in".to_string(), "out=@out".to_string()];
         if kernel == "loop" {
@@ -596,7 +606,7 @@ fn transcendental_results_read_across_blocks() {
 #[test]
 fn data_holding_addresses() {
     let spec = LaunchSpec::from_flags("64", "64", &["out=i32:zero:128".into()], &["out=@out".into()], &[]).unwrap();
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/module_addresses.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("module_addresses.mir");
     let want = mir::launch::run(&mir::parse(&text).unwrap(), &spec).unwrap();
     let by_hand: Vec<String> = (0..64).flat_map(|i| [if i % 2 == 0 { 30 + 10 + 5 + 20 + 9 + 8 } else { 30 + 40 + 5 + 20 + 9 + 8 }, 3]).map(|v: i32| v.to_string()).collect();
     assert_eq!(want.buffers[0].elements(), by_hand);
@@ -632,7 +642,7 @@ entry:
     let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:128".into(), "out=i32:zero:128".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
     let want = mir::launch::run(&module, &spec).unwrap();
     for target in targets() {
-        let (object, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (object, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         assert_eq!(asm.matches("v_mad_i64_i32").count(), 2, "{}:\n{asm}", target.isa_name());
         assert!(!asm.contains("v_lshlrev_b64") && !asm.contains("v_ashrrev_i32"), "{}:\n{asm}", target.isa_name());
@@ -708,12 +718,12 @@ entry:
 /// into a window sits between them.
 #[test]
 fn address_sums_are_computed_in_the_address_registers() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/address_sums.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("address_sums.mir");
     let module = mir::parse(&text).unwrap();
     let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:1024".into(), "out=i32:zero:64".into()], &["in=@in".into(), "out=@out".into(), "u=24".into()], &[]).unwrap();
     let want = mir::launch::run(&module, &spec).unwrap();
     for target in targets() {
-        let (object, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (object, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let lines: Vec<&str> = asm.lines().map(str::trim).filter(|l| l.starts_with(|c: char| c.is_ascii_lowercase())).collect();
         let loads: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("global_load")).collect();
@@ -743,7 +753,7 @@ fn load_address(line: &str) -> String {
 /// store, and computes what the interpreter does.
 #[test]
 fn vector_memory_is_multi_dword_where_registers_allow() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/vector_memory.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("vector_memory.mir");
     let module = mir::parse(&text).unwrap();
     let buffers = ["in=f32:iota:1024".into(), "out=f32:zero:256".into(), "rev=f32:zero:256".into(), "d=f64:zero:128".into(), "t=i32:zero:192".into()];
     let args = ["in=@in".into(), "out=@out".into(), "rev=@rev".into(), "d=@d".into(), "t=@t".into()];
@@ -758,7 +768,7 @@ fn vector_memory_is_multi_dword_where_registers_allow() {
         other => panic!("unexpected access {other}"),
     };
     for target in targets() {
-        let (object, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (object, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let names: Vec<&str> = asm.lines().filter_map(|l| l.split_whitespace().next()).filter(|n| n.starts_with("global_load") || n.starts_with("global_store")).collect();
         let loaded: u32 = names.iter().filter(|n| n.starts_with("global_load")).map(|n| dwords(n)).sum();
@@ -784,7 +794,7 @@ fn vector_memory_is_multi_dword_where_registers_allow() {
 /// two.
 #[test]
 fn lds_reads_of_one_address_pair_up() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/lds_read_pairs.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("lds_read_pairs.mir");
     let spec = LaunchSpec::from_flags("64", "64", &["out=i32:zero:64".into()], &["out=@out".into()], &[]).unwrap();
     check_text("lds_read_pairs.mir", &text, &spec, false, false);
     let module = mir::parse(&text).unwrap();
@@ -811,12 +821,12 @@ fn lds_reads_of_one_address_pair_up() {
 /// down past that load would give it the old value).
 #[test]
 fn lds_writes_of_one_address_pair_up() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/lds_write_pairs.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("lds_write_pairs.mir");
     let spec = LaunchSpec::from_flags("64", "64", &["out=i32:zero:64".into()], &["out=@out".into()], &[]).unwrap();
     check_text("lds_write_pairs.mir", &text, &spec, false, false);
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let count = |names: [&str; 2]| asm.lines().filter_map(|l| l.split_whitespace().next()).filter(|n| names.contains(n)).count();
         let st64 = count(["ds_write2st64_b32", "ds_store_2addr_stride64_b32"]);
@@ -837,7 +847,7 @@ fn adjacent_pointer_arguments_load_as_one_quad() {
     check_text("vector_add.mir", &text, &spec, false, false);
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let loads: Vec<&str> = asm.lines().map(str::trim).filter(|l| l.starts_with("s_load")).collect();
         let quads: Vec<&&str> = loads.iter().filter(|l| l.starts_with("s_load_dwordx4 ") || l.starts_with("s_load_b128 ")).collect();
@@ -857,12 +867,12 @@ fn adjacent_pointer_arguments_load_as_one_quad() {
 /// Each if's EXEC save and narrowing is one `s_and_saveexec`.
 #[test]
 fn values_through_divergent_joins_are_not_copied() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/join_copies.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("join_copies.mir");
     let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:64".into(), "out=i32:zero:64".into()], &["in=@in".into(), "out=@out".into()], &[]).unwrap();
     check_text("join_copies.mir", &text, &spec, false, false);
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let copies = asm.lines().filter(|l| l.trim_start().starts_with("v_mov_b32")).count();
         assert!(copies <= 1, "{}: {copies} copies:\n{asm}", target.isa_name());
@@ -887,7 +897,7 @@ fn loop_exits_narrow_exec_in_place() {
     check_text("divergent_loop.mir", &text, &spec, false, false);
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let insts: Vec<Vec<&str>> = asm.lines().map(|l| l.split([' ', ',']).filter(|w| !w.is_empty()).collect()).collect();
         let narrows = |i: &&Vec<&str>| i.len() == 4 && (i[0].starts_with("s_andn2_b") || i[0].starts_with("s_and_not1_b")) && i[1].starts_with("exec") && i[2].starts_with("exec");
@@ -911,7 +921,7 @@ fn loop_exits_narrow_exec_in_place() {
 /// literal operand is fused only on gfx11, whose VOP3 encodes one.
 #[test]
 fn uniform_compares_are_made_where_their_one_use_reads_scc() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/uniform_compares.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("uniform_compares.mir");
     // Each compare both ways: u = -7 takes the branch, 4886718345 (not an
     // inline constant) is c2; v = 3 and 4 decide the divergent select.
     for (u, v) in [("-7", "3"), ("4886718345", "4"), ("0", "3")] {
@@ -920,7 +930,7 @@ fn uniform_compares_are_made_where_their_one_use_reads_scc() {
     }
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let count = |op: &str| asm.lines().filter(|l| l.split_whitespace().next() == Some(op)).count();
         let name = target.isa_name();
@@ -934,14 +944,14 @@ fn uniform_compares_are_made_where_their_one_use_reads_scc() {
 
 #[test]
 fn gfx942_adds_64_bit_pairs_without_a_carry() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/add64_pairs.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("add64_pairs.mir");
     // Values near 2^32 and 2^64, so the low halves carry.
     let data: Vec<String> = (0..128u64).map(|k| (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 0xffff_fff0) as i64).map(|v| v.to_string()).collect();
     let spec = LaunchSpec::from_flags("64", "64", &[format!("in=i64:{}", data.join(",")), "out=i64:zero:512".into()], &["in=@in".into(), "out=@out".into(), "u=4294967297".into()], &[]).unwrap();
     check_text("add64_pairs.mir", &text, &spec, false, false);
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let count = |op: &str| asm.lines().filter(|l| l.split_whitespace().next() == Some(op)).count();
         // x + u, x + y, y - 7, x - 12 and m + x.
@@ -976,7 +986,7 @@ fn gfx942_adds_64_bit_pairs_without_a_carry() {
     check_text("pairs_in_place.mir", text, &spec, false, false);
     let module = mir::parse(text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let expected = if target.isa_name().contains("gfx942") {
             3
         } else if target.isa_name().contains("gfx1100") {
@@ -990,12 +1000,12 @@ fn gfx942_adds_64_bit_pairs_without_a_carry() {
 
 #[test]
 fn dependent_valu_pairs_fuse_into_three_operand_forms() {
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/fused_valu.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("fused_valu.mir");
     let spec = LaunchSpec::from_flags("64", "64", &["in=i32:iota:64".into(), "out=i32:zero:64".into()], &["in=@in".into(), "out=@out".into(), "u=i32:1234567".into()], &[]).unwrap();
     check_text("fused_valu.mir", &text, &spec, false, false);
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let count = |op: &str| asm.lines().filter(|l| l.split_whitespace().next() == Some(op)).count();
         let gfx11 = target.isa_name().contains("gfx11");
@@ -1050,7 +1060,7 @@ counted:
     check_text("unread_atomics.mir", text, &spec, false, false);
     let module = mir::parse(text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         let lines = |op: &str| asm.lines().filter(|l| l.split_whitespace().next() == Some(op)).map(str::to_string).collect::<Vec<_>>();
         let name = target.isa_name();
@@ -1123,7 +1133,7 @@ b0:
     assert_eq!(want.buffers[0].bits()[0], 4 * 200 + 5);
     check_text("printf_buffer", text, &spec, false, None);
     for target in targets() {
-        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (object, _) = compile_default(&module, &target);
         let co = codeobj::reader::read(&codeobj::write_hsaco(&object).unwrap()).unwrap();
         assert_eq!(co.metadata[0].printf, module.printf_formats);
         let args = &co.kernels[0].metadata.as_ref().unwrap().args;
@@ -1194,7 +1204,7 @@ fn flat_atomics_area(parity: u32) -> Vec<i32> {
 fn flat_atomics_reach_global_memory_and_lds() {
     let initial: Vec<String> = [1000, 1000, -5, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (-1.0f64).to_bits() as i64 >> 32].iter().map(|v| v.to_string()).chain((0..64).map(|l: i32| l.to_string())).collect();
     let spec = LaunchSpec::from_flags("64", "64", &[format!("g=i32:{}", initial.join(",")), "out=i32:zero:144".into()], &["g=@g".into(), "out=@out".into()], &[]).unwrap();
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/flat_atomics.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("flat_atomics.mir");
     let want = mir::launch::run(&mir::parse(&text).unwrap(), &spec).unwrap();
     let strings = |v: Vec<i32>| v.into_iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let lds = flat_atomics_area(1);
@@ -1218,7 +1228,7 @@ fn flat_atomics_into_private_memory_are_reported() {
     let spec = LaunchSpec::from_flags("1", "1", &["out=i32:zero:1".into()], &["out=@out".into()], &[]).unwrap();
     assert!(mir::launch::run(&module, &spec).is_err());
     for target in targets() {
-        let (object, _) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (object, _) = compile_default(&module, &target);
         let hsaco = codeobj::write_hsaco(&object).unwrap();
         let e = amdgpu_cg::sim::run_launch(&hsaco, &spec).err().unwrap_or_else(|| panic!("{}: the simulator ran it", target.isa_name()));
         assert!(format!("{e}").contains("flat atomic into private memory"), "{}: {e}", target.isa_name());
@@ -1243,10 +1253,10 @@ fn uniform_vector_loads_take_offsets_in_the_instruction() {
     )
     .unwrap();
     check("uniform_vector_loads.mir", &spec, false, false);
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/uniform_vector_loads.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("uniform_vector_loads.mir");
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels.iter().find(|k| k.is_kernel).unwrap().asm;
         let lines: Vec<&str> = asm.lines().map(str::trim).collect();
         // The kernel arguments come from the kernarg segment's base, the
@@ -1271,10 +1281,10 @@ fn uniform_vector_loads_take_offsets_in_the_instruction() {
 fn uniform_64_bit_compares_use_the_scalar_borrow() {
     let spec = LaunchSpec::from_flags("4096", "64", &["out=i32:zero:64".into()], &["out=@out".into()], &[]).unwrap();
     check("uniform_compare64.mir", &spec, false, false);
-    let text = std::fs::read_to_string(format!("{}/tests/data/codegen/uniform_compare64.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = data_text("uniform_compare64.mir");
     let module = mir::parse(&text).unwrap();
     for target in targets() {
-        let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+        let (_, kernels) = compile_default(&module, &target);
         let asm = &kernels[0].asm;
         assert!(!asm.contains("v_cmp"), "{}:\n{asm}", target.isa_name());
         assert!(asm.matches("s_subb_u32").count() >= 12, "{}:\n{asm}", target.isa_name());
@@ -1290,7 +1300,7 @@ fn uniform_64_bit_compares_use_the_scalar_borrow() {
 #[test]
 fn return_address_lanes_stay_below_v32_and_are_saved_under_llvms_convention() {
     let spec = LaunchSpec::from_flags("64", "64", &["out=i32:zero:64".into()], &["out=@out".into()], &[]).unwrap();
-    let llvm = std::fs::read_to_string(format!("{}/tests/data/codegen/return_address_lanes.mir", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let llvm = data_text("return_address_lanes.mir");
     let ours = llvm.replace("callconv(llvm) ", "");
     assert_ne!(llvm, ours);
     for (text, saves) in [(&llvm, true), (&ours, false)] {
@@ -1299,7 +1309,7 @@ fn return_address_lanes_stay_below_v32_and_are_saved_under_llvms_convention() {
         check_text("return_address_lanes.mir", text, &spec, saves, None);
         let module = mir::parse(text).unwrap();
         for target in targets() {
-            let (_, kernels) = codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default()).unwrap();
+            let (_, kernels) = compile_default(&module, &target);
             let mid = kernels.iter().find(|k| k.name == "mid").unwrap();
             let lanes_vgpr = mid.asm.lines().find_map(|l| l.trim().strip_prefix("v_writelane_b32 v")).and_then(|rest| rest.split(',').next()).and_then(|n| n.parse::<u32>().ok()).unwrap();
             assert!(lanes_vgpr < 32, "{}:\n{}", target.isa_name(), mid.asm);

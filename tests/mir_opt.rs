@@ -45,6 +45,15 @@ fn count(module: &Module, pred: impl Fn(&Op) -> bool) -> usize {
     module.functions.iter().flat_map(|f| &f.blocks).flat_map(|b| &b.insts).filter(|i| pred(&i.op)).count()
 }
 
+/// The module with its first function's slots promoted (the pass must
+/// change it), verified.
+fn promoted(module: &Module) -> Module {
+    let mut promoted = module.clone();
+    assert!(opt::promote::run(&mut promoted.functions[0]));
+    assert!(mir::verify::verify(&promoted).is_ok(), "verified:\n{promoted}");
+    promoted
+}
+
 fn parse(text: &str) -> Module {
     mir::parse::parse(text).unwrap_or_else(|e| panic!("{e:?}"))
 }
@@ -630,9 +639,7 @@ done:
 }
 ",
     );
-    let mut promoted = module.clone();
-    assert!(opt::promote::run(&mut promoted.functions[0]));
-    assert!(mir::verify::verify(&promoted).is_ok(), "verified:\n{promoted}");
+    let promoted = promoted(&module);
     let f = &promoted.functions[0];
     let accesses = f.blocks.iter().flat_map(|b| &b.insts).filter(|i| matches!(i.op, Op::Load { .. } | Op::Store { .. })).count();
     assert_eq!(accesses, 3, "the store into %a, its load, the output store:\n{promoted}");
@@ -705,9 +712,7 @@ entry:
 }
 ",
     );
-    let mut promoted = module.clone();
-    assert!(opt::promote::run(&mut promoted.functions[0]));
-    assert!(mir::verify::verify(&promoted).is_ok(), "verified:\n{promoted}");
+    let promoted = promoted(&module);
     let slot_accesses = count(&promoted, |op| matches!(op, Op::Load { .. }) || matches!(op, Op::Store { ty, .. } if *ty != mir::Type::F32));
     assert_eq!(slot_accesses, 0, "every slot access promoted:\n{promoted}");
     assert_eq!(count(&promoted, |op| matches!(op, Op::Cast { op: mir::CastOp::Bitcast, .. })), 1, "the float read through a bitcast:\n{promoted}");
