@@ -1340,8 +1340,8 @@ impl Ctx<'_> {
         // without a copy. A result window may be read too (the instruction
         // reads its sources before it writes, and the two are the same
         // registers, not a partial overlap), except by the 64-bit
-        // multiply-adds, whose result must not overlap a source on gfx11.
-        let no_overlap = matches!(inst.op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32);
+        // multiply-adds on gfx11 ([`result_apart_from_sources`]).
+        let no_overlap = result_apart_from_sources(inst.op, self.target);
         // With each window the halves a use of a pair copies into it (None
         // for what other fills put there): a window that only uses of the
         // same halves fill may serve them all (`v * v` reads one pair twice).
@@ -1808,6 +1808,15 @@ impl Ctx<'_> {
 }
 
 /// Expands a function. Blocks are laid out in VCode order.
+/// Whether `op`'s result must not share a register with any of its sources
+/// on `target`: gfx11's 64-bit multiply-adds (LLVM selects an early-clobber
+/// form of them for gfx11 only, `hasMADIntraFwdBug`; on gfx90a and gfx942
+/// llc-22 writes `v_mad_u64_u32 v[2:3], s[4:5], v2, ...`). Every other
+/// instruction reads its sources before it writes.
+pub fn result_apart_from_sources(op: Opcode, target: Target) -> bool {
+    matches!(op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32) && target.gpu.generation() == isa::Generation::Gfx11
+}
+
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
     let place = Placement::new(vcode, out);
     let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::VQuad { .. } | Fill::Address { .. } | Fill::Sum { .. }))) || matches!(m.kind, MKind::WaveScan(..)));

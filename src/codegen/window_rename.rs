@@ -167,11 +167,11 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
         };
         // The last instruction may write the register it reads the pair
         // from (`global_load v3, v[2:3]`): an instruction reads its sources
-        // before it writes, except the 64-bit multiply-adds, whose result
-        // must not overlap a source on gfx11.
+        // before it writes, except gfx11's 64-bit multiply-adds
+        // (`expand::result_apart_from_sources`).
         let last = &code.blocks[index].2[end].inst;
         let reads_pair = last.uses.iter().filter_map(vgpr_span).any(|(b, n)| b < c.pair + 2 && c.pair < b + n);
-        let may_overlap = reads_pair && !matches!(last.op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32);
+        let may_overlap = reads_pair && !super::expand::result_apart_from_sources(last.op, target);
         let written_last = |r: u16| {
             may_overlap
                 && last.defs.iter().filter_map(vgpr_span).any(|(b, n)| (b..b + n).contains(&r))
@@ -346,6 +346,24 @@ mod tests {
         let mut code = one_block(block);
         assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx1100)), 0);
         assert_eq!(code.blocks[0].2[0].inst.defs[0], v(4, 2));
+    }
+
+    #[test]
+    fn a_multiply_add_may_write_the_pair_it_reads_on_gfx9() {
+        // The same block on gfx90a, where the multiply-adds read their
+        // sources before they write like every other instruction (llc-22
+        // writes `v_mad_u64_u32 v[2:3], s[4:5], v2, ...` there): v[4:5]'s
+        // life moves onto v[2:3], which its last instruction writes.
+        let block = vec![
+            inst(Opcode::v_mad_u64_u32, vec![v(4, 2), s(0)], vec![v(0, 1), Operand::imm32(4), s(2)]),
+            inst(Opcode::v_mad_u64_u32, vec![v(2, 2), s(0)], vec![v(4, 1), Operand::imm32(4), s(4)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(2, 2), v(0, 1)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ];
+        let mut code = one_block(block);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 1);
+        assert_eq!(code.blocks[0].2[0].inst.defs[0], v(2, 2));
+        assert_eq!(code.blocks[0].2[1].inst.uses[0], v(2, 1));
     }
 
     #[test]

@@ -410,9 +410,10 @@ impl<'a> Isel<'a> {
                     // or in place), so a source that dies here may share a
                     // result's register: a loop's 64-bit induction value
                     // updated in place needs no copies on the back edge. Not
-                    // the 64-bit multiply-adds, whose result may not overlap a
-                    // source on gfx11.
-                    let pos = if matches!(op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32) { ra::OperandPos::Early } else { ra::OperandPos::Late };
+                    // gfx11's 64-bit multiply-adds, whose result may not
+                    // overlap a source (`expand::result_apart_from_sources`).
+                    let apart = super::expand::result_apart_from_sources(op, self.target);
+                    let pos = if apart { ra::OperandPos::Early } else { ra::OperandPos::Late };
                     ops.push(ra::Operand::new(lo, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos));
                     ops.push(ra::Operand::new(hi, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos));
                     let n = ops.len() as u8;
