@@ -1453,7 +1453,44 @@ pub fn select(
             }
         });
     }
+    early_multiply_add_results(&mut vcode, target);
     Ok(Selected { vcode, inputs, state, kernarg: layout, lds_size })
+}
+
+/// On gfx90a and gfx942 a 64-bit multiply-add's result may share registers
+/// with a source that dies there (its result halves are late definitions,
+/// as every pair result is), but where no VGPR source dies there the late
+/// definitions only change the order regalloc2 meets the halves in, and
+/// early ones kept vadd's pairs in place (4 VGPRs against 6): they stay
+/// early unless a VGPR source is read nowhere else. Either is correct;
+/// gfx11's are early already (`expand::result_apart_from_sources`).
+fn early_multiply_add_results(vcode: &mut VCode, target: Target) {
+    if super::expand::result_apart_from_sources(isa::Opcode::v_mad_u64_u32, target) {
+        return;
+    }
+    let mut reads = vec![0u32; ra::Function::num_vregs(&*vcode)];
+    for m in &vcode.insts {
+        for o in &m.ops {
+            if o.kind() == ra::OperandKind::Use && o.vreg() != ra::VReg::invalid() {
+                reads[o.vreg().vreg()] += 1;
+            }
+        }
+    }
+    for m in &mut vcode.insts {
+        let MKind::Real { inst, .. } = &m.kind else { continue };
+        if !matches!(inst.op, isa::Opcode::v_mad_u64_u32 | isa::Opcode::v_mad_i64_i32) {
+            continue;
+        }
+        let a_source_dies = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.class() == ra::RegClass::Float && reads[o.vreg().vreg()] == 1);
+        if a_source_dies {
+            continue;
+        }
+        for o in &mut m.ops {
+            if o.kind() == ra::OperandKind::Def && o.class() == ra::RegClass::Float && o.pos() == ra::OperandPos::Late {
+                *o = ra::Operand::new(o.vreg(), o.constraint(), ra::OperandKind::Def, ra::OperandPos::Early);
+            }
+        }
+    }
 }
 
 /// The interface the control-flow lowering (lower_cf.rs) uses to drive selection.
