@@ -5,7 +5,8 @@
 //!      ──isel + lower_cf──► VCode (virtual registers, EXEC pseudo-ops)
 //!      ──regalloc (regalloc2)──► allocation + moves
 //!      ──expand──► isa::Inst per block (registers filled, pseudos expanded)
-//!      ──dead_moves──► ──window_rename──► ──skip_branches──► ──vopd──►
+//!      ──forward_copies──► ──dead_moves──► ──window_rename──►
+//!      ──backward_copies──► ──merge_accesses──► ──skip_branches──► ──vopd──►
 //!      ──waitcnt──► ──hazards──► ──emit──► bytes + assembly ──► code object
 //! ```
 //!
@@ -20,6 +21,7 @@ pub mod forward_copies;
 pub mod emit;
 pub mod expand;
 pub mod hazards;
+pub mod merge_accesses;
 pub mod machine_dce;
 pub mod fold_merges;
 pub mod fuse_valu;
@@ -54,7 +56,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::MIR_PASSES`) and the module-level inline, then selection
 /// and the machine passes.
-pub const PASSES: [&str; 34] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 35] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "merge_accesses", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug)]
@@ -423,6 +425,10 @@ pub fn compile_kernel(
         }
         lap(report, "backward_copies");
         print_expanded(options, report, "backward_copies", func, &expanded, t);
+        checked(&expanded)?;
+        merge_accesses::run(&mut expanded, t);
+        lap(report, "merge_accesses");
+        print_expanded(options, report, "merge_accesses", func, &expanded, t);
         checked(&expanded)?;
         skip_branches::run(&mut expanded, t);
         lap(report, "skip_branches");
