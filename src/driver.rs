@@ -284,7 +284,7 @@ pub fn compile_devices(
 ) -> Result<Vec<DeviceOutput>, CliError> {
     let version = CodeObjectVersion::from_number(code_object_version).map_err(|e| CliError::usage(e.to_string()))?;
     let several = targets.len() > 1;
-    let moves = matches!(module, std::borrow::Cow::Owned(_)) && !several && options.opt_level != crate::opt::OptLevel::O0 && emit != Emit::Mir;
+    let moves = matches!(module, std::borrow::Cow::Owned(_)) && !several && emit != Emit::Mir;
     if moves {
         let (output, _) = compile_device(module, file, &targets[0], emit, version, options, stats, false)?;
         return Ok(vec![output]);

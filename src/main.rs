@@ -439,9 +439,9 @@ fn compile(args: CompileArgs) -> Result<(), CliError> {
     // its own thread).
     let options = amdgpu_cg::codegen::Options { jobs: (jobs / targets.len()).max(1), ..options };
     let compile_start = std::time::Instant::now();
-    // One device at -O1/-O2: the module moves into the compile (no copy for
+    // One device: the module moves into the compile (no copy for
     // the optimiser). Otherwise it stays, unfreed, as above.
-    let outputs = if targets.len() == 1 && options.opt_level != amdgpu_cg::opt::OptLevel::O0 {
+    let outputs = if targets.len() == 1 {
         driver::compile_devices(std::borrow::Cow::Owned(std::mem::ManuallyDrop::into_inner(module)), &file, &targets, emit, args.code_object_version, &options, args.stats)?
     } else {
         driver::compile_devices(std::borrow::Cow::Borrowed(&module), &file, &targets, emit, args.code_object_version, &options, args.stats)?

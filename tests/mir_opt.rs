@@ -169,8 +169,50 @@ fn repeated_address_arithmetic_is_computed_once() {
     let shifts = count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Shl, .. }));
     let muls = count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::Mul, ty: amdgpu_cg::abi::Type::I64, .. }));
     assert_eq!((shifts, muls), (1, 0), "{opt}");
-    // -O0 leaves the module as it is.
+    // -O0 folds nothing; this module has no dead code or parameter that
+    // merely passes a value on, so it stays as it is.
     assert_eq!(optimized(&module, OptLevel::O0), module);
+}
+
+/// -O0 runs two passes only: a block parameter every edge passes the same
+/// value becomes that value, and dead code goes; constants, repeated
+/// arithmetic and branches on constants stay as written.
+#[test]
+fn o0_removes_only_pass_through_parameters_and_dead_code() {
+    let module = parse(
+        "kernel @k(%out: ptr<global>, %n: i32) {
+entry:
+  %tid = workitem_id x
+  %dead = mul i32 %tid, %tid
+  %c = add i32 1, 2
+  %c2 = add i32 1, 2
+  %odd = and i32 %tid, 1
+  %t = icmp ne i32 %odd, 0
+  brif %t, then, join(%tid, %c)
+then:
+  %x = add i32 %tid, %c2
+  br join(%tid, %x)
+join(%same: i32, %v: i32):
+  %s = add i32 %same, %v
+  %p = ptradd %out, 0
+  %off = mul i32 %tid, 4
+  %q = ptradd %out, %off
+  store i32 %s, %q
+  brif true, done, done
+done:
+  ret
+}
+",
+    );
+    let o0 = optimized(&module, OptLevel::O0);
+    let text = o0.to_string();
+    assert!(!text.contains("%dead") && !text.contains("%same") && !text.contains("%p ="), "{text}");
+    assert!(text.contains("join(%v: i32)") && text.contains("%s = add i32 %tid, %v"), "{text}");
+    assert!(text.contains("%c = add i32 1, 2") && text.contains("%c2 = add i32 1, 2") && text.contains("brif true, done, done"), "{text}");
+    let launch = spec(
+        r#"{"grid": [64, 1, 1], "block": [64, 1, 1], "buffers": {"out": {"type": "i32", "len": 64}}, "args": {"out": "@out", "n": 5}}"#,
+    );
+    same_results(&launch::run(&module, &launch).unwrap(), &launch::run(&o0, &launch).unwrap()).unwrap();
 }
 
 /// Constants fold through arithmetic, compares and branches; the dead arm

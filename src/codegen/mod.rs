@@ -54,9 +54,10 @@ use crate::codeobj::{self, CodeObject, CodeObjectTarget, CodeObjectVersion, Kern
 use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
-/// (`crate::opt::MIR_PASSES`) and the module-level inline, then selection
+/// (`crate::opt::O0_PASSES` at -O0, `crate::opt::MIR_PASSES` above) and the
+/// module-level inline, then selection
 /// and the machine passes.
-pub const PASSES: [&str; 35] = ["promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "merge_accesses", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 36] = ["parameters", "promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "merge_accesses", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug)]
@@ -754,10 +755,7 @@ fn compile(
     let trace_start = Instant::now();
     let mut trace = crate::opt::Trace::default();
     let observe = crate::opt::Observe { print_after: &options.print_after, verify: options.verify_passes || cfg!(debug_assertions) };
-    // -O0 compiles the module as it is (no copy).
-    let optimized = if options.opt_level == crate::opt::OptLevel::O0 {
-        module
-    } else {
+    let optimized = {
         let facts = crate::opt::ModuleFacts { external: &options.external };
         let result = match module {
             Cow::Borrowed(module) => crate::opt::optimize_in_parallel(module, options.opt_level, &observe, &mut trace, options.jobs, facts),
@@ -765,9 +763,8 @@ fn compile(
         };
         Cow::Owned(result.map_err(|why| Diagnostic::new(why, Span::NONE))?)
     };
-    let optimized_at_all = options.opt_level != crate::opt::OptLevel::O0;
     report.printed.push_str(&trace.printed);
-    if options.time_passes && optimized_at_all {
+    if options.time_passes {
         report.timings.extend(trace.timings);
         report.timings.push(("MIR optimisation (wall)".to_string(), trace_start.elapsed()));
     }

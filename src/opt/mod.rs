@@ -7,7 +7,8 @@
 //! pass changes the function, at most [`MAX_ROUNDS`] times (each round only
 //! removes instructions or makes them cheaper, so this ends well before the
 //! bound on ordinary code; the bound caps pathological ping-pong).
-//! At -O0 nothing runs.
+//! At -O0 only [`O0_PASSES`] run, once: trivial block parameters and dead
+//! code; no inlining.
 //!
 //! One step needs the whole module: [`inline`], which copies small device
 //! functions into their callers. It runs after every function went through
@@ -87,6 +88,27 @@ pub const MIR_PASSES: [MirPass; 14] = [
     MirPass { name: "schedule", level: OptLevel::O1, run: |f, _| schedule::run(f) },
 ];
 
+/// What -O0 runs, once, with no inlining: block parameters that every
+/// edge passes the same value become that value (no folding otherwise:
+/// selection sees every other instruction as written), and dead code goes
+/// (LLVM's fast instruction selection skips trivially dead instructions
+/// too). Without them a chain of divergent ifs moved every value through
+/// every join, and -O0 compiled slower than -O2 (stress ifchain-10000 twice
+/// the instructions and time).
+pub const O0_PASSES: [MirPass; 2] = [
+    MirPass { name: "parameters", level: OptLevel::O0, run: |f, _| simplify::parameters(f) },
+    MirPass { name: "dce", level: OptLevel::O0, run: |f, _| dce::run(f) },
+];
+
+/// The passes of one round at `level`.
+pub fn passes(level: OptLevel) -> &'static [MirPass] {
+    if level == OptLevel::O0 {
+        &O0_PASSES
+    } else {
+        &MIR_PASSES
+    }
+}
+
 /// The most rounds -O2 runs.
 pub const MAX_ROUNDS: usize = 8;
 
@@ -126,9 +148,6 @@ pub fn optimize(module: &Module, level: OptLevel, observe: &Observe, trace: &mut
 /// this thread, then the functions it changed are optimised again, alone;
 /// so the result and the trace are the same for any number of threads.
 pub fn optimize_in_parallel(module: &Module, level: OptLevel, observe: &Observe, trace: &mut Trace, jobs: usize, facts: ModuleFacts) -> Result<Module, String> {
-    if level == OptLevel::O0 {
-        return Ok(module.clone());
-    }
     optimize_functions(module, |index| module.functions[index].clone(), level, observe, trace, jobs, facts)
 }
 
@@ -136,9 +155,6 @@ pub fn optimize_in_parallel(module: &Module, level: OptLevel, observe: &Observe,
 /// are moved through the passes instead of copied (a million-instruction
 /// kernel's copy was 0.2 GB kept alive beside the result). Same result.
 pub fn optimize_owned(mut module: Module, level: OptLevel, observe: &Observe, trace: &mut Trace, jobs: usize, facts: ModuleFacts) -> Result<Module, String> {
-    if level == OptLevel::O0 {
-        return Ok(module);
-    }
     let bodies: Vec<std::sync::Mutex<Option<Function>>> = std::mem::take(&mut module.functions).into_iter().map(|f| std::sync::Mutex::new(Some(f))).collect();
     // What the passes read of the module besides the function they work on:
     // its data, and every function's interface (the verifier between passes
@@ -178,7 +194,7 @@ fn optimize_functions(module: &Module, function: impl Fn(usize) -> Function + Sy
         timings.push(times);
     }
     let start = Instant::now();
-    let inlined = inline::run(&mut functions, facts.external);
+    let inlined = if level == OptLevel::O0 { vec![false; functions.len()] } else { inline::run(&mut functions, facts.external) };
     let inline_time = start.elapsed();
     let again: Vec<usize> = (0..functions.len()).filter(|&i| inlined[i]).collect();
     for &i in &again {
@@ -198,7 +214,7 @@ fn optimize_functions(module: &Module, function: impl Fn(usize) -> Function + Sy
         timings[i].iter_mut().zip(times).for_each(|(sum, t)| *sum += t);
     }
     for (func, times) in functions.iter().zip(timings) {
-        for (pass, time) in MIR_PASSES.iter().zip(times).filter(|(p, _)| p.level <= level) {
+        for (pass, time) in passes(level).iter().zip(times).filter(|(p, _)| p.level <= level) {
             trace.timings.push((format!("{}: {}", func.name, pass.name), time));
         }
     }
@@ -207,14 +223,14 @@ fn optimize_functions(module: &Module, function: impl Fn(usize) -> Function + Sy
 }
 
 /// One function through the pass rounds: the function, what it printed, and
-/// each pass's time (indexed like [`MIR_PASSES`]).
+/// each pass's time (indexed like [`passes`]).
 fn optimize_function(module: &Module, mut func: Function, level: OptLevel, observe: &Observe) -> Result<(Function, String, Vec<Duration>), String> {
     let mut printed = String::new();
     let rounds = if level == OptLevel::O2 { MAX_ROUNDS } else { 1 };
-    let mut timings: Vec<Duration> = vec![Duration::ZERO; MIR_PASSES.len()];
+    let mut timings: Vec<Duration> = vec![Duration::ZERO; passes(level).len()];
     for _ in 0..rounds {
         let mut changed = false;
-        for (p, pass) in MIR_PASSES.iter().enumerate().filter(|(_, p)| p.level <= level) {
+        for (p, pass) in passes(level).iter().enumerate().filter(|(_, p)| p.level <= level) {
             let start = Instant::now();
             let did = (pass.run)(&mut func, &module.data);
             timings[p] += start.elapsed();

@@ -34,8 +34,22 @@ pub fn run(func: &mut Function) -> bool {
 /// [`run`], with loads of the module's read-only `data` at constant offsets
 /// folded into their values.
 pub fn run_with_data(func: &mut Function, data: &[Data]) -> bool {
+    walk(func, data, true)
+}
+
+/// Only the block-parameter rule, with every edge counted as taken, and
+/// no instruction folded or rewritten (what -O0 runs: selection still sees
+/// every instruction as written, but not the moves of parameters that
+/// merely pass a value on).
+pub fn parameters(func: &mut Function) -> bool {
+    walk(func, &[], false)
+}
+
+/// The walk; `fold`: the instruction rules and constant branch conditions
+/// too.
+fn walk(func: &mut Function, data: &[Data], fold: bool) -> bool {
     let order = reverse_postorder(func);
-    let defs = definitions(func);
+    let defs = if fold { definitions(func) } else { Vec::new() };
     let mut subst = Subst::new(func);
     let mut removed: Vec<Vec<bool>> = func.blocks.iter().map(|b| vec![false; b.insts.len()]).collect();
     let mut changed = false;
@@ -82,8 +96,8 @@ pub fn run_with_data(func: &mut Function, data: &[Data]) -> bool {
                     Terminator::BrIf { cond, then_to, else_to } => {
                         let call = if slot == 0 { then_to } else { else_to };
                         let taken = match subst.resolve(cond) {
-                            Operand::Const(c) => (c.bits & 1 != 0) == (slot == 0),
-                            Operand::Value(_) => true,
+                            Operand::Const(c) if fold => (c.bits & 1 != 0) == (slot == 0),
+                            _ => true,
                         };
                         (call, taken)
                     }
@@ -114,7 +128,7 @@ pub fn run_with_data(func: &mut Function, data: &[Data]) -> bool {
             for operand in op_operands_mut(&mut func.blocks[b].insts[i].op) {
                 changed |= subst.rewrite(operand);
             }
-            let Some(result) = func.blocks[b].insts[i].result else { continue };
+            let Some(result) = func.blocks[b].insts[i].result.filter(|_| fold) else { continue };
             let mut op = std::mem::replace(&mut func.blocks[b].insts[i].op, Op::Barrier);
             // A rewritten instruction may simplify again (`mul x, 1` after
             // reassociation); each round makes it cheaper, four are plenty.
