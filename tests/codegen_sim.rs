@@ -1320,3 +1320,41 @@ fn return_address_lanes_stay_below_v32_and_are_saved_under_llvms_convention() {
         }
     }
 }
+
+/// A divergent pointer advanced by a uniform stride in a loop is one
+/// `v_mad_u64_u32 p, s, stride, 64, p`: on gfx90a and gfx942 its result
+/// may take the registers of the addend that dies there (llc-22 writes
+/// such overlapping multiply-adds on gfx90a), so the pointer stays in its
+/// pair with no copy on the back edge; gfx11 forbids the overlap, and no
+/// multiply-add's result there shares a register with a source.
+#[test]
+fn a_pointer_advanced_in_a_loop_stays_in_place_where_the_target_allows() {
+    let text = "kernel @k(%in: ptr<global>, %out: ptr<global>, %n: i32) {\nentry:\n  %i = workitem_id x\n  %i64 = zext i32 %i to i64\n  %off = shl i64 %i64, 2\n  %p0 = ptradd %in, %off\n  %n64 = zext i32 %n to i64\n  %stride = mul i64 %n64, 64\n  br loop(%p0, 0, 0.0)\nloop(%p: ptr<global>, %k: i32, %acc: f32):\n  %x = load f32 %p\n  %acc2 = fadd f32 %acc, %x\n  %p2 = ptradd %p, %stride\n  %k2 = add i32 %k, 1\n  %more = icmp ult i32 %k2, 4\n  brif %more, loop(%p2, %k2, %acc2), done\ndone:\n  %q = ptradd %out, %off\n  store f32 %acc2, %q\n  ret\n}\n";
+    let spec = LaunchSpec::from_flags("64", "64", &["in=f32:iota:1024".into(), "out=f32:zero:64".into()], &["in=@in".into(), "out=@out".into(), "n=4".into()], &[]).unwrap();
+    check_text("pointer_in_place.mir", text, &spec, false, false);
+    let module = mir::parse(text).unwrap();
+    for target in targets() {
+        let (_, kernels) = compile_default(&module, &target);
+        let asm = &kernels[0].asm;
+        let name = target.isa_name();
+        let mads: Vec<Vec<&str>> = asm
+            .lines()
+            .map(|l| l.split(|c: char| c == ',' || c.is_whitespace()).filter(|w| !w.is_empty()).collect::<Vec<_>>())
+            .filter(|w| w.first() == Some(&"v_mad_u64_u32"))
+            .collect();
+        assert_eq!(mads.len(), 2, "{name}:\n{asm}");
+        if name.contains("gfx11") {
+            for m in &mads {
+                let (dst, sources) = (m[1], &m[3..]);
+                let lo: u32 = dst.trim_start_matches("v[").split(':').next().unwrap().parse().unwrap();
+                let named = |r: &str| r.strip_prefix('v').and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n == lo || n == lo + 1);
+                assert!(!sources.iter().any(|s| named(s) || *s == dst), "{name}: a result overlaps a source:\n{asm}");
+            }
+        } else {
+            let advance = &mads[1];
+            assert_eq!(advance[1], advance[5], "{name}: the pointer moves out of its pair:\n{asm}");
+            assert!(!asm.lines().any(|l| l.trim_start().starts_with("v_mov_b32") && l.matches(", v").count() == 1 && !l.contains("0x")), "{name}: a VGPR copy:\n{asm}");
+        }
+    }
+}
+
