@@ -12,7 +12,8 @@
 //! instruction under the same EXEC reads only those lanes, where the two
 //! registers agree until either is written. Instructions that read other
 //! lanes (`v_readlane`, `v_writelane`, DPP, permutes, swizzles) and
-//! instructions whose result must share a register with a source are left
+//! instructions whose result must share a register with a source (tied
+//! forms; non-VALU instructions whose result overlaps a source) are left
 //! as they are, and only single VGPRs are rewritten: tuples keep their
 //! registers, whose contiguity and alignment placement chose. A source is
 //! never rewritten onto a register its instruction writes: gfx11's 64-bit
@@ -25,13 +26,22 @@ use super::expand::{overlaps, reg_span, Expanded};
 use crate::isa::{self, Opcode};
 
 /// Whether `inst` may read a different VGPR in place of one of its
-/// single-VGPR sources: it reads only the active lanes of its sources and
-/// no source register is also its result.
+/// single-VGPR sources: it reads only the active lanes of its sources, and
+/// no source must share a register with its result. A VALU instruction
+/// whose result merely happens to overlap a source (`v_alignbit_b32 v6,
+/// v2, v6, 1`) reads before it writes and may be rewritten; tied forms
+/// (`v_fmac`, `v_mac`, the `fmaak`/`fmamk` forms, `v_swap`), partial
+/// writes and non-VALU instructions with such an overlap keep their
+/// registers.
 fn rewritable(inst: &isa::Inst) -> bool {
     let name = inst.op.info().name;
     let cross_lane = ["readlane", "writelane", "readfirstlane", "dpp", "sdwa", "permute", "permlane", "swizzle", "accvgpr", "movrel"].iter().any(|p| name.contains(p));
-    let tied = inst.uses.iter().filter_map(reg_span).any(|u| inst.defs.iter().filter_map(reg_span).any(|d| overlaps(u, d)));
-    !cross_lane && !tied && inst.vopd_y.is_none()
+    let overlapping = inst.uses.iter().filter_map(reg_span).any(|u| inst.defs.iter().filter_map(reg_span).any(|d| overlaps(u, d)));
+    // Also what writes part of its result (the rest is the old value: a
+    // gfx11 VOP3 `op_sel` destination half, d16 loads among the non-VALU).
+    let partial = inst.mods.op_sel != 0 && !name.starts_with("v_pk_");
+    let must_share = inst.op.info().flags.contains(isa::opcodes::OpFlags::TIED) || ["mac", "swap", "fmaak", "fmamk", "d16"].iter().any(|p| name.contains(p)) || partial || !name.starts_with("v_");
+    !cross_lane && !(overlapping && must_share) && inst.vopd_y.is_none()
 }
 
 /// A plain VGPR-to-VGPR `v_mov_b32`: (destination, source), as PhysReg
@@ -101,4 +111,52 @@ pub fn run(code: &mut Expanded) -> usize {
         }
     }
     rewritten
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codegen::expand::test_code::{function, inst, v};
+
+    /// The block after the pass (ending the program) and the rewrites.
+    fn after(block: Vec<super::super::expand::Emitted>) -> (Vec<isa::Inst>, usize) {
+        let mut block = block;
+        block.push(inst(Opcode::s_endpgm, vec![], vec![]));
+        let mut code = function(vec![(0, "b".into(), block)], 0);
+        let rewritten = run(&mut code);
+        (code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect(), rewritten)
+    }
+
+    #[test]
+    fn a_result_that_happens_to_overlap_a_source_still_reads_the_originals() {
+        // gfx11's multiply-add result copied out of its window, then read by
+        // an instruction that writes one of the copies.
+        let (code, rewritten) = after(vec![
+            inst(Opcode::v_mov_b32, vec![v(6)], vec![v(8)]),
+            inst(Opcode::v_mov_b32, vec![v(2)], vec![v(9)]),
+            inst(Opcode::v_alignbit_b32, vec![v(6)], vec![v(2), v(6), isa::Operand::imm32(1)]),
+        ]);
+        assert_eq!(rewritten, 2);
+        assert_eq!(code[2].uses[..2], [v(9), v(8)]);
+    }
+
+    #[test]
+    fn tied_and_partial_writes_keep_their_registers() {
+        // v_fmac_f32 accumulates into its result; a d16 load keeps the
+        // other half of its result register.
+        let (code, rewritten) = after(vec![
+            inst(Opcode::v_mov_b32, vec![v(6)], vec![v(8)]),
+            inst(Opcode::v_fmac_f32, vec![v(6)], vec![v(1), v(2), v(6)]),
+        ]);
+        assert_eq!((rewritten, code[1].uses[2]), (0, v(6)));
+        let mut high = inst(Opcode::v_add_f32, vec![v(6)], vec![v(6), v(1)]);
+        high.inst.mods.op_sel = 0b1000;
+        let (code, rewritten) = after(vec![inst(Opcode::v_mov_b32, vec![v(6)], vec![v(8)]), high]);
+        assert_eq!((rewritten, code[1].uses[0]), (0, v(6)));
+        let (_, rewritten) = after(vec![
+            inst(Opcode::v_mov_b32, vec![v(6)], vec![v(8)]),
+            inst(Opcode::global_load_short_d16_hi, vec![v(6)], vec![isa::Operand::Reg(isa::Reg::v(0, 2)), v(6)]),
+        ]);
+        assert_eq!(rewritten, 0);
+    }
 }

@@ -406,13 +406,15 @@ pub fn compile_kernel(
         lap(report, "dead_moves");
         print_expanded(options, report, "dead_moves", func, &expanded, t);
         checked(&expanded)?;
-        let renamed = window_rename::run(&mut expanded, t);
+        let renamed_at_all = window_rename::applies(&expanded, t);
+        window_rename::run(&mut expanded, t);
         lap(report, "window_rename");
         print_expanded(options, report, "window_rename", func, &expanded, t);
         checked(&expanded)?;
-        if renamed > 0 {
-            // The windows are ordinary registers now: copies out of them
-            // forward like any other.
+        if renamed_at_all {
+            // The windows are ordinary registers now (moved or not, nothing
+            // renames them any more): copies out of them forward like any
+            // other.
             expanded.windows = None;
             forward_copies::run(&mut expanded);
             dead_moves::run(&mut expanded, t);
@@ -421,7 +423,7 @@ pub fn compile_kernel(
             checked(&expanded)?;
         }
         backward_copies::run(&mut expanded, t);
-        if renamed > 0 {
+        if renamed_at_all {
             // The count is what the code names, as after window_rename.
             expanded.vgprs = u32::from(expand::vgprs_named(&expanded.blocks).max(1));
         }

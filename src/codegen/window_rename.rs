@@ -47,16 +47,19 @@ struct Candidate {
     end: usize,
 }
 
+/// Whether the pass works on `code`: a function with pair windows and
+/// neither spills nor AGPRs, whose every exit ends the program (a kernel).
+pub fn applies(code: &Expanded, target: Target) -> bool {
+    code.windows.is_some() && code.agprs == 0 && code.spills.vgprs == 0 && code.spills.slot_vgprs == 0 && Scan::new(code, target).knows_other_blocks()
+}
+
 /// Renames the windows of every block; returns how many lives moved.
 pub fn run(code: &mut Expanded, target: Target) -> usize {
     let Some(windows) = code.windows else { return 0 };
-    if code.agprs > 0 || code.spills.vgprs > 0 || code.spills.slot_vgprs > 0 {
+    if !applies(code, target) {
         return 0;
     }
     let scan = Scan::new(code, target);
-    if !scan.knows_other_blocks() {
-        return 0;
-    }
     let top = vgprs_named(&code.blocks);
     let mut moved = 0;
     for index in 0..code.blocks.len() {
