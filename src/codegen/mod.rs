@@ -54,9 +54,8 @@ use crate::codeobj::{self, CodeObject, CodeObjectTarget, CodeObjectVersion, Kern
 use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 
 /// The passes, in order (names for `--print-after`): the MIR passes
-/// (`crate::opt::O0_PASSES` at -O0, `crate::opt::MIR_PASSES` above) and the
-/// module-level inline, then selection
-/// and the machine passes.
+/// (`crate::opt::O0_PASSES` at -O0, `crate::opt::MIR_PASSES` above) and
+/// the module-level inline, then selection and the machine passes.
 pub const PASSES: [&str; 36] = ["parameters", "promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "merge_accesses", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
