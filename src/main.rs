@@ -110,8 +110,9 @@ struct CompileArgs {
     /// The output is the same for every value.
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
     jobs: usize,
-    /// Optimisation level: -O0 (straight to selection), -O1 (one round of
-    /// the MIR passes) or -O2 (to a fixed point; the default).
+    /// Optimisation level: -O0 (only pass-through block parameters and
+    /// dead code removed, then selection), -O1 (one round of the MIR
+    /// passes) or -O2 (to a fixed point; the default).
     #[arg(short = 'O', value_name = "LEVEL", default_value = "2", value_parser = ["0", "1", "2"])]
     opt_level: String,
 }

@@ -257,7 +257,7 @@ fn extern_functions_stay_undefined_in_the_relocatable_output() {
     assert!(err.contains("'nope' is declared external but is not a device function"), "{err}");
 }
 
-/// -O0 goes straight to selection, -O1 and -O2 optimise: the vector add as
+/// -O0 runs no optimising MIR pass (gvn among them), -O1 and -O2 do: the vector add as
 /// clang-22's SPIR-V gives it (three 64-bit multiplies of one index) gets
 /// fewer instructions at -O1 and -O2, and MIR passes print only when they run.
 #[test]

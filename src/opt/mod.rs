@@ -40,7 +40,8 @@ use std::time::{Duration, Instant};
 /// How hard the compiler works on the code (`-O0`, `-O1`, `-O2`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum OptLevel {
-    /// Straight to selection: the fastest compile.
+    /// The fastest compile: only [`O0_PASSES`] (pass-through block
+    /// parameters and dead code), then selection.
     O0,
     /// One round of the MIR passes.
     O1,
