@@ -122,8 +122,6 @@ mod tests {
     use crate::codegen::expand::Emitted;
     use crate::isa::{Gpu, Operand, Reg};
 
-
-
     fn end() -> Emitted {
         inst(Opcode::s_endpgm, vec![], vec![])
     }

@@ -402,8 +402,6 @@ mod tests {
     use crate::codegen::expand::Emitted;
     use crate::isa::{Gpu, Operand, Reg};
 
-
-
     /// The opcodes left after the pass, and how many it removed.
     fn survivors(block: Vec<Emitted>) -> (Vec<Opcode>, usize) {
         let mut code = function(vec![(0, "b".into(), block)], 0);

@@ -1807,7 +1807,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Expands a function. Blocks are laid out in VCode order.
 /// Whether `op`'s result must not share a register with any of its sources
 /// on `target`: gfx11's 64-bit multiply-adds (LLVM selects an early-clobber
 /// form of them for gfx11 only, `hasMADIntraFwdBug`; on gfx90a and gfx942
@@ -1817,6 +1816,7 @@ pub fn result_apart_from_sources(op: Opcode, target: Target) -> bool {
     matches!(op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32) && target.gpu.generation() == isa::Generation::Gfx11
 }
 
+/// Expands a function. Blocks are laid out in VCode order.
 pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expanded, Diagnostic> {
     let place = Placement::new(vcode, out);
     let uses_windows = vcode.insts.iter().any(|m| matches!(&m.kind, MKind::Real { fills, .. } if fills.iter().any(|(_, f)| matches!(f, Fill::VPair { .. } | Fill::VQuad { .. } | Fill::Address { .. } | Fill::Sum { .. }))) || matches!(m.kind, MKind::WaveScan(..)));

@@ -405,8 +405,7 @@ pub fn compile_kernel(
         lap(report, "dead_moves");
         print_expanded(options, report, "dead_moves", func, &expanded, t);
         checked(&expanded)?;
-        let renamed_at_all = window_rename::applies(&expanded, t);
-        window_rename::run(&mut expanded, t);
+        let renamed_at_all = window_rename::run(&mut expanded, t).is_some();
         lap(report, "window_rename");
         print_expanded(options, report, "window_rename", func, &expanded, t);
         checked(&expanded)?;

@@ -1021,11 +1021,13 @@ pub fn pressure(vcode: &VCode) -> Pressure {
                 across.push((i, count[ra::RegClass::Float as usize] as u32));
             }
             if let MKind::Real { inst, fills } = &m.kind {
-                let pair_dies = fills.iter().any(|(slot, fill)| match (slot, fill) {
-                    (Slot::Use(_), Fill::VPair { lo, hi, .. }) => [lo, hi].iter().any(|&&k| !member[m.ops[usize::from(k)].vreg().vreg()]),
-                    _ => false,
-                });
-                if matches!(inst.op, isa::Opcode::v_mad_u64_u32 | isa::Opcode::v_mad_i64_i32) && pair_dies {
+                let pair_dies = || {
+                    fills.iter().any(|(slot, fill)| match (slot, fill) {
+                        (Slot::Use(_), Fill::VPair { lo, hi, .. }) => [lo, hi].iter().any(|&&k| !member[m.ops[usize::from(k)].vreg().vreg()]),
+                        _ => false,
+                    })
+                };
+                if matches!(inst.op, isa::Opcode::v_mad_u64_u32 | isa::Opcode::v_mad_i64_i32) && pair_dies() {
                     ending.push(i);
                 }
             }

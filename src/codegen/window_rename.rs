@@ -47,19 +47,19 @@ struct Candidate {
     end: usize,
 }
 
-/// Whether the pass works on `code`: a function with pair windows and
-/// neither spills nor AGPRs, whose every exit ends the program (a kernel).
-pub fn applies(code: &Expanded, target: Target) -> bool {
-    code.windows.is_some() && code.agprs == 0 && code.spills.vgprs == 0 && code.spills.slot_vgprs == 0 && Scan::new(code, target).knows_other_blocks()
-}
-
-/// Renames the windows of every block; returns how many lives moved.
-pub fn run(code: &mut Expanded, target: Target) -> usize {
-    let Some(windows) = code.windows else { return 0 };
-    if !applies(code, target) {
-        return 0;
+/// Renames the windows of every block; returns how many lives moved, or
+/// None where the pass does not apply: it works on a function with pair
+/// windows and neither spills nor AGPRs, whose every exit ends the program
+/// (a kernel).
+pub fn run(code: &mut Expanded, target: Target) -> Option<usize> {
+    let windows = code.windows?;
+    if code.agprs > 0 || code.spills.vgprs > 0 || code.spills.slot_vgprs > 0 {
+        return None;
     }
     let scan = Scan::new(code, target);
+    if !scan.knows_other_blocks() {
+        return None;
+    }
     let top = vgprs_named(&code.blocks);
     let mut moved = 0;
     for index in 0..code.blocks.len() {
@@ -74,7 +74,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
         // arrive, at least), as the simulator and hardware fault beyond it.
         code.vgprs = u32::from(vgprs_named(&code.blocks).max(1));
     }
-    moved
+    Some(moved)
 }
 
 fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: u16, target: Target) -> usize {
@@ -311,7 +311,7 @@ mod tests {
         // instruction, the load that reads the address from it (v0 is read
         // at its start); the second takes v[4:5], dead by then (v0 read,
         // v2 live).
-        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 2);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), Some(2));
         let block = &code.blocks[0].2;
         assert_eq!(block[0].inst.defs[0], v(2, 2));
         assert_eq!(block[1].inst.uses[0], v(2, 2));
@@ -326,7 +326,7 @@ mod tests {
         // gfx1100 has no alignment rule for VGPR tuples: the first life
         // takes v[1:2], the second v[3:4] (v4 free once the first left it).
         let mut code = two_addresses(false);
-        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx1100)), 2);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx1100)), Some(2));
         let block = &code.blocks[0].2;
         assert_eq!(block[0].inst.defs[0], v(1, 2));
         assert_eq!(block[1].inst.uses[0], v(1, 2));
@@ -351,7 +351,7 @@ mod tests {
                 inst(Opcode::s_endpgm, vec![], vec![]),
             ];
             let mut code = one_block(block);
-            assert_eq!(run(&mut code, isa::Target::new(gpu)), moved, "{gpu:?}");
+            assert_eq!(run(&mut code, isa::Target::new(gpu)), Some(moved), "{gpu:?}");
             assert_eq!(code.blocks[0].2[0].inst.defs[0], v(pair, 2), "{gpu:?}");
             assert_eq!(code.blocks[0].2[1].inst.uses[0], v(pair, 1), "{gpu:?}");
         }
@@ -371,7 +371,7 @@ mod tests {
             inst(Opcode::s_endpgm, vec![], vec![]),
         ];
         let mut code = one_block(block);
-        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 2);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), Some(2));
         let block = &code.blocks[0].2;
         assert_eq!(block[0].inst.defs[0], v(4, 2));
         assert_eq!(block[1].inst.uses[0], v(4, 2));
@@ -399,7 +399,7 @@ mod tests {
         // (the atomic writes it), v3 is free; the copy goes. v[0:1] is not
         // taken: v1's value is read after the life.
         let mut code = one_block(cmpswap_from_copies());
-        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 1);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), Some(1));
         let block: Vec<_> = code.blocks[0].2.iter().map(|e| (e.inst.op, e.inst.defs.clone(), e.inst.uses.clone())).collect();
         assert_eq!(block.len(), 5, "{block:?}");
         assert_eq!(block[0], (Opcode::v_mov_b32, vec![v(3, 1)], vec![v(1, 1)]));
@@ -411,7 +411,7 @@ mod tests {
         block[4].inst.uses[1] = v(3, 1);
         block.insert(3, inst(Opcode::global_store_dword, vec![], vec![v(0, 1), v(2, 1), s(2)]));
         let mut code = one_block(block);
-        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 0);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), Some(0));
         assert_eq!(code.blocks[0].2.len(), 7);
     }
 
@@ -420,7 +420,7 @@ mod tests {
         let mut code = two_addresses(true);
         // The first life moves (as above); the second has EXEC written
         // inside it and keeps v[6:7].
-        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), 1);
+        assert_eq!(run(&mut code, isa::Target::new(Gpu::Gfx90a)), Some(1));
         assert_eq!(code.blocks[0].2[4].inst.uses[0], v(6, 2));
         assert_eq!(code.vgprs, 8);
     }

@@ -410,10 +410,11 @@ impl<'a> Isel<'a> {
                     // or in place), so a source that dies here may share a
                     // result's register: a loop's 64-bit induction value
                     // updated in place needs no copies on the back edge. Not
-                    // gfx11's 64-bit multiply-adds, whose result may not
-                    // overlap a source (`expand::result_apart_from_sources`).
-                    let apart = super::expand::result_apart_from_sources(op, self.target);
-                    let pos = if apart { ra::OperandPos::Early } else { ra::OperandPos::Late };
+                    // the 64-bit multiply-adds: gfx11's result may not overlap
+                    // a source, and on gfx90a and gfx942 they become late only
+                    // where that pays (`late_multiply_add_results`).
+                    let mad = matches!(op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32);
+                    let pos = if mad { ra::OperandPos::Early } else { ra::OperandPos::Late };
                     ops.push(ra::Operand::new(lo, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos));
                     ops.push(ra::Operand::new(hi, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos));
                     let n = ops.len() as u8;
@@ -1453,52 +1454,24 @@ pub fn select(
             }
         });
     }
-    early_multiply_add_results(&mut vcode, target);
+    let read_once = multiply_adds_reading_a_value_once(&vcode);
+    late_multiply_add_results(&mut vcode, &read_once, target);
     Ok(Selected { vcode, inputs, state, kernarg: layout, lds_size })
 }
 
 /// On gfx90a and gfx942 a 64-bit multiply-add's result may share registers
-/// with a source that dies there (its result halves are late definitions,
-/// as every pair result is), but where no VGPR source dies there the late
-/// definitions only change the order regalloc2 meets the halves in, and
-/// early ones kept vadd's pairs in place (4 VGPRs against 6): they stay
-/// early unless a VGPR source is read nowhere else. Either is correct;
-/// gfx11's are early already (`expand::result_apart_from_sources`).
-fn early_multiply_add_results(vcode: &mut VCode, target: Target) {
-    if super::expand::result_apart_from_sources(isa::Opcode::v_mad_u64_u32, target) {
-        return;
-    }
-    let mut reads = vec![0u32; ra::Function::num_vregs(&*vcode)];
-    for m in &vcode.insts {
-        for o in &m.ops {
-            if o.kind() == ra::OperandKind::Use && o.vreg() != ra::VReg::invalid() {
-                reads[o.vreg().vreg()] += 1;
-            }
-        }
-    }
-    for m in &mut vcode.insts {
-        let MKind::Real { inst, .. } = &m.kind else { continue };
-        if !matches!(inst.op, isa::Opcode::v_mad_u64_u32 | isa::Opcode::v_mad_i64_i32) {
-            continue;
-        }
-        let a_source_dies = m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.class() == ra::RegClass::Float && reads[o.vreg().vreg()] == 1);
-        if a_source_dies {
-            continue;
-        }
-        for o in &mut m.ops {
-            if o.kind() == ra::OperandKind::Def && o.class() == ra::RegClass::Float && o.pos() == ra::OperandPos::Late {
-                *o = ra::Operand::new(o.vreg(), o.constraint(), ra::OperandKind::Def, ra::OperandPos::Early);
-            }
-        }
-    }
-}
-
-/// On gfx90a and gfx942, where a 64-bit multiply-add's VGPR pair addend is
-/// read for the last time (`multiply_adds`, from `vcode::pressure`), its
-/// result halves become late definitions whatever
-/// [`early_multiply_add_results`] decided, and may take the addend's
-/// registers: a loop's 64-bit pointer advanced in place (matmul's back edge
-/// lost 4 copies per iteration, 128 to 122 instructions on gfx90a).
+/// with its sources (llc-22 writes `v_mad_u64_u32 v[2:3], s[4:5], v2, ...`
+/// there; gfx11 forbids it, `expand::result_apart_from_sources`). Selection
+/// makes their result halves early definitions; they become late where that
+/// pays, and only there: late everywhere changed the order regalloc2 met
+/// vadd's pairs in (4 VGPRs to 6, against llc-22's 5).
+/// - At the end of selection, where a VGPR source is read nowhere else
+///   ([`multiply_adds_reading_a_value_once`]): the result may take its
+///   register (an index turned into an address).
+/// - Before allocation, where the VGPR pair addend is read for the last
+///   time (`multiply_adds`, from `vcode::pressure`'s liveness): a loop's
+///   64-bit pointer advances in place (matmul's back edge, four copies per
+///   iteration fewer).
 pub fn late_multiply_add_results(vcode: &mut VCode, multiply_adds: &[usize], target: Target) {
     if super::expand::result_apart_from_sources(Opcode::v_mad_u64_u32, target) {
         return;
@@ -1510,6 +1483,19 @@ pub fn late_multiply_add_results(vcode: &mut VCode, multiply_adds: &[usize], tar
             }
         }
     }
+}
+
+/// The 64-bit multiply-adds with a VGPR source that nothing else reads.
+fn multiply_adds_reading_a_value_once(vcode: &VCode) -> Vec<usize> {
+    let mut reads = vec![0u32; ra::Function::num_vregs(vcode)];
+    for m in &vcode.insts {
+        for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use) {
+            reads[o.vreg().vreg()] += 1;
+        }
+    }
+    let mad = |m: &MInst| matches!(&m.kind, MKind::Real { inst, .. } if matches!(inst.op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32));
+    let read_once = |m: &MInst| m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.class() == ra::RegClass::Float && reads[o.vreg().vreg()] == 1);
+    (0..vcode.insts.len()).filter(|&i| mad(&vcode.insts[i]) && read_once(&vcode.insts[i])).collect()
 }
 
 /// The interface the control-flow lowering (lower_cf.rs) uses to drive selection.
