@@ -358,6 +358,40 @@ impl Scan {
     }
 }
 
+/// The VGPRs below `top` free at every point of one block (point `p` is
+/// before instruction `p`; point `len` after the last): one backward scan.
+pub(super) struct FreeVgprs {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl FreeVgprs {
+    pub(super) fn new(scan: &Scan, index: usize, block: &[Emitted], top: u16) -> FreeVgprs {
+        let n = block.len();
+        let words = usize::from(top).div_ceil(64).max(1);
+        let mut bits = vec![0u64; (n + 1) * words];
+        let mut point = scan.block_end(index, block);
+        let mut record = |p: usize, point: &Point| {
+            for r in 0..usize::from(top) {
+                if point.free(usize::from(PhysReg::vgpr(r as u16).0)) {
+                    bits[p * words + r / 64] |= 1 << (r % 64);
+                }
+            }
+        };
+        record(n, &point);
+        for k in (0..n).rev() {
+            scan.step_back(&mut point, &block[k]);
+            record(k, &point);
+        }
+        FreeVgprs { words, bits }
+    }
+
+    /// Whether VGPR `r` is free before instruction `p`.
+    pub(super) fn at(&self, p: usize, r: u16) -> bool {
+        self.bits.get(p * self.words + usize::from(r) / 64).is_some_and(|w| w & (1 << (r % 64)) != 0)
+    }
+}
+
 /// Deletes the dead moves of every block; returns how many.
 pub fn run(code: &mut Expanded, target: Target) -> usize {
     let mut removed = 0;

@@ -33,7 +33,7 @@ use crate::isa::{self, Opcode};
 /// (`v_fmac`, `v_mac`, the `fmaak`/`fmamk` forms, `v_swap`), partial
 /// writes and non-VALU instructions with such an overlap keep their
 /// registers.
-fn rewritable(inst: &isa::Inst) -> bool {
+pub(super) fn rewritable(inst: &isa::Inst) -> bool {
     let name = inst.op.info().name;
     let cross_lane = ["readlane", "writelane", "readfirstlane", "dpp", "sdwa", "permute", "permlane", "swizzle", "accvgpr", "movrel"].iter().any(|p| name.contains(p));
     let overlapping = inst.uses.iter().filter_map(reg_span).any(|u| inst.defs.iter().filter_map(reg_span).any(|d| overlaps(u, d)));

@@ -24,12 +24,14 @@ use crate::isa::{self, Opcode, Target};
 /// One single-dword global access: the index of its data operand among the
 /// instruction's definitions (loads) or uses (stores), and its register.
 #[derive(Clone, Copy)]
-struct Access {
-    load: bool,
-    data: u16,
+pub(super) struct Access {
+    pub(super) load: bool,
+    /// The data register's PhysReg index.
+    pub(super) data: u16,
 }
 
-fn access(e: &Emitted) -> Option<Access> {
+/// A single-dword global load or store with its one data VGPR.
+pub(super) fn access(e: &Emitted) -> Option<Access> {
     if e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty() || e.inst.vopd_y.is_some() {
         return None;
     }
@@ -53,13 +55,18 @@ fn address(e: &Emitted, load: bool) -> impl Iterator<Item = &isa::Operand> {
 /// Whether `next` continues a run whose last access is `last`: the same
 /// kind, address and cache bits, the next dword in memory and in registers.
 fn continues(last: &Emitted, last_access: &Access, next: &Emitted, next_access: &Access) -> bool {
+    next_access.data == last_access.data + 1 && next_place(last, last_access, next)
+}
+
+/// Whether `next` accesses the dword after `last`'s in the same way (the
+/// same opcode, address operands and cache bits), whatever their data.
+pub(super) fn next_place(last: &Emitted, last_access: &Access, next: &Emitted) -> bool {
     last.inst.op == next.inst.op
-        && next_access.data == last_access.data + 1
         && i64::from(next.inst.offset) == i64::from(last.inst.offset) + 4
         && next.inst.cache == last.inst.cache
         && next.inst.offen == last.inst.offen
         && next.inst.idxen == last.inst.idxen
-        && address(last, last_access.load).eq(address(next, next_access.load))
+        && address(last, last_access.load).eq(address(next, last_access.load))
 }
 
 /// Merges the runs; returns how many instructions went.

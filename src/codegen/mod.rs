@@ -6,7 +6,7 @@
 //!      ──regalloc (regalloc2)──► allocation + moves
 //!      ──expand──► isa::Inst per block (registers filled, pseudos expanded)
 //!      ──forward_copies──► ──dead_moves──► ──window_rename──►
-//!      ──backward_copies──► ──merge_accesses──► ──skip_branches──► ──vopd──►
+//!      ──backward_copies──► ──store_runs──► ──merge_accesses──► ──skip_branches──► ──vopd──►
 //!      ──waitcnt──► ──hazards──► ──emit──► bytes + assembly ──► code object
 //! ```
 //!
@@ -22,6 +22,7 @@ pub mod emit;
 pub mod expand;
 pub mod hazards;
 pub mod merge_accesses;
+pub mod store_runs;
 pub mod machine_dce;
 pub mod fold_merges;
 pub mod fuse_valu;
@@ -56,7 +57,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::O0_PASSES` at -O0, `crate::opt::MIR_PASSES` above) and
 /// the module-level inline, then selection and the machine passes.
-pub const PASSES: [&str; 36] = ["parameters", "promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "merge_accesses", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 37] = ["parameters", "promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "store_runs", "merge_accesses", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug)]
@@ -427,6 +428,10 @@ pub fn compile_kernel(
         }
         lap(report, "backward_copies");
         print_expanded(options, report, "backward_copies", func, &expanded, t);
+        checked(&expanded)?;
+        store_runs::run(&mut expanded, t);
+        lap(report, "store_runs");
+        print_expanded(options, report, "store_runs", func, &expanded, t);
         checked(&expanded)?;
         merge_accesses::run(&mut expanded, t);
         lap(report, "merge_accesses");

@@ -34,7 +34,7 @@
 //! the VGPR count is then the highest register referenced (a kernel that
 //! calls also counts its callees', as before).
 
-use super::dead_moves::{writes_exec, Scan};
+use super::dead_moves::{writes_exec, FreeVgprs, Scan};
 use super::expand::{vgpr_span, vgprs_named, Expanded};
 use crate::isa::{Opcode, Operand, PhysReg, Target};
 
@@ -82,23 +82,8 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
     let step = if target.gpu.requires_even_vgpr_tuples() { 2 } else { 1 };
     let block = &code.blocks[index].2;
     let n = block.len();
-    let words = usize::from(top).div_ceil(64).max(1);
-    // free[p * words ..]: the VGPRs free at point p (before instruction p).
-    let mut free = vec![0u64; (n + 1) * words];
-    let mut point = scan.block_end(index, block);
-    let record = |p: usize, point: &super::dead_moves::Point, free: &mut Vec<u64>| {
-        for r in 0..usize::from(top) {
-            if point.free(usize::from(PhysReg::vgpr(r as u16).0)) {
-                free[p * words + r / 64] |= 1 << (r % 64);
-            }
-        }
-    };
-    record(n, &point, &mut free);
-    for k in (0..n).rev() {
-        scan.step_back(&mut point, &block[k]);
-        record(k, &point, &mut free);
-    }
-    let is_free = |p: usize, r: u16| free[p * words + usize::from(r) / 64] & (1 << (r % 64)) != 0;
+    let free = FreeVgprs::new(scan, index, block, top);
+    let is_free = |p: usize, r: u16| free.at(p, r);
 
     // Instructions no candidate may contain, counted up to each index.
     let mut barriers_before = Vec::with_capacity(n + 1);
