@@ -158,6 +158,44 @@ fn division_by_constants_computes_the_same() {
     same_results(&want, &got).unwrap();
 }
 
+/// i8 and i16 divisions and remainders by constants (divided in 32 bits
+/// by the divide pass) against the interpreter's exact ones: every i8
+/// value, and i16 values covering each high byte and the edges.
+#[test]
+fn narrow_division_by_constants_computes_the_same() {
+    let divisors: [i32; 18] = [2, 3, 5, 7, 10, 13, 100, 127, -128, -2, -3, -7, -100, 25, 300, 1000, 32767, -32768];
+    let mut text = String::from("kernel @div(%in: ptr<global>, %out: ptr<global>) {\nentry:\n  %i = workitem_id x\n  %g = workgroup_id x\n  %gs = workgroup_size x\n  %gb = mul i32 %g, %gs\n  %j = add i32 %gb, %i\n  %j64 = zext i32 %j to i64\n  %off = mul i64 %j64, 4\n  %p = ptradd %in, %off\n  %x = load i32 %p\n  %x8 = trunc i32 %x to i8\n  %x16 = trunc i32 %x to i16\n  %base = mul i64 %j64, 1024\n  %q = ptradd %out, %base\n");
+    let mut slot = 0;
+    for d in divisors {
+        for op in ["udiv", "sdiv", "urem", "srem"] {
+            for (ty, x) in [("i8", "%x8"), ("i16", "%x16")] {
+                if ty == "i8" && i8::try_from(d).is_err() {
+                    continue;
+                }
+                let name = format!("r{slot}");
+                text.push_str(&format!("  %{name} = {op} {ty} {x}, {d}\n  %{name}w = sext {ty} %{name} to i32\n  %a{slot} = ptradd %q, {}\n  store i32 %{name}w, %a{slot}\n", slot * 4));
+                slot += 1;
+            }
+        }
+    }
+    assert!(slot <= 256);
+    text.push_str("  ret\n}\n");
+    let module = parse(&text);
+    let inputs: Vec<String> = (0..256i32).map(|k| (((k * 167) & 0xff) << 8 | k).to_string()).chain(["32768", "32767", "65535", "65408", "128", "127"].map(String::from)).chain((0..58).map(|k: i32| (k * 1031).to_string())).collect();
+    let launch = spec(&format!(
+        r#"{{"grid": [320, 1, 1], "block": [64, 1, 1],
+            "buffers": {{"in": {{"type": "i32", "data": [{}]}}, "out": {{"type": "i32", "len": {}}}}},
+            "args": {{"in": "@in", "out": "@out"}}}}"#,
+        inputs.join(", "),
+        320 * 256
+    ));
+    let want = launch::run(&module, &launch).unwrap();
+    let opt = optimized(&module, OptLevel::O2);
+    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::UDiv | mir::BinOp::SDiv | mir::BinOp::URem | mir::BinOp::SRem, .. })), 0, "{opt}");
+    let got = launch::run(&opt, &launch).unwrap();
+    same_results(&want, &got).unwrap();
+}
+
 /// The vector add that clang-22's SPIR-V gives (one `mul` per array): one
 /// shift remains, shared by the three addresses.
 #[test]

@@ -184,11 +184,14 @@ impl Emitter<'_> {
     }
 }
 
-/// The divisions this pass rewrites: i32/i64 by a constant other than 0, 1
-/// and -1 (simplify handles those and the unsigned powers of two).
+/// The divisions this pass rewrites: i8/i16/i32/i64 by a constant other
+/// than 0, 1 and -1 (simplify handles those and the unsigned powers of
+/// two). i8 and i16 divide in 32 bits: the operand extended (zero or sign
+/// as the division), the quotient or remainder truncated, which is exact
+/// (no divisor but -1 overflows, and that one is left out).
 fn rewritten(op: &Op) -> Option<(BinOp, u64)> {
     let Op::Binary { op, ty, rhs: Operand::Const(c), .. } = op else { return None };
-    if !matches!(ty, Type::I32 | Type::I64) || !matches!(op, BinOp::UDiv | BinOp::URem | BinOp::SDiv | BinOp::SRem) {
+    if !matches!(ty, Type::I8 | Type::I16 | Type::I32 | Type::I64) || !matches!(op, BinOp::UDiv | BinOp::URem | BinOp::SDiv | BinOp::SRem) {
         return None;
     }
     let w = ty.bits();
@@ -212,6 +215,25 @@ pub fn run(func: &mut Function) -> bool {
                 continue;
             };
             let (ty, n) = (ty.clone(), lhs.clone());
+            let signed = matches!(op, BinOp::SDiv | BinOp::SRem);
+            if matches!(ty, Type::I8 | Type::I16) {
+                let w = ty.bits();
+                let mut e = Emitter { func, names: &mut names, out: &mut out, span: inst.span, ty: Type::I32 };
+                let x = e.push(Op::Cast { op: if signed { CastOp::SExt } else { CastOp::ZExt }, from: ty.clone(), arg: n, to: Type::I32 }, Type::I32);
+                // The divisor in 32 bits, sign-extended for a signed division.
+                let d32 = if signed && d >> (w - 1) & 1 == 1 { (d | !mask(w)) & mask(32) } else { d };
+                let q = if signed { e.sdiv(x.clone(), d32) } else { e.udiv(x.clone(), d32) };
+                let wide = if matches!(op, BinOp::URem | BinOp::SRem) {
+                    let dc = e.c(d32);
+                    let product = e.bin(BinOp::Mul, q, dc);
+                    e.bin(BinOp::Sub, x, product)
+                } else {
+                    q
+                };
+                out.push(Inst { result: Some(result), op: Op::Cast { op: CastOp::Trunc, from: Type::I32, arg: wide, to: ty }, span: inst.span });
+                changed = true;
+                continue;
+            }
             let mut e = Emitter { func, names: &mut names, out: &mut out, span: inst.span, ty: ty.clone() };
             let q = if matches!(op, BinOp::UDiv | BinOp::URem) { e.udiv(n.clone(), d) } else { e.sdiv(n.clone(), d) };
             let last = if matches!(op, BinOp::URem | BinOp::SRem) {
