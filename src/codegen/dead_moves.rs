@@ -371,11 +371,12 @@ impl FreeVgprs {
         let words = usize::from(top).div_ceil(64).max(1);
         let mut bits = vec![0u64; (n + 1) * words];
         let mut point = scan.block_end(index, block);
+        // VGPRs are a run of whole words of the PhysReg sets.
+        const FIRST_WORD: usize = PhysReg::vgpr(0).0 as usize / 64;
+        const _: () = assert!(PhysReg::vgpr(0).0 % 64 == 0);
         let mut record = |p: usize, point: &Point| {
-            for r in 0..usize::from(top) {
-                if point.free(usize::from(PhysReg::vgpr(r as u16).0)) {
-                    bits[p * words + r / 64] |= 1 << (r % 64);
-                }
+            for w in 0..words {
+                bits[p * words + w] = point.dead.0[FIRST_WORD + w] | point.never.0[FIRST_WORD + w];
             }
         };
         record(n, &point);
@@ -384,6 +385,11 @@ impl FreeVgprs {
             record(k, &point);
         }
         FreeVgprs { words, bits }
+    }
+
+    /// VGPRs 64w to 64w + 63 free before instruction `p`, one bit each.
+    pub(super) fn word(&self, p: usize, w: usize) -> u64 {
+        self.bits[p * self.words + w]
     }
 
     /// Whether VGPR `r` is free before instruction `p`.

@@ -6,7 +6,7 @@
 //!      ──regalloc (regalloc2)──► allocation + moves
 //!      ──expand──► isa::Inst per block (registers filled, pseudos expanded)
 //!      ──forward_copies──► ──dead_moves──► ──window_rename──►
-//!      ──backward_copies──► ──store_runs──► ──merge_accesses──► ──skip_branches──► ──vopd──►
+//!      ──backward_copies──► ──store_runs──► ──merge_accesses──► ──compact_vgprs──► ──skip_branches──► ──vopd──►
 //!      ──waitcnt──► ──hazards──► ──emit──► bytes + assembly ──► code object
 //! ```
 //!
@@ -23,6 +23,7 @@ pub mod expand;
 pub mod hazards;
 pub mod merge_accesses;
 pub mod store_runs;
+pub mod compact_vgprs;
 pub mod machine_dce;
 pub mod fold_merges;
 pub mod fuse_valu;
@@ -57,7 +58,7 @@ use crate::mir::{Diagnostic, Diagnostics, FuncKind, Function, Module, Span};
 /// The passes, in order (names for `--print-after`): the MIR passes
 /// (`crate::opt::O0_PASSES` at -O0, `crate::opt::MIR_PASSES` above) and
 /// the module-level inline, then selection and the machine passes.
-pub const PASSES: [&str; 37] = ["parameters", "promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "store_runs", "merge_accesses", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
+pub const PASSES: [&str; 38] = ["parameters", "promote", "spaces", "simplify", "divide", "narrow", "reassociate", "hoist", "licm", "gvn", "dce", "merge", "select", "branches", "schedule", "inline", "uniformity", "structure", "isel", "machine_dce", "fuse_valu", "fold_merges", "saveexec", "regalloc", "input_vgpr", "expand", "forward_copies", "dead_moves", "window_rename", "backward_copies", "store_runs", "merge_accesses", "compact_vgprs", "skip_branches", "vopd", "waitcnt", "hazards", "emit"];
 
 /// Options of one compilation.
 #[derive(Clone, Debug)]
@@ -436,6 +437,10 @@ pub fn compile_kernel(
         merge_accesses::run(&mut expanded, t);
         lap(report, "merge_accesses");
         print_expanded(options, report, "merge_accesses", func, &expanded, t);
+        checked(&expanded)?;
+        compact_vgprs::run(&mut expanded, t);
+        lap(report, "compact_vgprs");
+        print_expanded(options, report, "compact_vgprs", func, &expanded, t);
         checked(&expanded)?;
         skip_branches::run(&mut expanded, t);
         lap(report, "skip_branches");

@@ -1,0 +1,496 @@
+//! compact_vgprs: re-assigns the VGPRs of values that live within one
+//! block, after allocation and expansion, where that lowers the kernel's
+//! VGPR count.
+//!
+//! regalloc2 allocates single registers and knows no pairs; expansion then
+//! needs aligned pairs and tuples (addresses, 64-bit results, multi-dword
+//! accesses), found in pair windows above the allocation or, after
+//! window_rename, in whatever pair happens to be free (docs/regalloc.md).
+//! Singles scattered over odd and even registers leave no free pair, so a
+//! straight-line kernel can need half again the registers its values do
+//! (stencil on gfx90a: 14 VGPRs for 8 values live at once). Within a
+//! block the code is final, so its block-local values can be placed again
+//! knowing every tuple: a small linear-scan allocation over the block.
+//!
+//! **Lives.** For each VGPR of a block, a life runs from an instruction that
+//! writes it while it is free (its old value needed in no lane: the
+//! dead_moves scan, which takes EXEC into account) to the last reference
+//! before it is free again. A life that starts before the block or does
+//! not end in it, and every reference outside a life, stays where it is
+//! (fixed), and so does one that contains an EXEC write or a branch (its
+//! write and its reads must see the same lanes: a write under an if's EXEC
+//! read after the join is a lane merge, whose other lanes the register
+//! still holds). Lives that one tuple operand names together (`v[4:5]` read by
+//! a load; a 64-bit result) move together, at the same distances, as one
+//! group; a group with a fixed member stays. Aligned tuples (gfx90a,
+//! gfx942) constrain the group's parity.
+//!
+//! **Placement.** Groups in order of their first write take the lowest
+//! registers free (of fixed and of placed lives) at every point they
+//! occupy: from after the write (from the write itself where the
+//! instruction may not write a register it reads: tuple results, gfx11's
+//! 64-bit multiply-adds) to the last read (one point more where that
+//! instruction also writes the register, a result nothing reads). Points
+//! are instruction boundaries, so a life may start where another ends, in
+//! the instruction that reads the one and writes the other. Only lives
+//! move, every reference of a life with them; the lanes a life writes are
+//! those its instructions wrote before, and its new register held nothing
+//! needed, so the code computes what it did.
+//!
+//! **When.** Kernels whose every exit is `s_endpgm` (the scan knows what
+//! other blocks read), without calls, spills, AGPRs or `movrel`; applied
+//! only if the kernel's VGPR count drops (the highest register any block
+//! names), and then only in the blocks that named registers at or above
+//! the new count, so code that gains nothing is left alone (VOPD pairs on
+//! gfx11 depend on register banks).
+//!
+//! Cost: per block, one backward scan for free registers, lives and groups
+//! in one walk, and per group the union of busy registers over the points
+//! it occupies (bit sets of the VGPR count).
+
+use super::dead_moves::{writes_exec, FreeVgprs, Scan};
+use super::expand::{result_apart_from_sources, vgpr_span, vgprs_named, Emitted, Expanded};
+use crate::isa::{Opcode, Operand, PhysReg, Target};
+
+/// Renames block-local lives where that lowers the VGPR count; returns the
+/// VGPRs saved.
+pub fn run(code: &mut Expanded, target: Target) -> u32 {
+    if code.agprs > 0 || code.spills.vgprs > 0 || code.spills.slot_vgprs > 0 || code.windows.is_some() {
+        return 0;
+    }
+    let any = |f: &dyn Fn(&Emitted) -> bool| code.blocks.iter().flat_map(|(_, _, b)| b).any(f);
+    if any(&|e| matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) || e.inst.op.info().name.contains("movrel") || e.inst.vopd_y.is_some()) {
+        return 0;
+    }
+    let top = vgprs_named(&code.blocks);
+    if top < 2 || top > 256 {
+        return 0;
+    }
+    let scan = Scan::new(code, target);
+    if !scan.knows_other_blocks() {
+        return 0;
+    }
+    let plans: Vec<(u16, u16, Option<Plan>)> = (0..code.blocks.len())
+        .map(|index| {
+            let block = &code.blocks[index].2;
+            let named = block.iter().flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(vgpr_span).map(|(b, s)| b + s).max().unwrap_or(0);
+            if named == 0 {
+                return (0, 0, None);
+            }
+            let free = FreeVgprs::new(&scan, index, block, top);
+            // Where as many registers hold values as the block names, no
+            // placement names fewer.
+            let words = usize::from(top).div_ceil(64);
+            let valid = |w: usize| if (w + 1) * 64 <= usize::from(top) { u64::MAX } else { (1u64 << (top % 64)) - 1 };
+            let most_held = (0..=block.len()).map(|p| (0..words).map(|w| (!free.word(p, w) & valid(w)).count_ones()).sum::<u32>()).max().unwrap_or(0);
+            if most_held >= u32::from(named) {
+                return (named, named, None);
+            }
+            match place(block, &free, top, target) {
+                Some(plan) if plan.named < named => (named, plan.named, Some(plan)),
+                _ => (named, named, None),
+            }
+        })
+        .collect();
+    let new_top = plans.iter().map(|(_, after, _)| *after).max().unwrap_or(0).max(1);
+    if new_top >= top {
+        return 0;
+    }
+    for (index, (before, _, plan)) in plans.into_iter().enumerate() {
+        if let Some(plan) = plan.filter(|_| before > new_top) {
+            apply(&mut code.blocks[index].2, &plan);
+        }
+    }
+    let saved = u32::from(top - new_top);
+    code.vgprs = u32::from(vgprs_named(&code.blocks).max(1));
+    saved
+}
+
+/// One life: register `reg` from the write at `start` to the last
+/// reference at `end`; its points are `from..=to`.
+struct Life {
+    reg: u16,
+    start: usize,
+    end: usize,
+    from: usize,
+    to: usize,
+}
+
+/// A block's new placement: per life its register, and the highest
+/// register named plus one.
+struct Plan {
+    lives: Vec<Life>,
+    to: Vec<u16>,
+    named: u16,
+}
+
+fn names(e: &Emitted, r: u16) -> (bool, bool) {
+    let has = |ops: &[Operand]| ops.iter().filter_map(vgpr_span).any(|(b, s)| (b..b + s).contains(&r));
+    (has(&e.inst.defs), has(&e.inst.uses))
+}
+
+/// Whether the instruction's results must not share a register with what it
+/// reads (so a life it starts occupies the point before it too).
+fn strict(e: &Emitted, target: Target) -> bool {
+    result_apart_from_sources(e.inst.op, target) || e.inst.defs.iter().filter_map(vgpr_span).any(|(_, s)| s > 1)
+}
+
+fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Option<Plan> {
+    let n = block.len();
+    let words = usize::from(top).div_ceil(64);
+    // busy[p]: the registers fixed lives hold at point p.
+    let mut busy = vec![0u64; (n + 1) * words];
+    let set = |v: &mut Vec<u64>, p: usize, r: u16| v[p * words + usize::from(r) / 64] |= 1 << (r % 64);
+    let mut refs: Vec<Vec<usize>> = vec![Vec::new(); usize::from(top)];
+    for (k, e) in block.iter().enumerate() {
+        for (b, s) in e.inst.defs.iter().chain(&e.inst.uses).filter_map(vgpr_span) {
+            for r in b..b + s {
+                if refs[usize::from(r)].last() != Some(&k) {
+                    refs[usize::from(r)].push(k);
+                }
+            }
+        }
+    }
+    // Instructions no life may contain, counted up to each index: a life
+    // runs under one EXEC (a write before an EXEC change and a read after
+    // it would be a lane merge, whose other lanes the register still holds).
+    let mut barriers_before = Vec::with_capacity(n + 1);
+    barriers_before.push(0u32);
+    for (k, e) in block.iter().enumerate() {
+        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty();
+        barriers_before.push(barriers_before[k] + u32::from(barrier));
+    }
+    // Lives, and what is fixed: every point a register's value is needed
+    // outside a life, and (for strict instructions) the point before a
+    // fixed write.
+    for p in 0..=n {
+        for w in 0..words {
+            busy[p * words + w] = !free.word(p, w);
+        }
+    }
+    let mut lives: Vec<Life> = Vec::new();
+    for r in 0..top {
+        let list = &refs[usize::from(r)];
+        let first = lives.len();
+        let mut i = 0;
+        while i < list.len() {
+            let k = list[i];
+            let (writes, reads) = names(&block[k], r);
+            if !(writes && !reads && free.at(k, r)) {
+                i += 1;
+                continue;
+            }
+            let Some(j) = (i..list.len()).find(|&j| free.at(list[j] + 1, r)) else { break };
+            let end = list[j];
+            if barriers_before[end + 1] != barriers_before[k] {
+                i = j + 1;
+                continue;
+            }
+            let from = if strict(&block[k], target) { k } else { k + 1 };
+            let to = if names(&block[end], r).0 { end + 1 } else { end.max(k + 1) };
+            lives.push(Life { reg: r, start: k, end, from, to });
+            i = j + 1;
+        }
+        // Inside its lives the register is theirs; outside, every
+        // reference is fixed: the register is taken at the instruction (the
+        // point before it for a read, after it for a write).
+        for l in &lives[first..] {
+            (l.from..=l.to).for_each(|p| busy[p * words + usize::from(r) / 64] &= !(1 << (r % 64)));
+        }
+        let mut life = first;
+        for &k in list {
+            while life < lives.len() && lives[life].end < k {
+                life += 1;
+            }
+            if life < lives.len() && lives[life].start <= k {
+                continue;
+            }
+            set(&mut busy, k, r);
+            if names(&block[k], r).0 {
+                set(&mut busy, k + 1, r);
+            }
+        }
+    }
+    if lives.is_empty() {
+        return None;
+    }
+    // The life of register r holding instruction k (None: fixed). Lives of
+    // one register are disjoint and in order.
+    let mut first_life = vec![usize::MAX; usize::from(top)];
+    for (i, l) in lives.iter().enumerate().rev() {
+        first_life[usize::from(l.reg)] = i;
+    }
+    let life_at = |r: u16, k: usize, def: bool| -> Option<usize> {
+        let mut i = first_life[usize::from(r)];
+        while i < lives.len() && lives[i].reg == r {
+            let l = &lives[i];
+            let holds = if def { (l.start..=l.end).contains(&k) } else { l.start < k && k <= l.end };
+            if holds {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    };
+    // Groups: union-find with the offset of each life from its root; a
+    // group with a fixed member or conflicting offsets is pinned.
+    let mut parent: Vec<usize> = (0..lives.len()).collect();
+    let mut offset: Vec<i32> = vec![0; lives.len()];
+    let mut pinned = vec![false; lives.len()];
+    // Per group root: offsets (from the root) that must be even.
+    let mut even_at: Vec<(usize, i32)> = Vec::new();
+    fn find(parent: &mut Vec<usize>, offset: &mut Vec<i32>, x: usize) -> (usize, i32) {
+        let mut root = x;
+        let mut total = 0;
+        while parent[root] != root {
+            total += offset[root];
+            root = parent[root];
+        }
+        // Path compression.
+        let (mut y, mut acc) = (x, total);
+        while parent[y] != root {
+            let next = parent[y];
+            let step = offset[y];
+            parent[y] = root;
+            offset[y] = acc;
+            acc -= step;
+            y = next;
+        }
+        (root, total)
+    }
+    let aligned = target.gpu.requires_even_vgpr_tuples();
+    for (k, e) in block.iter().enumerate() {
+        for (def, op) in e.inst.defs.iter().map(|o| (true, o)).chain(e.inst.uses.iter().map(|o| (false, o))) {
+            let Some((b, s)) = vgpr_span(op) else { continue };
+            if s < 2 {
+                continue;
+            }
+            let members: Vec<Option<usize>> = (0..s).map(|i| life_at(b + i, k, def)).collect();
+            if members.iter().any(Option::is_none) {
+                for m in members.into_iter().flatten() {
+                    let (root, _) = find(&mut parent, &mut offset, m);
+                    pinned[root] = true;
+                }
+                continue;
+            }
+            let base = members[0].unwrap();
+            for (i, m) in members.iter().enumerate().skip(1) {
+                let (ra, oa) = find(&mut parent, &mut offset, base);
+                let (rb, ob) = find(&mut parent, &mut offset, m.unwrap());
+                // Want: position(m) - position(base) = i.
+                if ra == rb {
+                    if ob - oa != i as i32 {
+                        pinned[ra] = true;
+                    }
+                } else {
+                    // Hang rb under ra: position(rb) = position(ra) + d.
+                    parent[rb] = ra;
+                    offset[rb] = oa + i as i32 - ob;
+                    pinned[ra] |= pinned[rb];
+                }
+            }
+            if aligned {
+                even_at.push((base, 0));
+            }
+        }
+    }
+    // Collect the groups.
+    let mut members_of: Vec<Vec<(usize, i32)>> = vec![Vec::new(); lives.len()];
+    for i in 0..lives.len() {
+        let (root, off) = find(&mut parent, &mut offset, i);
+        members_of[root].push((i, off));
+    }
+    let mut parity: Vec<Option<i32>> = vec![None; lives.len()];
+    for &(life, _) in &even_at {
+        let (root, off) = find(&mut parent, &mut offset, life);
+        // position(root) + off must be even.
+        let want = off.rem_euclid(2);
+        match parity[root] {
+            Some(p) if p != want => pinned[root] = true,
+            _ => parity[root] = Some(want),
+        }
+    }
+    // Pinned groups are fixed where they are.
+    let to: Vec<u16> = lives.iter().map(|l| l.reg).collect();
+    let mut order: Vec<usize> = Vec::new();
+    for root in 0..lives.len() {
+        if members_of[root].is_empty() {
+            continue;
+        }
+        if pinned[root] {
+            for &(i, _) in &members_of[root] {
+                let l = &lives[i];
+                (l.from..=l.to).for_each(|p| set(&mut busy, p, l.reg));
+            }
+        } else {
+            order.push(root);
+        }
+    }
+    // Two orders, the better kept: groups by their first point, and the
+    // tuples first (the constrained ones take aligned registers before
+    // singles scatter over them).
+    let first_point = |root: usize| members_of[root].iter().map(|&(i, _)| lives[i].from).min().unwrap_or(0);
+    let mut by_start = order.clone();
+    by_start.sort_by_key(|&root| first_point(root));
+    let mut tuples_first = order;
+    tuples_first.sort_by_key(|&root| (members_of[root].len() == 1, first_point(root)));
+    let mut best: Option<(u16, Vec<u16>)> = None;
+    for order in [by_start, tuples_first] {
+        let Some(placed) = assign(&order, &members_of, &parity, &lives, busy.clone(), words, top, to.clone()) else { continue };
+        let named = named_after(block, &placed, &life_at);
+        if best.as_ref().is_none_or(|(most, _)| named < *most) {
+            best = Some((named, placed));
+        }
+    }
+    let (named, to) = best?;
+    Some(Plan { lives, to, named })
+}
+
+/// Places the groups in `order` on the lowest registers free at every point
+/// of their lives; per life its register, or None if a group finds none.
+#[allow(clippy::too_many_arguments)]
+fn assign(order: &[usize], members_of: &[Vec<(usize, i32)>], parity: &[Option<i32>], lives: &[Life], mut busy: Vec<u64>, words: usize, top: u16, mut to: Vec<u16>) -> Option<Vec<u16>> {
+    let mut taken = vec![0u64; words];
+    for &root in order {
+        let members = &members_of[root];
+        let low = members.iter().map(|&(_, o)| o).min().unwrap();
+        let high = members.iter().map(|&(_, o)| o).max().unwrap();
+        // Per member, the registers taken at some point of its life.
+        let masks: Vec<Vec<u64>> = members
+            .iter()
+            .map(|&(i, _)| {
+                taken.iter_mut().for_each(|w| *w = 0);
+                for q in lives[i].from..=lives[i].to {
+                    for (w, b) in taken.iter_mut().zip(&busy[q * words..(q + 1) * words]) {
+                        *w |= b;
+                    }
+                }
+                taken.clone()
+            })
+            .collect();
+        let clear = |mask: &[u64], r: i32| mask[r as usize / 64] & (1 << (r % 64)) == 0;
+        // Positions of the root with p + low >= 0 and p + high < top.
+        let p = (-low..i32::from(top) - high)
+            .find(|&p| parity[root].is_none_or(|want| (p + want).rem_euclid(2) == 0) && members.iter().zip(&masks).all(|(&(_, o), mask)| clear(mask, p + o)))?;
+        for &(i, o) in members {
+            let r = (p + o) as u16;
+            to[i] = r;
+            for q in lives[i].from..=lives[i].to {
+                busy[q * words + usize::from(r) / 64] |= 1 << (r % 64);
+            }
+        }
+    }
+    Some(to)
+}
+
+/// The highest register the block names with the lives placed, plus one.
+fn named_after(block: &[Emitted], to: &[u16], life_at: &dyn Fn(u16, usize, bool) -> Option<usize>) -> u16 {
+    let mut named = 0u16;
+    for (k, e) in block.iter().enumerate() {
+        for (def, op) in e.inst.defs.iter().map(|o| (true, o)).chain(e.inst.uses.iter().map(|o| (false, o))) {
+            let Some((b, s)) = vgpr_span(op) else { continue };
+            for r in b..b + s {
+                named = named.max(life_at(r, k, def).map_or(r, |i| to[i]) + 1);
+            }
+        }
+    }
+    named
+}
+fn apply(block: &mut [Emitted], plan: &Plan) {
+    // Per instruction, the renames of its results and of its sources.
+    let mut defs: Vec<Vec<(u16, u16)>> = vec![Vec::new(); block.len()];
+    let mut uses: Vec<Vec<(u16, u16)>> = vec![Vec::new(); block.len()];
+    for (l, &to) in plan.lives.iter().zip(&plan.to) {
+        if to == l.reg {
+            continue;
+        }
+        defs[l.start].push((l.reg, to));
+        for k in l.start + 1..=l.end {
+            defs[k].push((l.reg, to));
+            uses[k].push((l.reg, to));
+        }
+    }
+    for (k, e) in block.iter_mut().enumerate() {
+        for (list, map) in [(&mut e.inst.defs, &defs[k]), (&mut e.inst.uses, &uses[k])] {
+            if map.is_empty() {
+                continue;
+            }
+            for o in list.iter_mut() {
+                if let Operand::Reg(reg) = o {
+                    if reg.base.is_vgpr() {
+                        if let Some(&(_, to)) = map.iter().find(|(from, _)| *from == reg.base.index()) {
+                            reg.base = PhysReg::vgpr(to);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codegen::expand::test_code::{function, inst, v};
+    use crate::isa::{Gpu, Reg};
+
+    fn pair(n: u16) -> Operand {
+        Operand::Reg(Reg::v(n, 2))
+    }
+
+    fn sgprs(n: u16) -> Operand {
+        Operand::Reg(Reg::s(n, 2))
+    }
+
+    /// A load through an address computed into v[6:7] from v1, its result
+    /// added to v3 and stored: 10 VGPRs named for at most three values
+    /// live. Placed again in order of their writes: v1 to v0, v3 to v1,
+    /// the address (a tuple result, which may not overlap v0, read by the
+    /// same instruction) to v[2:3], the loaded value and the sum to v0.
+    fn kernel(exec_write: bool) -> (Vec<crate::isa::Inst>, u32, u32) {
+        let mut block = vec![
+            inst(Opcode::v_mov_b32, vec![v(1)], vec![Operand::imm32(5)]),
+            inst(Opcode::v_mov_b32, vec![v(3)], vec![Operand::imm32(7)]),
+            inst(Opcode::v_mad_u64_u32, vec![pair(6), sgprs(2)], vec![v(1), Operand::imm32(4), sgprs(4)]),
+            inst(Opcode::global_load_dword, vec![v(8)], vec![pair(6)]),
+            inst(Opcode::v_add_u32, vec![v(9)], vec![v(8), v(3)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(3), v(9), sgprs(4)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ];
+        if exec_write {
+            // EXEC changes between v3's write and its reads.
+            block.insert(2, inst(Opcode::s_mov_b64, vec![Operand::Reg(Reg::exec(2))], vec![sgprs(8)]));
+        }
+        let mut code = function(vec![(0, "b".into(), block)], 0);
+        code.vgprs = 10;
+        let saved = run(&mut code, Target::new(Gpu::Gfx90a));
+        (code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect(), saved, code.vgprs)
+    }
+
+    #[test]
+    fn block_local_values_are_placed_again_with_their_tuples() {
+        let (code, saved, vgprs) = kernel(false);
+        assert_eq!((saved, vgprs), (6, 4));
+        assert_eq!(code[0].defs[0], v(0));
+        assert_eq!(code[1].defs[0], v(1));
+        assert_eq!((code[2].defs[0].clone(), code[2].uses[0].clone()), (pair(2), v(0)));
+        assert_eq!((code[3].defs[0].clone(), code[3].uses[0].clone()), (v(0), pair(2)));
+        assert_eq!(code[4].defs[0], v(0));
+        assert_eq!(code[4].uses, vec![v(0), v(1)]);
+        assert_eq!(code[5].uses[..2], [v(1), v(0)]);
+    }
+
+    /// v1 and v3 are written before an EXEC change and read after it: they
+    /// stay, so the address goes to v[4:5], the lowest even pair clear of
+    /// both, and the loaded value and the sum to v0.
+    #[test]
+    fn a_value_living_across_an_exec_change_keeps_its_register() {
+        let (code, saved, vgprs) = kernel(true);
+        assert_eq!((saved, vgprs), (4, 6));
+        assert_eq!((code[0].defs[0].clone(), code[1].defs[0].clone()), (v(1), v(3)));
+        assert_eq!((code[3].defs[0].clone(), code[3].uses[0].clone()), (pair(4), v(1)));
+        assert_eq!(code[4].defs[0], v(0));
+        assert_eq!(code[5].uses, vec![v(0), v(3)]);
+        assert_eq!(code[6].uses[..2], [v(3), v(0)]);
+    }
+}
