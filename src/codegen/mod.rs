@@ -357,7 +357,6 @@ pub fn compile_kernel(
             verified(&selected.vcode, pass)?;
         }
         let pressure = vcode::pressure(&selected.vcode);
-        isel::late_multiply_add_results(&mut selected.vcode, &pressure.multiply_adds_ending_a_source, t);
         let live = pressure.most;
         let live_vgprs = live[1];
         selected.vcode.callee_windows_high = callee_windows_high(&selected.vcode, live_vgprs);

@@ -892,9 +892,6 @@ mod tests {
 /// VGPR values live through it.
 pub struct Pressure {
     pub most: [u32; 3],
-    /// The 64-bit multiply-adds (`v_mad_u64_u32`, `v_mad_i64_i32`) whose
-    /// VGPR pair source (the addend) is read for the last time there.
-    pub multiply_adds_ending_a_source: Vec<usize>,
     /// (instruction, VGPR values live before and after it that it does not
     /// define), for every instruction with clobbers.
     pub vgprs_across_clobbers: Vec<(usize, u32)>,
@@ -999,7 +996,6 @@ pub fn pressure(vcode: &VCode) -> Pressure {
     // Counts: backward through each block from what leaves it.
     let mut max = [0usize; 3];
     let mut across = Vec::new();
-    let mut ending = Vec::new();
     let mut member = vec![false; nv];
     for b in 0..n {
         let block = &vcode.blocks[b];
@@ -1019,17 +1015,6 @@ pub fn pressure(vcode: &VCode) -> Pressure {
             }
             if matches!(m.kind, MKind::Call { .. } | MKind::Clobber(_)) {
                 across.push((i, count[ra::RegClass::Float as usize] as u32));
-            }
-            if let MKind::Real { inst, fills } = &m.kind {
-                let pair_dies = || {
-                    fills.iter().any(|(slot, fill)| match (slot, fill) {
-                        (Slot::Use(_), Fill::VPair { lo, hi, .. }) => [lo, hi].iter().any(|&&k| !member[m.ops[usize::from(k)].vreg().vreg()]),
-                        _ => false,
-                    })
-                };
-                if matches!(inst.op, isa::Opcode::v_mad_u64_u32 | isa::Opcode::v_mad_i64_i32) && pair_dies() {
-                    ending.push(i);
-                }
             }
             // Defined and used values of one instruction overlap at it.
             let mut at = count;
@@ -1054,7 +1039,6 @@ pub fn pressure(vcode: &VCode) -> Pressure {
     across.sort_unstable();
     Pressure {
         most: max.map(|m| m as u32),
-        multiply_adds_ending_a_source: ending,
         vgprs_across_clobbers: across,
     }
 }

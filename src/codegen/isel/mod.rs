@@ -410,11 +410,10 @@ impl<'a> Isel<'a> {
                     // or in place), so a source that dies here may share a
                     // result's register: a loop's 64-bit induction value
                     // updated in place needs no copies on the back edge. Not
-                    // the 64-bit multiply-adds: gfx11's result may not overlap
-                    // a source, and on gfx90a and gfx942 they become late only
-                    // where that pays (`late_multiply_add_results`).
-                    let mad = matches!(op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32);
-                    let pos = if mad { ra::OperandPos::Early } else { ra::OperandPos::Late };
+                    // gfx11's 64-bit multiply-adds, whose result may not
+                    // overlap a source (`expand::result_apart_from_sources`).
+                    let apart = super::expand::result_apart_from_sources(op, self.target);
+                    let pos = if apart { ra::OperandPos::Early } else { ra::OperandPos::Late };
                     ops.push(ra::Operand::new(lo, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos));
                     ops.push(ra::Operand::new(hi, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos));
                     let n = ops.len() as u8;
@@ -1454,48 +1453,7 @@ pub fn select(
             }
         });
     }
-    let read_once = multiply_adds_reading_a_value_once(&vcode);
-    late_multiply_add_results(&mut vcode, &read_once, target);
     Ok(Selected { vcode, inputs, state, kernarg: layout, lds_size })
-}
-
-/// On gfx90a and gfx942 a 64-bit multiply-add's result may share registers
-/// with its sources (llc-22 writes `v_mad_u64_u32 v[2:3], s[4:5], v2, ...`
-/// there; gfx11 forbids it, `expand::result_apart_from_sources`). Selection
-/// makes their result halves early definitions; they become late where that
-/// pays, and only there: late everywhere changed the order regalloc2 met
-/// vadd's pairs in (4 VGPRs to 6, against llc-22's 5).
-/// - At the end of selection, where a VGPR source is read nowhere else
-///   ([`multiply_adds_reading_a_value_once`]): the result may take its
-///   register (an index turned into an address).
-/// - Before allocation, where the VGPR pair addend is read for the last
-///   time (`multiply_adds`, from `vcode::pressure`'s liveness): a loop's
-///   64-bit pointer advances in place (matmul's back edge, four copies per
-///   iteration fewer).
-pub fn late_multiply_add_results(vcode: &mut VCode, multiply_adds: &[usize], target: Target) {
-    if super::expand::result_apart_from_sources(Opcode::v_mad_u64_u32, target) {
-        return;
-    }
-    for &i in multiply_adds {
-        for o in &mut vcode.insts[i].ops {
-            if o.kind() == ra::OperandKind::Def && o.class() == ra::RegClass::Float {
-                *o = ra::Operand::new(o.vreg(), o.constraint(), ra::OperandKind::Def, ra::OperandPos::Late);
-            }
-        }
-    }
-}
-
-/// The 64-bit multiply-adds with a VGPR source that nothing else reads.
-fn multiply_adds_reading_a_value_once(vcode: &VCode) -> Vec<usize> {
-    let mut reads = vec![0u32; ra::Function::num_vregs(vcode)];
-    for m in &vcode.insts {
-        for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use) {
-            reads[o.vreg().vreg()] += 1;
-        }
-    }
-    let mad = |m: &MInst| matches!(&m.kind, MKind::Real { inst, .. } if matches!(inst.op, Opcode::v_mad_u64_u32 | Opcode::v_mad_i64_i32));
-    let read_once = |m: &MInst| m.ops.iter().any(|o| o.kind() == ra::OperandKind::Use && o.class() == ra::RegClass::Float && reads[o.vreg().vreg()] == 1);
-    (0..vcode.insts.len()).filter(|&i| mad(&vcode.insts[i]) && read_once(&vcode.insts[i])).collect()
 }
 
 /// The interface the control-flow lowering (lower_cf.rs) uses to drive selection.
