@@ -196,6 +196,29 @@ fn narrow_division_by_constants_computes_the_same() {
     same_results(&want, &got).unwrap();
 }
 
+/// A vector load read only through one element (`v.z` of a `float4`, and
+/// a vector nothing reads) becomes a load of that element at its offset
+/// with the alignment that offset allows; a vector read through two
+/// elements stays whole. The interpreter computes the same before and
+/// after.
+#[test]
+fn a_vector_load_read_through_one_element_loads_only_it() {
+    let module = parse(
+        "kernel @k(%in: ptr<global>, %out: ptr<global>) {\nentry:\n  %i = workitem_id x\n  %i64 = zext i32 %i to i64\n  %off = mul i64 %i64, 16\n  %p = ptradd %in, %off\n  %v = load <4 x f32> %p, align 16\n  %z = extract %v, 2\n  %z2 = extract %v, 2\n  %w = load <2 x i32> %p, align 8\n  %a = extract %w, 0\n  %b = extract %w, 1\n  %s = fadd f32 %z, %z2\n  %ab = add i32 %a, %b\n  %abf = sitofp i32 %ab to f32\n  %t = fadd f32 %s, %abf\n  %o4 = mul i64 %i64, 4\n  %q = ptradd %out, %o4\n  store f32 %t, %q\n  ret\n}\n",
+    );
+    let opt = optimized(&module, OptLevel::O2);
+    let vector_loads = count(&opt, |op| matches!(op, Op::Load { ty: amdgpu_cg::abi::Type::Vector(..), .. }));
+    let element_loads: Vec<String> = opt.functions[0].blocks.iter().flat_map(|b| &b.insts).filter(|i| matches!(i.op, Op::Load { .. })).map(|i| format!("{:?}", i.op)).collect();
+    assert_eq!(vector_loads, 1, "{opt}");
+    assert_eq!(count(&opt, |op| matches!(op, Op::Load { ty: amdgpu_cg::abi::Type::F32, align: 8, .. })), 1, "{element_loads:?}\n{opt}");
+    let launch = spec(
+        r#"{"grid": [64, 1, 1], "block": [64, 1, 1],
+            "buffers": {"in": {"type": "f32", "iota": true, "len": 256}, "out": {"type": "f32", "len": 64}},
+            "args": {"in": "@in", "out": "@out"}}"#,
+    );
+    same_results(&launch::run(&module, &launch).unwrap(), &launch::run(&opt, &launch).unwrap()).unwrap();
+}
+
 /// The vector add that clang-22's SPIR-V gives (one `mul` per array): one
 /// shift remains, shared by the three addresses.
 #[test]

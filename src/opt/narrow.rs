@@ -14,6 +14,9 @@
 //!   constant: `zext (and (trunc x), c)`.
 //! - `ashr (shl x, k), c` (c ≤ k, the width minus k being 8, 16 or 32):
 //!   `shl (sext (trunc x)), k - c`; `lshr (shl x, k), k`: `and x, 2^(w-k)-1`.
+//! - A non-volatile vector load read only by `extract`s of one element: a
+//!   load of that element (`ptradd` by its offset, the alignment the offset
+//!   allows), its readers reading it.
 
 use super::rewrite::{replace_ops, use_counts, Names};
 use crate::abi::Type;
@@ -47,6 +50,109 @@ fn defining_ops(func: &Function) -> Vec<Option<Op>> {
 }
 
 pub fn run(func: &mut Function) -> bool {
+    let loads = narrow_loads(func);
+    narrow_operations(func) | loads
+}
+
+/// A non-volatile load of a vector that is read only by `extract`s of one
+/// element becomes a load of that element at its offset, and the extracts'
+/// readers read it: selection splits a vector load into its elements'
+/// accesses and the unread ones stayed (OpenCL's `c[0].y` of an `int2`).
+fn narrow_loads(func: &mut Function) -> bool {
+    const NONE: u32 = u32::MAX;
+    const MANY: u32 = u32::MAX - 1;
+    let wanted = |i: &Inst| matches!(&i.op, Op::Load { ty: Type::Vector(elem, _), volatile: false, .. } if **elem != Type::I1);
+    if !func.blocks.iter().flat_map(|b| &b.insts).any(wanted) {
+        return false;
+    }
+    // Per value: the one element every reader extracts (NONE: unread,
+    // MANY: another reader or other elements).
+    let mut element = vec![NONE; func.values.len()];
+    for block in &func.blocks {
+        for inst in &block.insts {
+            let extracted = match &inst.op {
+                Op::Extract { agg: Operand::Value(v), index } => Some((*v, *index)),
+                _ => None,
+            };
+            for operand in crate::mir::ir::op_operands(&inst.op) {
+                if let Operand::Value(v) = operand {
+                    let e = &mut element[v.0 as usize];
+                    *e = match extracted {
+                        Some((a, index)) if a == *v && (*e == NONE || *e == index) => index,
+                        _ => MANY,
+                    };
+                }
+            }
+        }
+        for operand in crate::mir::ir::terminator_operands(&block.term) {
+            if let Operand::Value(v) = operand {
+                element[v.0 as usize] = MANY;
+            }
+        }
+    }
+    // The loads to narrow, and each extract's result: the load's.
+    let mut narrowed = vec![false; func.values.len()];
+    let mut read_as: Vec<Option<Value>> = vec![None; func.values.len()];
+    let mut gone: Vec<Vec<bool>> = Vec::with_capacity(func.blocks.len());
+    for block in &func.blocks {
+        for inst in &block.insts {
+            if let (Some(r), true) = (inst.result, wanted(inst)) {
+                narrowed[r.0 as usize] = element[r.0 as usize] < MANY;
+            }
+        }
+        gone.push(
+            block
+                .insts
+                .iter()
+                .map(|inst| match (&inst.op, inst.result) {
+                    (Op::Extract { agg: Operand::Value(v), .. }, Some(x)) if narrowed[v.0 as usize] => {
+                        read_as[x.0 as usize] = Some(*v);
+                        true
+                    }
+                    _ => false,
+                })
+                .collect(),
+        );
+    }
+    if !narrowed.contains(&true) {
+        return false;
+    }
+    super::rewrite::remove_marked(func, &gone);
+    let mut names = Names::default();
+    replace_ops(func, |func, out, inst| {
+        let (Some(r), Op::Load { ty: Type::Vector(elem, _), ptr, align, volatile: false }) = (inst.result, &inst.op) else { return None };
+        if !narrowed[r.0 as usize] {
+            return None;
+        }
+        let elem = (**elem).clone();
+        let offset = element[r.0 as usize] * elem.size();
+        let ptr = if offset == 0 {
+            ptr.clone()
+        } else {
+            let ty = func.operand_type(ptr).clone();
+            let p: Value = names.fresh(func, ty, "n");
+            out.push(Inst { result: Some(p), op: Op::PtrAdd { ptr: ptr.clone(), offset: Operand::Const(Const { ty: Type::I32, bits: u64::from(offset) }) }, span: inst.span });
+            Operand::Value(p)
+        };
+        // The element's alignment: the vector's, or less at an offset.
+        let align = if offset == 0 { *align } else { (*align).min(1 << offset.trailing_zeros()) };
+        func.values[r.0 as usize].ty = elem.clone();
+        Some(Op::Load { ty: elem, ptr, align, volatile: false })
+    });
+    for block in &mut func.blocks {
+        let readers = block.insts.iter_mut().flat_map(|i| crate::mir::ir::op_operands_mut(&mut i.op)).chain(crate::mir::ir::terminator_operands_mut(&mut block.term));
+        for operand in readers {
+            if let Operand::Value(v) = operand {
+                if let Some(&Some(load)) = read_as.get(v.0 as usize) {
+                    *v = load;
+                }
+            }
+        }
+    }
+    true
+}
+
+fn narrow_operations(func: &mut Function) -> bool {
     // Most functions have nothing the rules below look at: one look at the
     // operations instead of counting uses and rebuilding every block (on a
     // million 32-bit operations the pass cost 760 executed instructions
