@@ -38,7 +38,9 @@
 //! needed, so the code computes what it did.
 //!
 //! **When.** Kernels whose every exit is `s_endpgm` (the scan knows what
-//! other blocks read), without calls, spills, AGPRs or `movrel`; applied
+//! other blocks read, and that a call reads the VGPRs its arguments use;
+//! no life contains a call, which may write any register it clobbers),
+//! without spills, AGPRs or `movrel`; applied
 //! only if the kernel's VGPR count drops (the highest register any block
 //! names), and then only in the blocks that named registers at or above
 //! the new count, so code that gains nothing is left alone (VOPD pairs on
@@ -59,7 +61,7 @@ pub fn run(code: &mut Expanded, target: Target) -> u32 {
         return 0;
     }
     let any = |f: &dyn Fn(&Emitted) -> bool| code.blocks.iter().flat_map(|(_, _, b)| b).any(f);
-    if any(&|e| matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) || e.inst.op.info().name.contains("movrel") || e.inst.vopd_y.is_some()) {
+    if any(&|e| e.inst.op == Opcode::s_setpc_b64 || e.inst.op.info().name.contains("movrel") || e.inst.vopd_y.is_some()) {
         return 0;
     }
     let top = vgprs_named(&code.blocks);
@@ -157,7 +159,7 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Optio
     let mut barriers_before = Vec::with_capacity(n + 1);
     barriers_before.push(0u32);
     for (k, e) in block.iter().enumerate() {
-        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty();
+        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty() || e.inst.op == Opcode::s_swappc_b64;
         barriers_before.push(barriers_before[k] + u32::from(barrier));
     }
     // Lives, and what is fixed: every point a register's value is needed
