@@ -144,15 +144,22 @@ fn division_by_constants_computes_the_same() {
         .map(|v| v.to_string())
         .chain((0..44u64).map(|k| ((k.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (k << 17)) as i64).to_string()))
         .collect();
+    divisions_compute_the_same(&module, "i64", &inputs, 64);
+}
+
+/// Runs `module` (`@div(%in, %out)`, each work-item reading its input and
+/// writing up to 256 results) before and after -O2 on the interpreter,
+/// one work-item per input: no division is left, and the results agree.
+fn divisions_compute_the_same(module: &Module, ty: &str, inputs: &[String], items: usize) {
     let launch = spec(&format!(
-        r#"{{"grid": [64, 1, 1], "block": [64, 1, 1],
-            "buffers": {{"in": {{"type": "i64", "data": [{}]}}, "out": {{"type": "i64", "len": {}}}}},
+        r#"{{"grid": [{items}, 1, 1], "block": [64, 1, 1],
+            "buffers": {{"in": {{"type": "{ty}", "data": [{}]}}, "out": {{"type": "{ty}", "len": {}}}}},
             "args": {{"in": "@in", "out": "@out"}}}}"#,
         inputs.join(", "),
-        64 * 256
+        items * 256
     ));
-    let want = launch::run(&module, &launch).unwrap();
-    let opt = optimized(&module, OptLevel::O2);
+    let want = launch::run(module, &launch).unwrap();
+    let opt = optimized(module, OptLevel::O2);
     assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::UDiv | mir::BinOp::SDiv | mir::BinOp::URem | mir::BinOp::SRem, .. })), 0, "{opt}");
     let got = launch::run(&opt, &launch).unwrap();
     same_results(&want, &got).unwrap();
@@ -182,18 +189,7 @@ fn narrow_division_by_constants_computes_the_same() {
     text.push_str("  ret\n}\n");
     let module = parse(&text);
     let inputs: Vec<String> = (0..256i32).map(|k| (((k * 167) & 0xff) << 8 | k).to_string()).chain(["32768", "32767", "65535", "65408", "128", "127"].map(String::from)).chain((0..58).map(|k: i32| (k * 1031).to_string())).collect();
-    let launch = spec(&format!(
-        r#"{{"grid": [320, 1, 1], "block": [64, 1, 1],
-            "buffers": {{"in": {{"type": "i32", "data": [{}]}}, "out": {{"type": "i32", "len": {}}}}},
-            "args": {{"in": "@in", "out": "@out"}}}}"#,
-        inputs.join(", "),
-        320 * 256
-    ));
-    let want = launch::run(&module, &launch).unwrap();
-    let opt = optimized(&module, OptLevel::O2);
-    assert_eq!(count(&opt, |op| matches!(op, Op::Binary { op: mir::BinOp::UDiv | mir::BinOp::SDiv | mir::BinOp::URem | mir::BinOp::SRem, .. })), 0, "{opt}");
-    let got = launch::run(&opt, &launch).unwrap();
-    same_results(&want, &got).unwrap();
+    divisions_compute_the_same(&module, "i32", &inputs, 320);
 }
 
 /// A vector load read only through one element (`v.z` of a `float4`, and

@@ -69,6 +69,22 @@ pub(super) fn next_place(last: &Emitted, last_access: &Access, next: &Emitted) -
         && address(last, last_access.load).eq(address(next, last_access.load))
 }
 
+/// The end of the run of up to four accesses starting with `first` at `i`
+/// in which each access `follows` the one before, and its last access.
+pub(super) fn run_from(block: &[Emitted], i: usize, first: Access, follows: impl Fn(&Emitted, &Access, &Emitted, &Access) -> bool) -> (usize, Access) {
+    let (mut end, mut last) = (i + 1, first);
+    while end < block.len() && end - i < 4 {
+        match access(&block[end]) {
+            Some(next) if follows(&block[end - 1], &last, &block[end], &next) => {
+                last = next;
+                end += 1;
+            }
+            _ => break,
+        }
+    }
+    (end, last)
+}
+
 /// Merges the runs; returns how many instructions went.
 pub fn run(code: &mut Expanded, target: Target) -> usize {
     let even = target.gpu.requires_even_vgpr_tuples();
@@ -86,17 +102,7 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
                 continue;
             }
             // The run: up to four accesses, each continuing the one before.
-            let mut end = i + 1;
-            let mut last = first;
-            while end < block.len() && end - i < 4 {
-                match access(&block[end]) {
-                    Some(next) if continues(&block[end - 1], &last, &block[end], &next) => {
-                        last = next;
-                        end += 1;
-                    }
-                    _ => break,
-                }
-            }
+            let (end, last) = run_from(block, i, first, continues);
             let dwords = end - i;
             // Loads: none may write a register the address reads (the loads
             // after it would have read the new address).

@@ -40,7 +40,7 @@
 
 use super::dead_moves::{writes_exec, writes_fully, FreeVgprs, Scan};
 use super::expand::{vgpr_span, Emitted, Expanded};
-use super::merge_accesses::{access, next_place};
+use super::merge_accesses::{access, next_place, run_from};
 use crate::isa::{Opcode, Operand, PhysReg, Target};
 
 /// Renames the data of dword store runs; returns how many lives moved.
@@ -100,17 +100,7 @@ fn store_runs(block: &[Emitted], even: bool) -> Vec<(usize, usize)> {
             i += 1;
             continue;
         };
-        let mut end = i + 1;
-        let mut last = first;
-        while end < block.len() && end - i < 4 {
-            match access(&block[end]) {
-                Some(next) if next_place(&block[end - 1], &last, &block[end]) => {
-                    last = next;
-                    end += 1;
-                }
-                _ => break,
-            }
-        }
+        let (end, _) = run_from(block, i, first, |last, last_access, next, _| next_place(last, last_access, next));
         let data: Vec<u16> = (i..end).map(|k| access(&block[k]).unwrap().data).collect();
         let in_run = data.windows(2).all(|w| w[1] == w[0] + 1) && !(even && data[0] % 2 == 1);
         if end - i >= 2 && !in_run {
