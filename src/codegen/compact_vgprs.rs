@@ -48,11 +48,16 @@
 //!
 //! Cost: per block, one backward scan for free registers, lives and groups
 //! in one walk, and per group the union of busy registers over the points
-//! it occupies (bit sets of the VGPR count).
+//! it occupies (bit sets of the VGPR count); about a microsecond per
+//! instruction, so blocks of more than `LARGEST_BLOCK` instructions are
+//! left alone.
 
 use super::dead_moves::{writes_exec, FreeVgprs, Scan};
 use super::expand::{result_apart_from_sources, vgpr_span, vgprs_named, Emitted, Expanded};
 use crate::isa::{Opcode, Operand, PhysReg, Target};
+
+/// The largest block placed again (instructions).
+pub const LARGEST_BLOCK: usize = 50_000;
 
 /// Renames block-local lives where that lowers the VGPR count; returns the
 /// VGPRs saved.
@@ -68,6 +73,9 @@ pub fn run(code: &mut Expanded, target: Target) -> u32 {
     if top < 2 || top > 256 {
         return 0;
     }
+    if code.blocks.iter().all(|(_, _, b)| b.len() > LARGEST_BLOCK) {
+        return 0;
+    }
     let scan = Scan::new(code, target);
     if !scan.knows_other_blocks() {
         return 0;
@@ -76,8 +84,12 @@ pub fn run(code: &mut Expanded, target: Target) -> u32 {
         .map(|index| {
             let block = &code.blocks[index].2;
             let named = block.iter().flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(vgpr_span).map(|(b, s)| b + s).max().unwrap_or(0);
-            if named == 0 {
-                return (0, 0, None);
+            // Blocks beyond LARGEST_BLOCK instructions are left as they
+            // are: placement costs about a microsecond per instruction
+            // (0.75 s of a 17 s compilation of one million instructions),
+            // for a count that matters little in code that size.
+            if named == 0 || block.len() > LARGEST_BLOCK {
+                return (named, named, None);
             }
             let free = FreeVgprs::new(&scan, index, block, top);
             // Where as many registers hold values as the block names, no
@@ -88,7 +100,7 @@ pub fn run(code: &mut Expanded, target: Target) -> u32 {
             if most_held >= u32::from(named) {
                 return (named, named, None);
             }
-            match place(block, &free, top, target) {
+            match place(block, &free, top, most_held as u16, target) {
                 Some(plan) if plan.named < named => (named, plan.named, Some(plan)),
                 _ => (named, named, None),
             }
@@ -118,17 +130,75 @@ struct Life {
     to: usize,
 }
 
+/// A block's lives, by register (each register's contiguous in `all`, in
+/// order of start).
+struct Lives {
+    all: Vec<Life>,
+    range_of: Vec<(usize, usize)>,
+}
+
+impl Lives {
+    fn new(all: Vec<Life>, top: u16) -> Lives {
+        let mut range_of = vec![(0usize, 0usize); usize::from(top)];
+        let mut i = 0;
+        while i < all.len() {
+            let (r, first) = (all[i].reg, i);
+            while i < all.len() && all[i].reg == r {
+                i += 1;
+            }
+            range_of[usize::from(r)] = (first, i);
+        }
+        Lives { all, range_of }
+    }
+
+    /// The life of register `r` that instruction `k` writes (`def`) or
+    /// reads in, if any (None: a fixed reference).
+    fn at(&self, r: u16, k: usize, def: bool) -> Option<usize> {
+        let (first, end) = *self.range_of.get(usize::from(r))?;
+        let own = &self.all[first..end];
+        // The last life starting at or before k (before k for a read).
+        let n = own.partition_point(|l| if def { l.start <= k } else { l.start < k });
+        let l = own.get(n.checked_sub(1)?)?;
+        (k <= l.end).then_some(first + n - 1)
+    }
+}
+
+/// The lives of each group (by its root life) with their distances from
+/// the root, in one array.
+struct Groups {
+    start: Vec<u32>,
+    members: Vec<(usize, i32)>,
+}
+
+impl Groups {
+    fn new(roots: &[(usize, i32)]) -> Groups {
+        let mut start = vec![0u32; roots.len() + 1];
+        for &(root, _) in roots {
+            start[root + 1] += 1;
+        }
+        for i in 0..roots.len() {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut members = vec![(0usize, 0i32); roots.len()];
+        for (i, &(root, off)) in roots.iter().enumerate() {
+            members[next[root] as usize] = (i, off);
+            next[root] += 1;
+        }
+        Groups { start, members }
+    }
+
+    fn of(&self, root: usize) -> &[(usize, i32)] {
+        &self.members[self.start[root] as usize..self.start[root + 1] as usize]
+    }
+}
+
 /// A block's new placement: per life its register, and the highest
 /// register named plus one.
 struct Plan {
-    lives: Vec<Life>,
+    lives: Lives,
     to: Vec<u16>,
     named: u16,
-}
-
-fn names(e: &Emitted, r: u16) -> (bool, bool) {
-    let has = |ops: &[Operand]| ops.iter().filter_map(vgpr_span).any(|(b, s)| (b..b + s).contains(&r));
-    (has(&e.inst.defs), has(&e.inst.uses))
 }
 
 /// Whether the instruction's results must not share a register with what it
@@ -137,18 +207,29 @@ fn strict(e: &Emitted, target: Target) -> bool {
     result_apart_from_sources(e.inst.op, target) || e.inst.defs.iter().filter_map(vgpr_span).any(|(_, s)| s > 1)
 }
 
-fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Option<Plan> {
+fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: Target) -> Option<Plan> {
     let n = block.len();
     let words = usize::from(top).div_ceil(64);
     // busy[p]: the registers fixed lives hold at point p.
     let mut busy = vec![0u64; (n + 1) * words];
     let set = |v: &mut Vec<u64>, p: usize, r: u16| v[p * words + usize::from(r) / 64] |= 1 << (r % 64);
-    let mut refs: Vec<Vec<usize>> = vec![Vec::new(); usize::from(top)];
+    // Per register, the instructions naming it in order, with whether each
+    // writes and reads it (one pass over the code; the walks below per
+    // register touch only these lists).
+    const WRITES: u8 = 1;
+    const READS: u8 = 2;
+    let mut refs: Vec<Vec<(usize, u8)>> = vec![Vec::new(); usize::from(top)];
+    let mut strict_at = vec![false; n];
     for (k, e) in block.iter().enumerate() {
-        for (b, s) in e.inst.defs.iter().chain(&e.inst.uses).filter_map(vgpr_span) {
-            for r in b..b + s {
-                if refs[usize::from(r)].last() != Some(&k) {
-                    refs[usize::from(r)].push(k);
+        strict_at[k] = strict(e, target);
+        for (flag, ops) in [(WRITES, &e.inst.defs), (READS, &e.inst.uses)] {
+            for (b, s) in ops.iter().filter_map(vgpr_span) {
+                for r in b..b + s {
+                    let list = &mut refs[usize::from(r)];
+                    match list.last_mut() {
+                        Some((last, flags)) if *last == k => *flags |= flag,
+                        _ => list.push((k, flag)),
+                    }
                 }
             }
         }
@@ -171,25 +252,26 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Optio
         }
     }
     let mut lives: Vec<Life> = Vec::new();
+    // The highest register a fixed reference names, plus one.
+    let mut fixed_named = 0u16;
     for r in 0..top {
         let list = &refs[usize::from(r)];
         let first = lives.len();
         let mut i = 0;
         while i < list.len() {
-            let k = list[i];
-            let (writes, reads) = names(&block[k], r);
-            if !(writes && !reads && free.at(k, r)) {
+            let (k, flags) = list[i];
+            if !(flags == WRITES && free.at(k, r)) {
                 i += 1;
                 continue;
             }
-            let Some(j) = (i..list.len()).find(|&j| free.at(list[j] + 1, r)) else { break };
-            let end = list[j];
+            let Some(j) = (i..list.len()).find(|&j| free.at(list[j].0 + 1, r)) else { break };
+            let (end, end_flags) = list[j];
             if barriers_before[end + 1] != barriers_before[k] {
                 i = j + 1;
                 continue;
             }
-            let from = if strict(&block[k], target) { k } else { k + 1 };
-            let to = if names(&block[end], r).0 { end + 1 } else { end.max(k + 1) };
+            let from = if strict_at[k] { k } else { k + 1 };
+            let to = if end_flags & WRITES != 0 { end + 1 } else { end.max(k + 1) };
             lives.push(Life { reg: r, start: k, end, from, to });
             i = j + 1;
         }
@@ -200,7 +282,7 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Optio
             (l.from..=l.to).for_each(|p| busy[p * words + usize::from(r) / 64] &= !(1 << (r % 64)));
         }
         let mut life = first;
-        for &k in list {
+        for &(k, flags) in list {
             while life < lives.len() && lives[life].end < k {
                 life += 1;
             }
@@ -208,9 +290,10 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Optio
                 continue;
             }
             set(&mut busy, k, r);
-            if names(&block[k], r).0 {
+            if flags & WRITES != 0 {
                 set(&mut busy, k + 1, r);
             }
+            fixed_named = fixed_named.max(r + 1);
         }
     }
     if lives.is_empty() {
@@ -218,27 +301,13 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Optio
     }
     // The life of register r holding instruction k (None: fixed). Lives of
     // one register are disjoint and in order.
-    let mut first_life = vec![usize::MAX; usize::from(top)];
-    for (i, l) in lives.iter().enumerate().rev() {
-        first_life[usize::from(l.reg)] = i;
-    }
-    let life_at = |r: u16, k: usize, def: bool| -> Option<usize> {
-        let mut i = first_life[usize::from(r)];
-        while i < lives.len() && lives[i].reg == r {
-            let l = &lives[i];
-            let holds = if def { (l.start..=l.end).contains(&k) } else { l.start < k && k <= l.end };
-            if holds {
-                return Some(i);
-            }
-            i += 1;
-        }
-        None
-    };
+    let lives = Lives::new(lives, top);
+    let life_at = |r: u16, k: usize, def: bool| lives.at(r, k, def);
     // Groups: union-find with the offset of each life from its root; a
     // group with a fixed member or conflicting offsets is pinned.
-    let mut parent: Vec<usize> = (0..lives.len()).collect();
-    let mut offset: Vec<i32> = vec![0; lives.len()];
-    let mut pinned = vec![false; lives.len()];
+    let mut parent: Vec<usize> = (0..lives.all.len()).collect();
+    let mut offset: Vec<i32> = vec![0; lives.all.len()];
+    let mut pinned = vec![false; lives.all.len()];
     // Per group root: offsets (from the root) that must be even.
     let mut even_at: Vec<(usize, i32)> = Vec::new();
     fn find(parent: &mut Vec<usize>, offset: &mut Vec<i32>, x: usize) -> (usize, i32) {
@@ -296,13 +365,10 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Optio
             }
         }
     }
-    // Collect the groups.
-    let mut members_of: Vec<Vec<(usize, i32)>> = vec![Vec::new(); lives.len()];
-    for i in 0..lives.len() {
-        let (root, off) = find(&mut parent, &mut offset, i);
-        members_of[root].push((i, off));
-    }
-    let mut parity: Vec<Option<i32>> = vec![None; lives.len()];
+    // Collect the groups: members by root, in one array.
+    let roots: Vec<(usize, i32)> = (0..lives.all.len()).map(|i| find(&mut parent, &mut offset, i)).collect();
+    let members_of = Groups::new(&roots);
+    let mut parity: Vec<Option<i32>> = vec![None; lives.all.len()];
     for &(life, _) in &even_at {
         let (root, off) = find(&mut parent, &mut offset, life);
         // position(root) + off must be even.
@@ -313,15 +379,15 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Optio
         }
     }
     // Pinned groups are fixed where they are.
-    let to: Vec<u16> = lives.iter().map(|l| l.reg).collect();
+    let to: Vec<u16> = lives.all.iter().map(|l| l.reg).collect();
     let mut order: Vec<usize> = Vec::new();
-    for root in 0..lives.len() {
-        if members_of[root].is_empty() {
+    for root in 0..lives.all.len() {
+        if members_of.of(root).is_empty() {
             continue;
         }
         if pinned[root] {
-            for &(i, _) in &members_of[root] {
-                let l = &lives[i];
+            for &(i, _) in members_of.of(root) {
+                let l = &lives.all[i];
                 (l.from..=l.to).for_each(|p| set(&mut busy, p, l.reg));
             }
         } else {
@@ -331,15 +397,19 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Optio
     // Two orders, the better kept: groups by their first point, and the
     // tuples first (the constrained ones take aligned registers before
     // singles scatter over them).
-    let first_point = |root: usize| members_of[root].iter().map(|&(i, _)| lives[i].from).min().unwrap_or(0);
+    let first_point = |root: usize| members_of.of(root).iter().map(|&(i, _)| lives.all[i].from).min().unwrap_or(0);
     let mut by_start = order.clone();
     by_start.sort_by_key(|&root| first_point(root));
     let mut tuples_first = order;
-    tuples_first.sort_by_key(|&root| (members_of[root].len() == 1, first_point(root)));
+    tuples_first.sort_by_key(|&root| (members_of.of(root).len() == 1, first_point(root)));
     let mut best: Option<(u16, Vec<u16>)> = None;
     for order in [by_start, tuples_first] {
-        let Some(placed) = assign(&order, &members_of, &parity, &lives, busy.clone(), words, top, to.clone()) else { continue };
-        let named = named_after(block, &placed, &life_at);
+        // No placement names fewer registers than hold values at once.
+        if best.as_ref().is_some_and(|(named, _)| *named <= most_held) {
+            break;
+        }
+        let Some(placed) = assign(&order, &members_of, &parity, &lives.all, busy.clone(), words, top, to.clone()) else { continue };
+        let named = placed.iter().map(|&r| r + 1).max().unwrap_or(0).max(fixed_named);
         if best.as_ref().is_none_or(|(most, _)| named < *most) {
             best = Some((named, placed));
         }
@@ -351,29 +421,27 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, target: Target) -> Optio
 /// Places the groups in `order` on the lowest registers free at every point
 /// of their lives; per life its register, or None if a group finds none.
 #[allow(clippy::too_many_arguments)]
-fn assign(order: &[usize], members_of: &[Vec<(usize, i32)>], parity: &[Option<i32>], lives: &[Life], mut busy: Vec<u64>, words: usize, top: u16, mut to: Vec<u16>) -> Option<Vec<u16>> {
-    let mut taken = vec![0u64; words];
+fn assign(order: &[usize], members_of: &Groups, parity: &[Option<i32>], lives: &[Life], mut busy: Vec<u64>, words: usize, top: u16, mut to: Vec<u16>) -> Option<Vec<u16>> {
+    let mut taken: Vec<u64> = Vec::new();
     for &root in order {
-        let members = &members_of[root];
+        let members = members_of.of(root);
         let low = members.iter().map(|&(_, o)| o).min().unwrap();
         let high = members.iter().map(|&(_, o)| o).max().unwrap();
         // Per member, the registers taken at some point of its life.
-        let masks: Vec<Vec<u64>> = members
-            .iter()
-            .map(|&(i, _)| {
-                taken.iter_mut().for_each(|w| *w = 0);
-                for q in lives[i].from..=lives[i].to {
-                    for (w, b) in taken.iter_mut().zip(&busy[q * words..(q + 1) * words]) {
-                        *w |= b;
-                    }
+        taken.clear();
+        for &(i, _) in members {
+            let at = taken.len();
+            taken.resize(at + words, 0);
+            for q in lives[i].from..=lives[i].to {
+                for (w, b) in taken[at..].iter_mut().zip(&busy[q * words..(q + 1) * words]) {
+                    *w |= b;
                 }
-                taken.clone()
-            })
-            .collect();
-        let clear = |mask: &[u64], r: i32| mask[r as usize / 64] & (1 << (r % 64)) == 0;
+            }
+        }
+        let clear = |m: usize, r: i32| taken[m * words + r as usize / 64] & (1 << (r % 64)) == 0;
         // Positions of the root with p + low >= 0 and p + high < top.
         let p = (-low..i32::from(top) - high)
-            .find(|&p| parity[root].is_none_or(|want| (p + want).rem_euclid(2) == 0) && members.iter().zip(&masks).all(|(&(_, o), mask)| clear(mask, p + o)))?;
+            .find(|&p| parity[root].is_none_or(|want| (p + want).rem_euclid(2) == 0) && members.iter().enumerate().all(|(m, &(_, o))| clear(m, p + o)))?;
         for &(i, o) in members {
             let r = (p + o) as u16;
             to[i] = r;
@@ -385,44 +453,15 @@ fn assign(order: &[usize], members_of: &[Vec<(usize, i32)>], parity: &[Option<i3
     Some(to)
 }
 
-/// The highest register the block names with the lives placed, plus one.
-fn named_after(block: &[Emitted], to: &[u16], life_at: &dyn Fn(u16, usize, bool) -> Option<usize>) -> u16 {
-    let mut named = 0u16;
-    for (k, e) in block.iter().enumerate() {
-        for (def, op) in e.inst.defs.iter().map(|o| (true, o)).chain(e.inst.uses.iter().map(|o| (false, o))) {
-            let Some((b, s)) = vgpr_span(op) else { continue };
-            for r in b..b + s {
-                named = named.max(life_at(r, k, def).map_or(r, |i| to[i]) + 1);
-            }
-        }
-    }
-    named
-}
 fn apply(block: &mut [Emitted], plan: &Plan) {
-    // Per instruction, the renames of its results and of its sources.
-    let mut defs: Vec<Vec<(u16, u16)>> = vec![Vec::new(); block.len()];
-    let mut uses: Vec<Vec<(u16, u16)>> = vec![Vec::new(); block.len()];
-    for (l, &to) in plan.lives.iter().zip(&plan.to) {
-        if to == l.reg {
-            continue;
-        }
-        defs[l.start].push((l.reg, to));
-        for k in l.start + 1..=l.end {
-            defs[k].push((l.reg, to));
-            uses[k].push((l.reg, to));
-        }
-    }
     for (k, e) in block.iter_mut().enumerate() {
-        for (list, map) in [(&mut e.inst.defs, &defs[k]), (&mut e.inst.uses, &uses[k])] {
-            if map.is_empty() {
-                continue;
-            }
+        for (def, list) in [(true, &mut e.inst.defs), (false, &mut e.inst.uses)] {
             for o in list.iter_mut() {
                 if let Operand::Reg(reg) = o {
-                    if reg.base.is_vgpr() {
-                        if let Some(&(_, to)) = map.iter().find(|(from, _)| *from == reg.base.index()) {
-                            reg.base = PhysReg::vgpr(to);
-                        }
+                    // A tuple's lives move together: its first register's
+                    // says where.
+                    if let Some(i) = reg.base.is_vgpr().then(|| plan.lives.at(reg.base.index(), k, def)).flatten() {
+                        reg.base = PhysReg::vgpr(plan.to[i]);
                     }
                 }
             }
