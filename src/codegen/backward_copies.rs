@@ -63,11 +63,23 @@ pub fn run(code: &mut Expanded, target: Target) -> usize {
             if let Some((d, s)) = plain_copy(&block[c].inst).filter(|_| block[c].cfi.is_empty()) {
                 let source_free = (s.0..s.0 + s.1).all(|r| point.free(usize::from(r)));
                 if source_free && !overlaps(d, s) {
-                    if let Some(i) = definition(block, c, d, s, target) {
-                        for def in &mut block[i].inst.defs {
-                            if let isa::Operand::Reg(r) = def {
-                                if (r.base.0, u16::from(r.size)) == s {
-                                    r.base = isa::PhysReg(d.0);
+                    // The pair defined by one instruction, or (an SGPR
+                    // pair assembled from two `s_mov_b32`s, a generic
+                    // pointer to LDS) each half by one of its own.
+                    let whole = definition(block, c, d, s, target).map(|i| vec![(i, d, s)]);
+                    let halves = || {
+                        let lo = definition(block, c, (d.0, 1), (s.0, 1), target)?;
+                        let hi = definition(block, c, (d.0 + 1, 1), (s.0 + 1, 1), target)?;
+                        Some(vec![(lo, (d.0, 1), (s.0, 1)), (hi, (d.0 + 1, 1), (s.0 + 1, 1))])
+                    };
+                    let by_halves = if whole.is_none() && d.1 == 2 && !isa::PhysReg(d.0).is_vgpr() { halves() } else { None };
+                    if let Some(defs) = whole.or(by_halves) {
+                        for (i, d, s) in defs {
+                            for def in &mut block[i].inst.defs {
+                                if let isa::Operand::Reg(r) = def {
+                                    if (r.base.0, u16::from(r.size)) == s {
+                                        r.base = isa::PhysReg(d.0);
+                                    }
                                 }
                             }
                         }
@@ -148,6 +160,23 @@ mod tests {
         assert_eq!(code[0].defs, [s(54)]);
         assert_eq!(code[1].defs, [s(55)]);
         assert_eq!(code[2].uses, [s(54), s(55)]);
+    }
+
+    /// `s_mov_b64 s[54:55], s[0:1]` of a pair whose halves two moves
+    /// wrote: each move writes its half of s[54:55] and the copy goes.
+    #[test]
+    fn a_pair_copied_whole_after_two_half_writes_is_written_in_place() {
+        let pair = |n: u16| Operand::Reg(Reg::s(n, 2));
+        let (code, removed) = after(vec![
+            inst(Opcode::s_mov_b32, vec![s(0)], vec![Operand::imm32(0)]),
+            inst(Opcode::s_mov_b32, vec![s(1)], vec![Operand::imm32(5)]),
+            inst(Opcode::s_mov_b64, vec![pair(54)], vec![pair(0)]),
+            inst(Opcode::s_add_u32, vec![s(8)], vec![s(54), s(55)]),
+            end(),
+        ]);
+        assert_eq!(removed, 1);
+        assert_eq!((code[0].defs.clone(), code[1].defs.clone()), (vec![s(54)], vec![s(55)]));
+        assert_eq!(code.len(), 4);
     }
 
     #[test]
