@@ -52,7 +52,7 @@
 //! instruction, so blocks of more than `LARGEST_BLOCK` instructions are
 //! left alone.
 
-use super::dead_moves::{writes_exec, FreeVgprs, Scan};
+use super::dead_moves::{ends_lives, FreeVgprs, Scan};
 use super::expand::{result_apart_from_sources, vgpr_span, vgprs_named, Emitted, Expanded};
 use crate::isa::{Opcode, Operand, PhysReg, Target};
 
@@ -240,7 +240,7 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
     let mut barriers_before = Vec::with_capacity(n + 1);
     barriers_before.push(0u32);
     for (k, e) in block.iter().enumerate() {
-        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty() || e.inst.op == Opcode::s_swappc_b64;
+        let barrier = ends_lives(e);
         barriers_before.push(barriers_before[k] + u32::from(barrier));
     }
     // Lives, and what is fixed: every point a register's value is needed
@@ -309,7 +309,7 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
     let mut offset: Vec<i32> = vec![0; lives.all.len()];
     let mut pinned = vec![false; lives.all.len()];
     // Per group root: offsets (from the root) that must be even.
-    let mut even_at: Vec<(usize, i32)> = Vec::new();
+    let mut even_at: Vec<usize> = Vec::new();
     fn find(parent: &mut Vec<usize>, offset: &mut Vec<i32>, x: usize) -> (usize, i32) {
         let mut root = x;
         let mut total = 0;
@@ -361,7 +361,7 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
                 }
             }
             if aligned {
-                even_at.push((base, 0));
+                even_at.push(base);
             }
         }
     }
@@ -369,7 +369,7 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
     let roots: Vec<(usize, i32)> = (0..lives.all.len()).map(|i| find(&mut parent, &mut offset, i)).collect();
     let members_of = Groups::new(&roots);
     let mut parity: Vec<Option<i32>> = vec![None; lives.all.len()];
-    for &(life, _) in &even_at {
+    for &life in &even_at {
         let (root, off) = find(&mut parent, &mut offset, life);
         // position(root) + off must be even.
         let want = off.rem_euclid(2);

@@ -38,10 +38,10 @@
 //! Cost: one backward scan per block that has such a run (again after a
 //! rename in it), and a walk back from each run to its data's writes.
 
-use super::dead_moves::{writes_exec, writes_fully, FreeVgprs, Scan};
+use super::dead_moves::{ends_lives, writes_fully, FreeVgprs, Scan};
 use super::expand::{vgpr_span, Emitted, Expanded};
 use super::merge_accesses::{access, next_place, run_from};
-use crate::isa::{Opcode, Operand, PhysReg, Target};
+use crate::isa::{Operand, PhysReg, Target};
 
 /// Renames the data of dword store runs; returns how many lives moved.
 pub fn run(code: &mut Expanded, target: Target) -> usize {
@@ -170,7 +170,7 @@ fn movable_life(block: &[Emitted], first: usize, store: usize, d: u16, free: &Fr
     while k > 0 {
         k -= 1;
         let e = &block[k];
-        if barrier(e) {
+        if ends_lives(e) {
             return None;
         }
         let writes_d = e.inst.defs.iter().filter_map(vgpr_span).any(|(b, s)| (b..b + s).contains(&d));
@@ -197,10 +197,6 @@ fn names(e: &Emitted, r: u16) -> bool {
     e.inst.defs.iter().chain(&e.inst.uses).filter_map(vgpr_span).any(|(b, s)| (b..b + s).contains(&r))
 }
 
-fn barrier(e: &Emitted) -> bool {
-    writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64)
-}
-
 /// The operands that are VGPR `r` alone.
 fn positions(operands: &[Operand], r: u16) -> impl Iterator<Item = usize> + '_ {
     operands.iter().enumerate().filter(move |(_, o)| matches!(o, Operand::Reg(x) if x.base.is_vgpr() && x.size == 1 && x.base.index() == r)).map(|(i, _)| i)
@@ -210,7 +206,7 @@ fn positions(operands: &[Operand], r: u16) -> impl Iterator<Item = usize> + '_ {
 mod tests {
     use super::*;
     use crate::codegen::expand::test_code::{function, inst, v};
-    use crate::isa::{self, Gpu, Reg};
+    use crate::isa::{self, Gpu, Opcode, Reg};
 
     fn store(data: u16, offset: i32) -> Emitted {
         let mut e = inst(Opcode::global_store_dword, vec![], vec![Operand::Reg(Reg::v(0, 2)), v(data)]);

@@ -34,9 +34,9 @@
 //! the VGPR count is then the highest register referenced (a kernel that
 //! calls also counts its callees', as before).
 
-use super::dead_moves::{writes_exec, FreeVgprs, Scan};
+use super::dead_moves::{ends_lives, FreeVgprs, Scan};
 use super::expand::{vgpr_span, vgprs_named, Expanded};
-use crate::isa::{Opcode, Operand, PhysReg, Target};
+use crate::isa::{Operand, PhysReg, Target};
 
 /// One life of a window pair within a block.
 struct Candidate {
@@ -93,7 +93,7 @@ fn rename_block(code: &mut Expanded, index: usize, scan: &Scan, base: u16, top: 
     let pairs = usize::from(top.saturating_sub(base)).div_ceil(2);
     let mut movable = vec![true; pairs];
     for (k, e) in block.iter().enumerate() {
-        let barrier = writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64);
+        let barrier = ends_lives(e);
         barriers_before.push(barriers_before[k] + u32::from(barrier));
         for (b, s) in e.inst.defs.iter().chain(&e.inst.uses).filter_map(vgpr_span) {
             for r in b..(b + s).min(top) {
