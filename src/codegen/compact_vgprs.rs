@@ -15,7 +15,9 @@
 //! **Lives.** For each VGPR of a block, a life runs from an instruction that
 //! writes it while it is free (its old value needed in no lane: the
 //! dead_moves scan, which takes EXEC into account) to the last reference
-//! before it is free again. A life that starts before the block or does
+//! before it is free again, or to an instruction that reads it and writes
+//! all of it again (`v3 = v3 + s0`, a load replacing its address), which
+//! starts the next life. A life that starts before the block or does
 //! not end in it, and every reference outside a life, stays where it is
 //! (fixed), and so does one that contains an EXEC write or a branch (its
 //! write and its reads must see the same lanes: a write under an if's EXEC
@@ -28,8 +30,10 @@
 //! **Placement.** Groups in order of their first write take the lowest
 //! registers free (of fixed and of placed lives) at every point they
 //! occupy: from after the write (from the write itself where the
-//! instruction may not write a register it reads: tuple results, gfx11's
-//! 64-bit multiply-adds) to the last read (one point more where that
+//! instruction may not write a register it reads: gfx11's 64-bit
+//! multiply-adds; other results, tuples too, may overlap their sources in
+//! any way, as llc-22's do: `global_load_dwordx4 v[0:3], v[0:1]`) to the
+//! last read (one point more where that
 //! instruction also writes the register, a result nothing reads). Points
 //! are instruction boundaries, so a life may start where another ends, in
 //! the instruction that reads the one and writes the other. Only lives
@@ -46,13 +50,18 @@
 //! the new count, so code that gains nothing is left alone (VOPD pairs on
 //! gfx11 depend on register banks).
 //!
+//! **Validator.** In debug builds (every test) each block placed again is
+//! checked against its old code: every VGPR an instruction reads holds the
+//! value the old code's instruction read there (named by the instruction
+//! that wrote it), and so does every VGPR live after the block.
+//!
 //! Cost: per block, one backward scan for free registers, lives and groups
 //! in one walk, and per group the union of busy registers over the points
 //! it occupies (bit sets of the VGPR count); about a microsecond per
 //! instruction, so blocks of more than `LARGEST_BLOCK` instructions are
 //! left alone.
 
-use super::dead_moves::{ends_lives, FreeVgprs, Scan};
+use super::dead_moves::{ends_lives, writes_fully, FreeVgprs, Scan};
 use super::expand::{result_apart_from_sources, vgpr_span, vgprs_named, Emitted, Expanded};
 use crate::isa::{Opcode, Operand, PhysReg, Target};
 
@@ -112,7 +121,14 @@ pub fn run(code: &mut Expanded, target: Target) -> u32 {
     }
     for (index, (before, _, plan)) in plans.into_iter().enumerate() {
         if let Some(plan) = plan.filter(|_| before > new_top) {
+            let old = cfg!(debug_assertions).then(|| code.blocks[index].2.clone());
             apply(&mut code.blocks[index].2, &plan);
+            if let Some(old) = old {
+                let free = FreeVgprs::new(&scan, index, &old, top);
+                if let Err(why) = same_values(&old, &code.blocks[index].2, |r| free.at(old.len(), r)) {
+                    panic!("compact_vgprs changed what block {} computes: {why}", code.blocks[index].1);
+                }
+            }
         }
     }
     let saved = u32::from(top - new_top);
@@ -128,6 +144,9 @@ struct Life {
     end: usize,
     from: usize,
     to: usize,
+    /// The instruction at `end` writes the register again (its result is
+    /// another life's or fixed).
+    renewed: bool,
 }
 
 /// A block's lives, by register (each register's contiguous in `all`, in
@@ -155,12 +174,18 @@ impl Lives {
     /// reads in, if any (None: a fixed reference).
     fn at(&self, r: u16, k: usize, def: bool) -> Option<usize> {
         let (first, end) = *self.range_of.get(usize::from(r))?;
-        let own = &self.all[first..end];
-        // The last life starting at or before k (before k for a read).
-        let n = own.partition_point(|l| if def { l.start <= k } else { l.start < k });
-        let l = own.get(n.checked_sub(1)?)?;
-        (k <= l.end).then_some(first + n - 1)
+        owner(&self.all[first..end], k, def).map(|n| first + n)
     }
+}
+
+/// Which of one register's lives (in order) instruction `k` writes (`def`)
+/// or reads in, if any.
+fn owner(own: &[Life], k: usize, def: bool) -> Option<usize> {
+    // The last life starting at or before k (before k for a read).
+    let n = own.partition_point(|l| if def { l.start <= k } else { l.start < k });
+    let l = own.get(n.checked_sub(1)?)?;
+    // A life renewed at its end reads there; the write is the next one's.
+    (k < l.end || k == l.end && !(def && l.renewed)).then_some(n - 1)
 }
 
 /// The lives of each group (by its root life) with their distances from
@@ -204,7 +229,7 @@ struct Plan {
 /// Whether the instruction's results must not share a register with what it
 /// reads (so a life it starts occupies the point before it too).
 fn strict(e: &Emitted, target: Target) -> bool {
-    result_apart_from_sources(e.inst.op, target) || e.inst.defs.iter().filter_map(vgpr_span).any(|(_, s)| s > 1)
+    result_apart_from_sources(e.inst.op, target)
 }
 
 fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: Target) -> Option<Plan> {
@@ -254,26 +279,44 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
     let mut lives: Vec<Life> = Vec::new();
     // The highest register a fixed reference names, plus one.
     let mut fixed_named = 0u16;
+    // An instruction that reads a register and writes all of it (a load
+    // through an address it replaces, `v3 = v3 + s0`) ends the life it
+    // reads and starts another: the two may take different registers. (Not
+    // where the result must be apart from the sources: one life keeps the
+    // overlap the instruction had, `v[2:3] = v[2:3] * v[4:5]`.)
+    let renews = |k: usize, flags: u8| flags == WRITES | READS && !strict_at[k] && writes_fully(&block[k].inst, target);
     for r in 0..top {
         let list = &refs[usize::from(r)];
         let first = lives.len();
         let mut i = 0;
         while i < list.len() {
             let (k, flags) = list[i];
-            if !(flags == WRITES && free.at(k, r)) {
+            let renewed = renews(k, flags);
+            if !(renewed || flags == WRITES && free.at(k, r)) {
                 i += 1;
                 continue;
             }
-            let Some(j) = (i..list.len()).find(|&j| free.at(list[j].0 + 1, r)) else { break };
-            let (end, end_flags) = list[j];
-            if barriers_before[end + 1] != barriers_before[k] {
-                i = j + 1;
+            // A life ends where the register is free, or where an
+            // instruction renews it.
+            let end_at = (i..list.len()).find(|&j| free.at(list[j].0 + 1, r) || j > i && renews(list[j].0, list[j].1));
+            let splits_at = |j: usize| j > i && renews(list[j].0, list[j].1) && !free.at(list[j].0 + 1, r);
+            // A life contains no EXEC change. (One life moved changes the
+            // lanes EXEC enables of its old register, between its write and
+            // its last read; what a renewing write leaves in the other
+            // lanes is what was there before all of them.)
+            let Some(j) = end_at.filter(|&j| barriers_before[list[j].0 + 1] == barriers_before[k]) else {
+                match end_at {
+                    Some(j) => i = if splits_at(j) { j } else { j + 1 },
+                    None => break,
+                }
                 continue;
-            }
+            };
+            let (end, end_flags) = list[j];
+            let split = splits_at(j);
             let from = if strict_at[k] { k } else { k + 1 };
-            let to = if end_flags & WRITES != 0 { end + 1 } else { end.max(k + 1) };
-            lives.push(Life { reg: r, start: k, end, from, to });
-            i = j + 1;
+            let to = if end_flags & WRITES != 0 && !split { end + 1 } else { end.max(k + 1) };
+            lives.push(Life { reg: r, start: k, end, from, to, renewed: split });
+            i = if split { j } else { j + 1 };
         }
         // Inside its lives the register is theirs; outside, every
         // reference is fixed: the register is taken at the instruction (the
@@ -281,19 +324,17 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
         for l in &lives[first..] {
             (l.from..=l.to).for_each(|p| busy[p * words + usize::from(r) / 64] &= !(1 << (r % 64)));
         }
-        let mut life = first;
+        let own = &lives[first..];
         for &(k, flags) in list {
-            while life < lives.len() && lives[life].end < k {
-                life += 1;
+            let read_fixed = flags & READS != 0 && owner(own, k, false).is_none();
+            let write_fixed = flags & WRITES != 0 && owner(own, k, true).is_none();
+            if read_fixed || write_fixed {
+                set(&mut busy, k, r);
+                fixed_named = fixed_named.max(r + 1);
             }
-            if life < lives.len() && lives[life].start <= k {
-                continue;
-            }
-            set(&mut busy, k, r);
-            if flags & WRITES != 0 {
+            if write_fixed {
                 set(&mut busy, k + 1, r);
             }
-            fixed_named = fixed_named.max(r + 1);
         }
     }
     if lives.is_empty() {
@@ -469,6 +510,40 @@ fn apply(block: &mut [Emitted], plan: &Plan) {
     }
 }
 
+/// The validator (debug builds): every VGPR an instruction of `after`
+/// reads holds the value the same instruction of `before` read, and every
+/// VGPR live after the block (not `free_at_end`) holds what it held; a
+/// value is named by the instruction that wrote it, or by its register on
+/// entry.
+fn same_values(before: &[Emitted], after: &[Emitted], free_at_end: impl Fn(u16) -> bool) -> Result<(), String> {
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    enum Value {
+        Entry(u16),
+        Written(usize),
+    }
+    let top = [before, after].iter().flat_map(|b| b.iter()).flat_map(|e| e.inst.defs.iter().chain(&e.inst.uses)).filter_map(vgpr_span).map(|(b, s)| b + s).max().unwrap_or(0);
+    let entry: Vec<Value> = (0..top).map(Value::Entry).collect();
+    let (mut old, mut new) = (entry.clone(), entry);
+    for (k, (b, a)) in before.iter().zip(after).enumerate() {
+        let spans = |ops: &[Operand]| ops.iter().filter_map(vgpr_span).flat_map(|(b, s)| b..b + s).collect::<Vec<u16>>();
+        for (was, is) in spans(&b.inst.uses).into_iter().zip(spans(&a.inst.uses)) {
+            if old[usize::from(was)] != new[usize::from(is)] {
+                return Err(format!("instruction {k} reads v{is} holding {:?} instead of v{was}'s {:?}", new[usize::from(is)], old[usize::from(was)]));
+            }
+        }
+        for r in spans(&b.inst.defs) {
+            old[usize::from(r)] = Value::Written(k);
+        }
+        for r in spans(&a.inst.defs) {
+            new[usize::from(r)] = Value::Written(k);
+        }
+    }
+    match (0..top).find(|&r| !free_at_end(r) && old[usize::from(r)] != new[usize::from(r)]) {
+        Some(r) => Err(format!("v{r} leaves the block holding {:?} instead of {:?}", new[usize::from(r)], old[usize::from(r)])),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,9 +560,10 @@ mod tests {
 
     /// A load through an address computed into v[6:7] from v1, its result
     /// added to v3 and stored: 10 VGPRs named for at most three values
-    /// live. Placed again in order of their writes: v1 to v0, v3 to v1,
-    /// the address (a tuple result, which may not overlap v0, read by the
-    /// same instruction) to v[2:3], the loaded value and the sum to v0.
+    /// live. Placed again tuples first: the address to v[0:1] (it may
+    /// overlap v1, which the multiply-add reads before it writes), then in
+    /// order of their writes v1 to v0, v3 to v2 (v1 is the address's), the
+    /// loaded value and the sum to v0.
     fn kernel(exec_write: bool) -> (Vec<crate::isa::Inst>, u32, u32) {
         let mut block = vec![
             inst(Opcode::v_mov_b32, vec![v(1)], vec![Operand::imm32(5)]),
@@ -511,27 +587,102 @@ mod tests {
     #[test]
     fn block_local_values_are_placed_again_with_their_tuples() {
         let (code, saved, vgprs) = kernel(false);
-        assert_eq!((saved, vgprs), (6, 4));
+        assert_eq!((saved, vgprs), (7, 3));
         assert_eq!(code[0].defs[0], v(0));
-        assert_eq!(code[1].defs[0], v(1));
-        assert_eq!((code[2].defs[0].clone(), code[2].uses[0].clone()), (pair(2), v(0)));
-        assert_eq!((code[3].defs[0].clone(), code[3].uses[0].clone()), (v(0), pair(2)));
+        assert_eq!(code[1].defs[0], v(2));
+        assert_eq!((code[2].defs[0].clone(), code[2].uses[0].clone()), (pair(0), v(0)));
+        assert_eq!((code[3].defs[0].clone(), code[3].uses[0].clone()), (v(0), pair(0)));
         assert_eq!(code[4].defs[0], v(0));
-        assert_eq!(code[4].uses, vec![v(0), v(1)]);
-        assert_eq!(code[5].uses[..2], [v(1), v(0)]);
+        assert_eq!(code[4].uses, vec![v(0), v(2)]);
+        assert_eq!(code[5].uses[..2], [v(2), v(0)]);
     }
 
     /// v1 and v3 are written before an EXEC change and read after it: they
-    /// stay, so the address goes to v[4:5], the lowest even pair clear of
-    /// both, and the loaded value and the sum to v0.
+    /// stay, so the address goes to v[0:1] (v1 read by the multiply-add
+    /// only), and the loaded value and the sum to v0.
     #[test]
     fn a_value_living_across_an_exec_change_keeps_its_register() {
         let (code, saved, vgprs) = kernel(true);
-        assert_eq!((saved, vgprs), (4, 6));
+        assert_eq!((saved, vgprs), (6, 4));
         assert_eq!((code[0].defs[0].clone(), code[1].defs[0].clone()), (v(1), v(3)));
-        assert_eq!((code[3].defs[0].clone(), code[3].uses[0].clone()), (pair(4), v(1)));
+        assert_eq!((code[3].defs[0].clone(), code[3].uses[0].clone()), (pair(0), v(1)));
         assert_eq!(code[4].defs[0], v(0));
         assert_eq!(code[5].uses, vec![v(0), v(3)]);
         assert_eq!(code[6].uses[..2], [v(3), v(0)]);
+    }
+
+    /// A load replaces the high half of its own address with the value it
+    /// loads, which lives on while a second address is computed: the
+    /// address pair's life ends at the load and the loaded value's starts
+    /// there, so the value takes v1 (free once the load has read the
+    /// address) and the second address v[2:3]: 4 VGPRs. As one life, the
+    /// loaded value would keep the pair's high register while the second
+    /// address needed an aligned pair apart from both: 6.
+    #[test]
+    fn an_instruction_reading_and_replacing_a_register_ends_one_life_and_starts_another() {
+        let block = vec![
+            inst(Opcode::v_mov_b32, vec![v(1)], vec![Operand::imm32(5)]),
+            inst(Opcode::v_mad_u64_u32, vec![pair(6), sgprs(2)], vec![v(1), Operand::imm32(4), sgprs(4)]),
+            inst(Opcode::global_load_dword, vec![v(7)], vec![pair(6)]),
+            inst(Opcode::v_mad_u64_u32, vec![pair(8), sgprs(2)], vec![v(1), Operand::imm32(8), sgprs(4)]),
+            inst(Opcode::global_store_dword, vec![], vec![pair(8), v(7)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ];
+        let mut code = function(vec![(0, "b".into(), block)], 0);
+        code.vgprs = 10;
+        let saved = run(&mut code, Target::new(Gpu::Gfx90a));
+        let code: Vec<crate::isa::Inst> = code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect();
+        assert_eq!(saved, 6);
+        assert_eq!(code[0].defs[0], v(0));
+        assert_eq!((code[1].defs[0].clone(), code[1].uses[0].clone()), (pair(2), v(0)));
+        assert_eq!((code[2].defs[0].clone(), code[2].uses[0].clone()), (v(1), pair(2)));
+        assert_eq!((code[3].defs[0].clone(), code[3].uses[0].clone()), (pair(2), v(0)));
+        assert_eq!(code[4].uses[..2], [pair(2), v(1)]);
+    }
+
+    /// `v3 = v3 + 1` under an EXEC that changes before v3 is read again:
+    /// the value after the add lives across the change (a lane merge), so
+    /// it stays in v3; the one before it, which the add reads and whose
+    /// other lanes the add leaves as they were before both, moves to v0
+    /// after v9's value, which moves there too: 4 VGPRs.
+    #[test]
+    fn a_renewed_value_living_across_an_exec_change_stays() {
+        let block = vec![
+            inst(Opcode::v_mov_b32, vec![v(9)], vec![Operand::imm32(7)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(9), v(9), sgprs(4)]),
+            inst(Opcode::v_mov_b32, vec![v(3)], vec![Operand::imm32(5)]),
+            inst(Opcode::v_add_u32, vec![v(3)], vec![v(3), Operand::imm32(1)]),
+            inst(Opcode::s_mov_b64, vec![Operand::Reg(Reg::exec(2))], vec![sgprs(8)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(3), v(3), sgprs(4)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ];
+        let mut code = function(vec![(0, "b".into(), block)], 0);
+        code.vgprs = 10;
+        assert_eq!(run(&mut code, Target::new(Gpu::Gfx90a)), 6);
+        let code: Vec<crate::isa::Inst> = code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect();
+        assert_eq!((code[0].defs[0].clone(), code[1].uses[..2].to_vec()), (v(0), vec![v(0), v(0)]));
+        assert_eq!(code[2].defs[0], v(0));
+        assert_eq!((code[3].defs[0].clone(), code[3].uses[0].clone()), (v(3), v(0)));
+        assert_eq!(code[5].uses[..2], [v(3), v(3)]);
+    }
+
+    /// The validator finds the mistake a life owning the write that renews
+    /// it would make: the add's result renamed, its reader not.
+    #[test]
+    fn the_validator_finds_a_read_of_another_value() {
+        let before = vec![
+            inst(Opcode::v_and_b32, vec![v(12)], vec![Operand::imm32(0x3ff), v(0)]),
+            inst(Opcode::v_add_u32, vec![v(12)], vec![sgprs(1), v(12)]),
+            inst(Opcode::global_store_dword, vec![], vec![v(12), v(12), sgprs(4)]),
+        ];
+        let mut after = before.clone();
+        after[0].inst.defs[0] = v(0);
+        after[1].inst.uses[1] = v(0);
+        assert_eq!(same_values(&before, &after, |_| true), Ok(()));
+        after[1].inst.defs[0] = v(0);
+        assert!(same_values(&before, &after, |_| true).is_err());
+        after[2].inst.uses = vec![v(0), v(0), sgprs(4)];
+        assert_eq!(same_values(&before, &after, |_| true), Ok(()));
+        assert!(same_values(&before, &after, |r| r != 12).is_err());
     }
 }

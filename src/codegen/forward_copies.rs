@@ -75,8 +75,11 @@ pub fn run(code: &mut Expanded) -> usize {
             if !copies.is_empty() && rewritable(&e.inst) {
                 // Never onto a register the instruction writes: a source
                 // may not overlap the result of some (gfx11's 64-bit
-                // multiply-adds), so no rewrite makes one.
-                let defs: Vec<(u16, u16)> = e.inst.defs.iter().filter_map(reg_span).collect();
+                // multiply-adds), so no rewrite makes one. But a copy back
+                // to where its source was copied from (`v3 = v6 .. v6 =
+                // v3`, a value copied out of a pair and into it again)
+                // becomes a copy onto itself, which goes below.
+                let defs: Vec<(u16, u16)> = if vgpr_copy(&e.inst).is_some() { Vec::new() } else { e.inst.defs.iter().filter_map(reg_span).collect() };
                 for u in &mut e.inst.uses {
                     if let isa::Operand::Reg(r) = u {
                         if r.base.is_vgpr() && r.size == 1 {
@@ -90,6 +93,10 @@ pub fn run(code: &mut Expanded) -> usize {
                     }
                 }
             }
+            if vgpr_copy(&e.inst).is_some_and(|(d, s)| d == s) && e.cfi.is_empty() {
+                keep[k] = false;
+                continue;
+            }
             // EXEC changes which lanes agree; calls and indirect moves
             // write registers no operand lists.
             if writes_exec(&e.inst) || e.symbol.is_some() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64) || e.inst.op.info().name.contains("movrel") {
@@ -98,12 +105,8 @@ pub fn run(code: &mut Expanded) -> usize {
             for d in e.inst.defs.iter().filter_map(reg_span) {
                 copies.retain(|&(c, o)| !overlaps(d, (c, 1)) && !overlaps(d, (o, 1)));
             }
-            if let Some((d, s)) = vgpr_copy(&e.inst) {
-                if d == s && e.cfi.is_empty() {
-                    keep[k] = false;
-                } else if forwardable(s) {
-                    copies.push((d, s));
-                }
+            if let Some((d, s)) = vgpr_copy(&e.inst).filter(|&(d, s)| d != s && forwardable(s)) {
+                copies.push((d, s));
             }
         }
         if keep.contains(&false) {
@@ -158,5 +161,23 @@ mod tests {
             inst(Opcode::global_load_short_d16_hi, vec![v(6)], vec![isa::Operand::Reg(isa::Reg::v(0, 2)), v(6)]),
         ]);
         assert_eq!(rewritten, 0);
+    }
+
+    /// A pair copied out to singles and back into the pair: the copies back
+    /// read the pair itself, so they copy registers onto themselves and go
+    /// (the copies out, unread now, are dead_moves').
+    #[test]
+    fn copies_back_to_where_a_value_came_from_go() {
+        let pair = |n| isa::Operand::Reg(isa::Reg::v(n, 2));
+        let (code, rewritten) = after(vec![
+            inst(Opcode::v_mov_b32, vec![v(3)], vec![v(6)]),
+            inst(Opcode::v_mov_b32, vec![v(4)], vec![v(7)]),
+            inst(Opcode::v_mov_b32, vec![v(6)], vec![v(3)]),
+            inst(Opcode::v_mov_b32, vec![v(7)], vec![v(4)]),
+            inst(Opcode::v_add_f64, vec![pair(2)], vec![pair(0), pair(6)]),
+        ]);
+        assert_eq!(rewritten, 2);
+        assert_eq!(code.iter().map(|i| i.op).collect::<Vec<_>>(), [Opcode::v_mov_b32, Opcode::v_mov_b32, Opcode::v_add_f64, Opcode::s_endpgm]);
+        assert_eq!(code[2].uses, [pair(0), pair(6)]);
     }
 }
