@@ -444,6 +444,39 @@ fn compares_of_extended_values_narrow() {
     same_results(&want, &got).unwrap();
 }
 
+/// A 64-bit bound (`umin`, `umax`, `smin`, `smax`) of a zero-extended i32
+/// and a constant below 2^32 is the 32-bit bound, extended; larger
+/// constants (2^32 and -1) stay 64-bit; the results are the interpreter's
+/// before the pass, on values around every constant.
+#[test]
+fn bounds_of_extended_values_narrow() {
+    let consts = ["0", "1", "61", "2147483647", "2147483648", "4294967295", "4294967296", "-1"];
+    let mut body = String::new();
+    let mut slot = 0;
+    for op in ["umin", "umax", "smin", "smax"] {
+        for c in consts {
+            body.push_str(&format!("  %b{slot} = {op} i64 %z, {c}\n  %p{slot} = ptradd %q, {}\n  store i64 %b{slot}, %p{slot}\n", slot * 8));
+            slot += 1;
+        }
+    }
+    let text = format!(
+        "kernel @k(%in: ptr<global>, %out: ptr<global>) {{\nentry:\n  %i = workitem_id x\n  %o = mul i32 %i, 4\n  %pa = ptradd %in, %o\n  %a = load i32 %pa\n  %z = zext i32 %a to i64\n  %base = mul i32 %i, {}\n  %q = ptradd %out, %base\n{body}  ret\n}}\n",
+        slot * 8
+    );
+    let module = parse(&text);
+    let opt = optimized(&module, OptLevel::O2);
+    let wide = count(&opt, |o| matches!(o, Op::Binary { op: mir::BinOp::UMin | mir::BinOp::UMax | mir::BinOp::SMin | mir::BinOp::SMax, ty: amdgpu_cg::abi::Type::I64, .. }));
+    assert_eq!(wide, 6, "{opt}");
+    let data = ["0", "1", "60", "61", "62", "2147483647", "-2147483648", "-2", "-1", "7"];
+    let launch = spec(&format!(
+        r#"{{"grid": [10,1,1], "block": [10,1,1], "buffers": {{"in": {{"type": "i32", "data": [{}]}}, "out": {{"type": "i32", "len": {}}}}}, "args": {{"in": "@in", "out": "@out"}}}}"#,
+        data.join(", "),
+        10 * slot * 2
+    ));
+    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    same_results(&want, &got).unwrap();
+}
+
 /// A compare of `select c, k1, k2` with a constant is c, its negation or a
 /// constant (every predicate, both operand orders, i32 and i64 arms), and
 /// the results stay the interpreter's before the pass.

@@ -2005,10 +2005,14 @@ pub fn expand(vcode: &VCode, out: &ra::Output, target: Target) -> Result<Expande
     }
     let mut vgprs = if spill_vgpr_count > 0 { u32::from(spill_vgpr + spill_vgpr_count).max(u32::from(vgpr_top)) } else { u32::from(vgpr_top) };
     let mut windows = None;
-    if matches!(vcode.layout, Layout::Dense | Layout::Caller) && spill_vgpr_count == 0 && vgpr_top > vgpr_end {
-        windows = Some(Windows { base: window_base });
+    if spill_vgpr_count == 0 && vgpr_top > vgpr_end {
+        if matches!(vcode.layout, Layout::Dense | Layout::Caller) {
+            windows = Some(Windows { base: window_base });
+        }
         // Windows reserved for pair operands that the placement kept in place
-        // everywhere are not used: the count is what the code references.
+        // everywhere are not used: the count is what the code references
+        // (a device function's too: its callers' counts take the most of
+        // their callees').
         vgprs = u32::from(vgprs_named(&blocks).max(vgpr_end));
     }
     if vcode.layout == Layout::Callee && high_end > 32 {

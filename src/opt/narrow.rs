@@ -14,6 +14,8 @@
 //!   constant: `zext (and (trunc x), c)`.
 //! - `ashr (shl x, k), c` (c ≤ k, the width minus k being 8, 16 or 32):
 //!   `shl (sext (trunc x)), k - c`; `lshr (shl x, k), k`: `and x, 2^(w-k)-1`.
+//! - `umin`/`umax`/`smin`/`smax` (i64) of `zext x` (from i32) and a
+//!   constant below 2^32: `zext (umin|umax x, c)`.
 //! - A non-volatile vector load read only by `extract`s of one element: a
 //!   load of that element (`ptradd` by its offset, the alignment the offset
 //!   allows), its readers reading it.
@@ -38,11 +40,12 @@ fn defining_ops(func: &Function) -> Vec<Option<Op>> {
     let mut defs = vec![None; func.values.len()];
     for block in &func.blocks {
         for inst in &block.insts {
-            // Only what the rules look at: i64 operations and shifts.
-            if let (Some(r), Op::Binary { op, ty, .. }) = (inst.result, &inst.op) {
-                if *ty == Type::I64 || *op == BinOp::Shl {
-                    defs[r.0 as usize] = Some(inst.op.clone());
-                }
+            // Only what the rules look at: i64 operations, shifts and
+            // zero extensions to i64.
+            match (inst.result, &inst.op) {
+                (Some(r), Op::Binary { op, ty, .. }) if *ty == Type::I64 || *op == BinOp::Shl => defs[r.0 as usize] = Some(inst.op.clone()),
+                (Some(r), Op::Cast { op: CastOp::ZExt, from: Type::I32, to: Type::I64, .. }) => defs[r.0 as usize] = Some(inst.op.clone()),
+                _ => {}
             }
         }
     }
@@ -161,6 +164,7 @@ fn narrow_operations(func: &mut Function) -> bool {
         Op::Cast { op: CastOp::Trunc, from: Type::I64, to: Type::I32, .. } => true,
         Op::Binary { op: BinOp::And, ty: Type::I64, rhs: Operand::Const(_), .. } => true,
         Op::Binary { op: BinOp::AShr | BinOp::LShr, ty, rhs: Operand::Const(_), .. } => ty.is_int(),
+        Op::Binary { op: BinOp::UMin | BinOp::UMax | BinOp::SMin | BinOp::SMax, ty: Type::I64, rhs: Operand::Const(c), .. } => c.bits <= 0xffff_ffff,
         _ => false,
     };
     if !func.blocks.iter().flat_map(|b| &b.insts).any(|i| candidate(&i.op)) {
@@ -216,6 +220,18 @@ fn narrow_operations(func: &mut Function) -> bool {
                 let a = push(func, out, Op::Binary { op: BinOp::And, ty: Type::I32, lhs: t, rhs: Operand::Const(Const { ty: Type::I32, bits: c.bits }) }, Type::I32);
                 Some(Op::Cast { op: CastOp::ZExt, from: Type::I32, arg: a, to: Type::I64 })
             }
+            // A bound on a zero-extended i32 by a constant below 2^32
+            // (OpenCL's `min(g, 61)` on a size_t): the bound in 32 bits,
+            // extended. Both sides are non-negative i64 values, so the
+            // signed bounds are the unsigned ones.
+            Op::Binary { op: op @ (BinOp::UMin | BinOp::UMax | BinOp::SMin | BinOp::SMax), ty: Type::I64, lhs, rhs: Operand::Const(c) } if c.bits <= 0xffff_ffff => match def_of(lhs) {
+                Some(Op::Cast { op: CastOp::ZExt, from: Type::I32, arg: x, to: Type::I64 }) => {
+                    let op = if matches!(op, BinOp::UMin | BinOp::SMin) { BinOp::UMin } else { BinOp::UMax };
+                    let b = push(func, out, Op::Binary { op, ty: Type::I32, lhs: x.clone(), rhs: Operand::Const(Const { ty: Type::I32, bits: c.bits }) }, Type::I32);
+                    Some(Op::Cast { op: CastOp::ZExt, from: Type::I32, arg: b, to: Type::I64 })
+                }
+                _ => None,
+            },
             Op::Binary { op: outer @ (BinOp::AShr | BinOp::LShr), ty, lhs, rhs: Operand::Const(c) } if ty.is_int() => match def_of(lhs) {
                 Some(Op::Binary { op: BinOp::Shl, ty: inner_ty, lhs: x, rhs: Operand::Const(k) }) if inner_ty == ty && k.bits < u64::from(ty.bits()) && c.bits <= k.bits => {
                     let (w, k, c) = (ty.bits(), k.bits as u32, c.bits as u32);
