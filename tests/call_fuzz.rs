@@ -375,7 +375,7 @@ fn random_calls_match_the_interpreter() {
         let want_out = want.buffers.iter().find(|b| b.name == "out").unwrap().elements();
         for target in targets() {
             let (object, _) =
-                codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options::default(), &mut Report::default())
+                codegen::compile_module(&module, &target, CodeObjectVersion::V5, &Options { verify_passes: true, ..Options::default() }, &mut Report::default())
                     .unwrap_or_else(|d| panic!("seed {seed} on {}: {d}\n{text}", target.isa_name()));
             let hsaco = codeobj::write_hsaco(&object).unwrap();
             let (got, _) = amdgpu_cg::sim::run_launch(&hsaco, &spec)

@@ -175,7 +175,7 @@ fn check_target(p: &Program, want: &RunOutput, target: &CodeObjectTarget, times:
     let file = mir::SourceFile::new(format!("seed_{:#x}.mir", p.seed), p.text.clone());
     let start = Instant::now();
     let level = std::env::var("CFG_FUZZ_OPT").ok().and_then(|l| amdgpu_cg::opt::OptLevel::parse(&l)).unwrap_or(amdgpu_cg::opt::OptLevel::O2);
-    let options = Options { opt_level: level, ..Options::default() };
+    let options = Options { opt_level: level, verify_passes: true, ..Options::default() };
     let compiled = guarded(|| codegen::compile_module(&p.module, target, CodeObjectVersion::V5, &options, &mut Report::default()));
     times.compile += start.elapsed();
     let object = match compiled {

@@ -41,16 +41,25 @@
 //! those its instructions wrote before, and its new register held nothing
 //! needed, so the code computes what it did.
 //!
+//! **Copies.** A `v_mov_b32 d, s` that ends a life of s and starts one of
+//! d joins the two: a group with a member so joined to a placed life tries
+//! that life's register first (values copied into a pair window take the
+//! pair's registers when the pair is placed before them). A copy whose two
+//! lives share a register copies it onto itself and goes. Four placements
+//! are tried, each order with and without these hints; the one naming the
+//! fewest registers wins, then the one deleting the most copies.
+//!
 //! **When.** Kernels whose every exit is `s_endpgm` (the scan knows what
 //! other blocks read, and that a call reads the VGPRs its arguments use;
 //! no life contains a call, which may write any register it clobbers),
-//! without spills, AGPRs or `movrel`; applied
-//! only if the kernel's VGPR count drops (the highest register any block
-//! names), and then only in the blocks that named registers at or above
-//! the new count, so code that gains nothing is left alone (VOPD pairs on
-//! gfx11 depend on register banks).
+//! without spills, AGPRs or `movrel`; applied in the blocks that named
+//! registers at or above the kernel's new VGPR count (the highest register
+//! any block names) where it drops, and in the blocks where copies go
+//! (never naming more than they did), so code that gains nothing is left
+//! alone (VOPD pairs on gfx11 depend on register banks).
 //!
-//! **Validator.** In debug builds (every test) each block placed again is
+//! **Validator.** In debug builds (every test) and with `verify_passes`
+//! (the fuzzers) each block placed again is
 //! checked against its old code: every VGPR an instruction reads holds the
 //! value the old code's instruction read there (named by the instruction
 //! that wrote it), and so does every VGPR live after the block.
@@ -62,32 +71,33 @@
 //! left alone.
 
 use super::dead_moves::{ends_lives, writes_fully, FreeVgprs, Scan};
-use super::expand::{result_apart_from_sources, vgpr_span, vgprs_named, Emitted, Expanded};
+use super::expand::{keep_marked, result_apart_from_sources, vgpr_span, vgprs_named, Emitted, Expanded};
 use crate::isa::{Opcode, Operand, PhysReg, Target};
 
 /// The largest block placed again (instructions).
 pub const LARGEST_BLOCK: usize = 50_000;
 
-/// Renames block-local lives where that lowers the VGPR count; returns the
-/// VGPRs saved.
-pub fn run(code: &mut Expanded, target: Target) -> u32 {
+/// Renames block-local lives where that lowers the VGPR count or deletes
+/// copies; returns the VGPRs saved, or what the validator (with
+/// `validate`) found changed.
+pub fn run(code: &mut Expanded, target: Target, validate: bool) -> Result<u32, String> {
     if code.agprs > 0 || code.spills.vgprs > 0 || code.spills.slot_vgprs > 0 || code.windows.is_some() {
-        return 0;
+        return Ok(0);
     }
     let any = |f: &dyn Fn(&Emitted) -> bool| code.blocks.iter().flat_map(|(_, _, b)| b).any(f);
     if any(&|e| e.inst.op == Opcode::s_setpc_b64 || e.inst.op.info().name.contains("movrel") || e.inst.vopd_y.is_some()) {
-        return 0;
+        return Ok(0);
     }
     let top = vgprs_named(&code.blocks);
     if top < 2 || top > 256 {
-        return 0;
+        return Ok(0);
     }
     if code.blocks.iter().all(|(_, _, b)| b.len() > LARGEST_BLOCK) {
-        return 0;
+        return Ok(0);
     }
     let scan = Scan::new(code, target);
     if !scan.knows_other_blocks() {
-        return 0;
+        return Ok(0);
     }
     let plans: Vec<(u16, u16, Option<Plan>)> = (0..code.blocks.len())
         .map(|index| {
@@ -106,34 +116,43 @@ pub fn run(code: &mut Expanded, target: Target) -> u32 {
             let words = usize::from(top).div_ceil(64);
             let valid = |w: usize| if (w + 1) * 64 <= usize::from(top) { u64::MAX } else { (1u64 << (top % 64)) - 1 };
             let most_held = (0..=block.len()).map(|p| (0..words).map(|w| (!free.word(p, w) & valid(w)).count_ones()).sum::<u32>()).max().unwrap_or(0);
-            if most_held >= u32::from(named) {
+            // Where as many registers hold values as the block names, no
+            // placement names fewer; only copies may go.
+            if most_held >= u32::from(named) && !block.iter().any(|e| single_vgpr_copy(e).is_some()) {
                 return (named, named, None);
             }
             match place(block, &free, top, most_held as u16, target) {
-                Some(plan) if plan.named < named => (named, plan.named, Some(plan)),
+                Some(plan) if plan.named < named || plan.coalesced > 0 && plan.named <= named => (named, plan.named, Some(plan)),
                 _ => (named, named, None),
             }
         })
         .collect();
     let new_top = plans.iter().map(|(_, after, _)| *after).max().unwrap_or(0).max(1);
-    if new_top >= top {
-        return 0;
+    let coalescing = plans.iter().any(|(_, _, plan)| plan.as_ref().is_some_and(|p| p.coalesced > 0));
+    if new_top >= top && !coalescing {
+        return Ok(0);
     }
+    // Blocks naming registers at or above the new count are placed again,
+    // and blocks where copies go.
     for (index, (before, _, plan)) in plans.into_iter().enumerate() {
-        if let Some(plan) = plan.filter(|_| before > new_top) {
-            let old = cfg!(debug_assertions).then(|| code.blocks[index].2.clone());
+        if let Some(plan) = plan.filter(|p| before > new_top || p.coalesced > 0) {
+            let old = validate.then(|| code.blocks[index].2.clone());
             apply(&mut code.blocks[index].2, &plan);
             if let Some(old) = old {
                 let free = FreeVgprs::new(&scan, index, &old, top);
                 if let Err(why) = same_values(&old, &code.blocks[index].2, |r| free.at(old.len(), r)) {
-                    panic!("compact_vgprs changed what block {} computes: {why}", code.blocks[index].1);
+                    return Err(format!("compact_vgprs changed what block '{}' computes: {why}", code.blocks[index].1));
                 }
+            }
+            if plan.coalesced > 0 {
+                let keep: Vec<bool> = code.blocks[index].2.iter().map(|e| !is_self_copy(e)).collect();
+                keep_marked(&mut code.blocks[index].2, &keep);
             }
         }
     }
-    let saved = u32::from(top - new_top);
+    let saved = u32::from(top.saturating_sub(new_top));
     code.vgprs = u32::from(vgprs_named(&code.blocks).max(1));
-    saved
+    Ok(saved)
 }
 
 /// One life: register `reg` from the write at `start` to the last
@@ -224,6 +243,8 @@ struct Plan {
     lives: Lives,
     to: Vec<u16>,
     named: u16,
+    /// Copies whose two lives share a register (deleted).
+    coalesced: usize,
 }
 
 /// Whether the instruction's results must not share a register with what it
@@ -443,29 +464,81 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
     by_start.sort_by_key(|&root| first_point(root));
     let mut tuples_first = order;
     tuples_first.sort_by_key(|&root| (members_of.of(root).len() == 1, first_point(root)));
-    let mut best: Option<(u16, Vec<u16>)> = None;
-    for order in [by_start, tuples_first] {
-        // No placement names fewer registers than hold values at once.
-        if best.as_ref().is_some_and(|(named, _)| *named <= most_held) {
-            break;
-        }
-        let Some(placed) = assign(&order, &members_of, &parity, &lives.all, busy.clone(), words, top, to.clone()) else { continue };
-        let named = placed.iter().map(|&r| r + 1).max().unwrap_or(0).max(fixed_named);
-        if best.as_ref().is_none_or(|(most, _)| named < *most) {
-            best = Some((named, placed));
+    // Copies (`v_mov_b32 d, s`) that end the life of s and start one of d:
+    // the two lives may share a register, and the copy goes. Each life is
+    // the source of at most one such copy (it ends there) and the
+    // destination of at most one (it starts there).
+    let mut copy_of: Vec<[Option<usize>; 2]> = vec![[None; 2]; lives.all.len()];
+    let mut copies: Vec<(usize, usize)> = Vec::new();
+    for (k, e) in block.iter().enumerate() {
+        let Some((d, s)) = single_vgpr_copy(e) else { continue };
+        if let (Some(from), Some(to)) = (lives.at(s, k, false), lives.at(d, k, true)) {
+            if lives.all[from].end == k && lives.all[to].start == k {
+                copy_of[from][1] = Some(to);
+                copy_of[to][0] = Some(from);
+                copies.push((from, to));
+            }
         }
     }
-    let (named, to) = best?;
-    Some(Plan { lives, to, named })
+    // With and without those hints, in both orders; the fewest registers
+    // named, then the most copies gone.
+    let mut best: Option<(u16, usize, Vec<u16>)> = None;
+    let no_hints = vec![[None; 2]; if copies.is_empty() { 0 } else { lives.all.len() }];
+    let tries = [(&by_start, &copy_of), (&tuples_first, &copy_of), (&by_start, &no_hints), (&tuples_first, &no_hints)];
+    for (order, hints) in tries.into_iter().take(if copies.is_empty() { 2 } else { 4 }) {
+        // No placement names fewer registers than hold values at once.
+        if best.as_ref().is_some_and(|(named, _, _)| *named <= most_held) {
+            break;
+        }
+        let Some(placed) = assign(order, &members_of, &parity, &lives.all, hints, busy.clone(), words, top, to.clone()) else { continue };
+        let named = placed.iter().map(|&r| r + 1).max().unwrap_or(0).max(fixed_named);
+        let coalesced = copies.iter().filter(|&&(a, b)| placed[a] == placed[b]).count();
+        if best.as_ref().is_none_or(|(most, gone, _)| (named, std::cmp::Reverse(coalesced)) < (*most, std::cmp::Reverse(*gone))) {
+            best = Some((named, coalesced, placed));
+        }
+    }
+    let (named, coalesced, to) = best?;
+    Some(Plan { lives, to, named, coalesced })
+}
+
+/// A `v_mov_b32` of a VGPR onto itself (a coalesced copy).
+fn is_self_copy(e: &Emitted) -> bool {
+    e.inst.op == Opcode::v_mov_b32 && e.inst.mods == crate::isa::Mods::default() && e.inst.vopd_y.is_none() && e.cfi.is_empty() && e.symbol.is_none() && matches!((e.inst.defs.as_slice(), e.inst.uses.as_slice()), ([d], [s]) if vgpr_span(d).is_some() && d == s)
+}
+
+/// A `v_mov_b32` of one VGPR to another: (destination, source) VGPR
+/// numbers.
+fn single_vgpr_copy(e: &Emitted) -> Option<(u16, u16)> {
+    if e.inst.op != Opcode::v_mov_b32 || e.inst.mods != crate::isa::Mods::default() || e.inst.vopd_y.is_some() || !e.cfi.is_empty() || e.symbol.is_some() {
+        return None;
+    }
+    match (e.inst.defs.as_slice(), e.inst.uses.as_slice()) {
+        ([d], [s]) => match (vgpr_span(d), vgpr_span(s)) {
+            (Some((d, 1)), Some((s, 1))) if d != s => Some((d, s)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Places the groups in `order` on the lowest registers free at every point
 /// of their lives; per life its register, or None if a group finds none.
 #[allow(clippy::too_many_arguments)]
-fn assign(order: &[usize], members_of: &Groups, parity: &[Option<i32>], lives: &[Life], mut busy: Vec<u64>, words: usize, top: u16, mut to: Vec<u16>) -> Option<Vec<u16>> {
+fn assign(order: &[usize], members_of: &Groups, parity: &[Option<i32>], lives: &[Life], hints: &[[Option<usize>; 2]], mut busy: Vec<u64>, words: usize, top: u16, mut to: Vec<u16>) -> Option<Vec<u16>> {
     let mut taken: Vec<u64> = Vec::new();
+    // Lives outside `order` (pinned) keep their registers: placed already.
+    let mut placed = vec![true; lives.len()];
+    for &root in order {
+        for &(i, _) in members_of.of(root) {
+            placed[i] = false;
+        }
+    }
     for &root in order {
         let members = members_of.of(root);
+        if members.iter().all(|&(i, _)| placed[i]) {
+            // Placed with a group it copies to or from.
+            continue;
+        }
         let low = members.iter().map(|&(_, o)| o).min().unwrap();
         let high = members.iter().map(|&(_, o)| o).max().unwrap();
         // Per member, the registers taken at some point of its life.
@@ -480,12 +553,55 @@ fn assign(order: &[usize], members_of: &Groups, parity: &[Option<i32>], lives: &
             }
         }
         let clear = |m: usize, r: i32| taken[m * words + r as usize / 64] & (1 << (r % 64)) == 0;
-        // Positions of the root with p + low >= 0 and p + high < top.
-        let p = (-low..i32::from(top) - high)
-            .find(|&p| parity[root].is_none_or(|want| (p + want).rem_euclid(2) == 0) && members.iter().enumerate().all(|(m, &(_, o))| clear(m, p + o)))?;
+        // Positions of the root with p + low >= 0 and p + high < top: first
+        // where a member takes the register of a placed life a copy joins
+        // it to, then the lowest.
+        let fits = |p: i32| p + low >= 0 && p + high < i32::from(top) && parity[root].is_none_or(|want| (p + want).rem_euclid(2) == 0) && members.iter().enumerate().all(|(m, &(_, o))| clear(m, p + o));
+        let (placed_now, to_now) = (&placed, &to);
+        let hinted = members.iter().flat_map(|&(i, o)| hints.get(i).into_iter().flatten().flatten().filter(|&&h| placed_now[h]).map(move |&h| i32::from(to_now[h]) - o));
+        // Then where the single lives copies join to members, not placed
+        // yet, fit too (placed with the group: values copied into a pair
+        // take its registers).
+        // A partner shares its register with the group's lives at its
+        // offset (several lives of a group may have one, at different
+        // times) and with the partners kept before it there: only one
+        // meeting none of them is kept.
+        let apart = |a: usize, b: usize| lives[a].to < lives[b].from || lives[b].to < lives[a].from;
+        let mut partners: Vec<(usize, i32)> = Vec::new();
+        for (h, o) in members.iter().flat_map(|&(i, o)| hints.get(i).into_iter().flatten().flatten().filter(|&&h| !placed_now[h] && members_of.of(h).len() == 1).map(move |&h| (h, o))) {
+            let alone = members.iter().chain(&partners).all(|&(i, at)| at != o || apart(i, h));
+            if alone && !partners.iter().any(|&(k, _)| k == h) {
+                partners.push((h, o));
+            }
+        }
+        let mut partner_taken = vec![0u64; partners.len() * words];
+        for (n, &(h, _)) in partners.iter().enumerate() {
+            for q in lives[h].from..=lives[h].to {
+                for (w, b) in partner_taken[n * words..(n + 1) * words].iter_mut().zip(&busy[q * words..(q + 1) * words]) {
+                    *w |= b;
+                }
+            }
+        }
+        let partners_fit = |p: i32| partners.iter().enumerate().all(|(n, &(_, o))| partner_taken[n * words + (p + o) as usize / 64] & (1 << ((p + o) % 64)) == 0);
+        let with_partners = (!partners.is_empty()).then(|| (-low..i32::from(top) - high).find(|&p| fits(p) && partners_fit(p))).flatten();
+        let p = match hinted.chain(with_partners).chain(-low..i32::from(top) - high).find(|&p| fits(p)) {
+            Some(p) => p,
+            None => return None,
+        };
+        if with_partners == Some(p) {
+            for &(h, o) in &partners {
+                let r = (p + o) as u16;
+                to[h] = r;
+                placed[h] = true;
+                for q in lives[h].from..=lives[h].to {
+                    busy[q * words + usize::from(r) / 64] |= 1 << (r % 64);
+                }
+            }
+        }
         for &(i, o) in members {
             let r = (p + o) as u16;
             to[i] = r;
+            placed[i] = true;
             for q in lives[i].from..=lives[i].to {
                 busy[q * words + usize::from(r) / 64] |= 1 << (r % 64);
             }
@@ -580,7 +696,7 @@ mod tests {
         }
         let mut code = function(vec![(0, "b".into(), block)], 0);
         code.vgprs = 10;
-        let saved = run(&mut code, Target::new(Gpu::Gfx90a));
+        let saved = run(&mut code, Target::new(Gpu::Gfx90a), true).unwrap();
         (code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect(), saved, code.vgprs)
     }
 
@@ -630,7 +746,7 @@ mod tests {
         ];
         let mut code = function(vec![(0, "b".into(), block)], 0);
         code.vgprs = 10;
-        let saved = run(&mut code, Target::new(Gpu::Gfx90a));
+        let saved = run(&mut code, Target::new(Gpu::Gfx90a), true).unwrap();
         let code: Vec<crate::isa::Inst> = code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect();
         assert_eq!(saved, 6);
         assert_eq!(code[0].defs[0], v(0));
@@ -658,7 +774,7 @@ mod tests {
         ];
         let mut code = function(vec![(0, "b".into(), block)], 0);
         code.vgprs = 10;
-        assert_eq!(run(&mut code, Target::new(Gpu::Gfx90a)), 6);
+        assert_eq!(run(&mut code, Target::new(Gpu::Gfx90a), true).unwrap(), 6);
         let code: Vec<crate::isa::Inst> = code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect();
         assert_eq!((code[0].defs[0].clone(), code[1].uses[..2].to_vec()), (v(0), vec![v(0), v(0)]));
         assert_eq!(code[2].defs[0], v(0));
@@ -684,5 +800,30 @@ mod tests {
         after[2].inst.uses = vec![v(0), v(0), sgprs(4)];
         assert_eq!(same_values(&before, &after, |_| true), Ok(()));
         assert!(same_values(&before, &after, |r| r != 12).is_err());
+    }
+
+    /// Two values copied into a pair for a store whose address v0 is fixed
+    /// (it comes from before the block): the pair is placed first, on
+    /// v[2:3], then each value where its copy puts it, so the copies copy
+    /// registers onto themselves and go: 4 VGPRs, no copy. The lowest free
+    /// registers would give the values v1 and v4 (v2 is the pair's once
+    /// the first copy has written it): 5 VGPRs and both copies.
+    #[test]
+    fn values_copied_into_a_tuple_are_placed_where_the_copies_put_them() {
+        let block = vec![
+            inst(Opcode::v_mov_b32, vec![v(5)], vec![Operand::imm32(1)]),
+            inst(Opcode::v_mov_b32, vec![v(9)], vec![Operand::imm32(2)]),
+            inst(Opcode::v_mov_b32, vec![v(2)], vec![v(5)]),
+            inst(Opcode::v_mov_b32, vec![v(3)], vec![v(9)]),
+            inst(Opcode::global_store_dwordx2, vec![], vec![v(0), pair(2), sgprs(4)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ];
+        let mut code = function(vec![(0, "b".into(), block)], 0);
+        code.vgprs = 10;
+        assert_eq!(run(&mut code, Target::new(Gpu::Gfx90a), true).unwrap(), 6);
+        let code: Vec<crate::isa::Inst> = code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect();
+        assert_eq!(code.len(), 4);
+        assert_eq!((code[0].defs[0].clone(), code[1].defs[0].clone()), (v(2), v(3)));
+        assert_eq!(code[2].uses, vec![v(0), pair(2), sgprs(4)]);
     }
 }

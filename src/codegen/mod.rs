@@ -437,7 +437,9 @@ pub fn compile_kernel(
         lap(report, "merge_accesses");
         print_expanded(options, report, "merge_accesses", func, &expanded, t);
         checked(&expanded)?;
-        compact_vgprs::run(&mut expanded, t);
+        // Its validator runs in debug builds and with `verify_passes`.
+        compact_vgprs::run(&mut expanded, t, options.verify_passes || cfg!(debug_assertions))
+            .map_err(|why| Diagnostic::new(format!("internal error in @{}: {why}", func.name), func.span))?;
         lap(report, "compact_vgprs");
         print_expanded(options, report, "compact_vgprs", func, &expanded, t);
         checked(&expanded)?;
