@@ -435,12 +435,20 @@ fn compares_of_extended_values_narrow() {
     // predicates each) and a sign-extended one against 2^32-1 (10).
     assert_eq!(count(&opt, |o| matches!(o, Op::Icmp { ty: amdgpu_cg::abi::Type::I64, .. })), 30, "{opt}");
     let data = ["0", "1", "-1", "2147483647", "-2147483648", "100", "99", "101", "-100", "7", "7", "0", "-1", "-1", "2147483647", "-2147483647"];
+    one_item_per_input_runs_the_same(&module, &opt, &data[..15], &data, slot);
+}
+
+/// Runs `module` and `opt` with one work-item per input (`items` of them,
+/// each reading `in[i]` and after), `data` in `in` and `words` dwords of
+/// `out` per work-item, and compares every buffer.
+fn one_item_per_input_runs_the_same(module: &mir::Module, opt: &mir::Module, items: &[&str], data: &[&str], words: usize) {
+    let n = items.len();
     let launch = spec(&format!(
-        r#"{{"grid": [15,1,1], "block": [15,1,1], "buffers": {{"in": {{"type": "i32", "data": [{}]}}, "out": {{"type": "i32", "len": {}}}}}, "args": {{"in": "@in", "out": "@out"}}}}"#,
+        r#"{{"grid": [{n},1,1], "block": [{n},1,1], "buffers": {{"in": {{"type": "i32", "data": [{}]}}, "out": {{"type": "i32", "len": {}}}}}, "args": {{"in": "@in", "out": "@out"}}}}"#,
         data.join(", "),
-        15 * slot
+        n * words
     ));
-    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
+    let (want, got) = (launch::run(module, &launch).unwrap(), launch::run(opt, &launch).unwrap());
     same_results(&want, &got).unwrap();
 }
 
@@ -468,13 +476,7 @@ fn bounds_of_extended_values_narrow() {
     let wide = count(&opt, |o| matches!(o, Op::Binary { op: mir::BinOp::UMin | mir::BinOp::UMax | mir::BinOp::SMin | mir::BinOp::SMax, ty: amdgpu_cg::abi::Type::I64, .. }));
     assert_eq!(wide, 6, "{opt}");
     let data = ["0", "1", "60", "61", "62", "2147483647", "-2147483648", "-2", "-1", "7"];
-    let launch = spec(&format!(
-        r#"{{"grid": [10,1,1], "block": [10,1,1], "buffers": {{"in": {{"type": "i32", "data": [{}]}}, "out": {{"type": "i32", "len": {}}}}}, "args": {{"in": "@in", "out": "@out"}}}}"#,
-        data.join(", "),
-        10 * slot * 2
-    ));
-    let (want, got) = (launch::run(&module, &launch).unwrap(), launch::run(&opt, &launch).unwrap());
-    same_results(&want, &got).unwrap();
+    one_item_per_input_runs_the_same(&module, &opt, &data, &data, slot * 2);
 }
 
 /// A compare of `select c, k1, k2` with a constant is c, its negation or a

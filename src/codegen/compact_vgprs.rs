@@ -694,6 +694,12 @@ mod tests {
             // EXEC changes between v3's write and its reads.
             block.insert(2, inst(Opcode::s_mov_b64, vec![Operand::Reg(Reg::exec(2))], vec![sgprs(8)]));
         }
+        placed(block)
+    }
+
+    /// One block placed again on gfx90a, its count 10 before: the code,
+    /// the VGPRs saved and the count after.
+    fn placed(block: Vec<Emitted>) -> (Vec<crate::isa::Inst>, u32, u32) {
         let mut code = function(vec![(0, "b".into(), block)], 0);
         code.vgprs = 10;
         let saved = run(&mut code, Target::new(Gpu::Gfx90a), true).unwrap();
@@ -744,10 +750,7 @@ mod tests {
             inst(Opcode::global_store_dword, vec![], vec![pair(8), v(7)]),
             inst(Opcode::s_endpgm, vec![], vec![]),
         ];
-        let mut code = function(vec![(0, "b".into(), block)], 0);
-        code.vgprs = 10;
-        let saved = run(&mut code, Target::new(Gpu::Gfx90a), true).unwrap();
-        let code: Vec<crate::isa::Inst> = code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect();
+        let (code, saved, _) = placed(block);
         assert_eq!(saved, 6);
         assert_eq!(code[0].defs[0], v(0));
         assert_eq!((code[1].defs[0].clone(), code[1].uses[0].clone()), (pair(2), v(0)));
@@ -772,10 +775,8 @@ mod tests {
             inst(Opcode::global_store_dword, vec![], vec![v(3), v(3), sgprs(4)]),
             inst(Opcode::s_endpgm, vec![], vec![]),
         ];
-        let mut code = function(vec![(0, "b".into(), block)], 0);
-        code.vgprs = 10;
-        assert_eq!(run(&mut code, Target::new(Gpu::Gfx90a), true).unwrap(), 6);
-        let code: Vec<crate::isa::Inst> = code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect();
+        let (code, saved, _) = placed(block);
+        assert_eq!(saved, 6);
         assert_eq!((code[0].defs[0].clone(), code[1].uses[..2].to_vec()), (v(0), vec![v(0), v(0)]));
         assert_eq!(code[2].defs[0], v(0));
         assert_eq!((code[3].defs[0].clone(), code[3].uses[0].clone()), (v(3), v(0)));
@@ -818,10 +819,8 @@ mod tests {
             inst(Opcode::global_store_dwordx2, vec![], vec![v(0), pair(2), sgprs(4)]),
             inst(Opcode::s_endpgm, vec![], vec![]),
         ];
-        let mut code = function(vec![(0, "b".into(), block)], 0);
-        code.vgprs = 10;
-        assert_eq!(run(&mut code, Target::new(Gpu::Gfx90a), true).unwrap(), 6);
-        let code: Vec<crate::isa::Inst> = code.blocks.remove(0).2.into_iter().map(|e| e.inst).collect();
+        let (code, saved, _) = placed(block);
+        assert_eq!(saved, 6);
         assert_eq!(code.len(), 4);
         assert_eq!((code[0].defs[0].clone(), code[1].defs[0].clone()), (v(2), v(3)));
         assert_eq!(code[2].uses, vec![v(0), pair(2), sgprs(4)]);
