@@ -825,4 +825,22 @@ mod tests {
         assert_eq!((code[0].defs[0].clone(), code[1].defs[0].clone()), (v(2), v(3)));
         assert_eq!(code[2].uses, vec![v(0), pair(2), sgprs(4)]);
     }
+
+    /// The address of a data object (`s_getpc_b64` with its symbol) between
+    /// a value's write and its read writes SGPRs only: the value still
+    /// moves, v9 to v0 (program_globals, 14 to 11 VGPRs on gfx90a).
+    #[test]
+    fn a_relocated_address_does_not_end_lives() {
+        let mut getpc = inst(Opcode::s_getpc_b64, vec![sgprs(16)], vec![]);
+        getpc.symbol = Some("table".into());
+        let block = vec![
+            inst(Opcode::v_mov_b32, vec![v(9)], vec![Operand::imm32(5)]),
+            getpc,
+            inst(Opcode::global_store_dword, vec![], vec![v(9), v(9), sgprs(16)]),
+            inst(Opcode::s_endpgm, vec![], vec![]),
+        ];
+        let (code, saved, vgprs) = placed(block);
+        assert_eq!((saved, vgprs), (9, 1));
+        assert_eq!((code[0].defs[0].clone(), code[2].uses[..2].to_vec()), (v(0), vec![v(0), v(0)]));
+    }
 }

@@ -360,9 +360,11 @@ impl Scan {
 
 /// An instruction no renamed register life may contain: it changes EXEC
 /// (a write before it and a read after it see different lanes), branches,
-/// calls or returns, or carries a symbol or frame rows.
+/// calls or returns, or carries frame rows. (A relocated instruction, the
+/// `s_getpc_b64`/`s_add_u32` of a data or callee address, writes SGPRs
+/// only; the call itself is the `s_swappc_b64`.)
 pub(super) fn ends_lives(e: &Emitted) -> bool {
-    writes_exec(&e.inst) || e.target.is_some() || e.symbol.is_some() || !e.cfi.is_empty() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64)
+    writes_exec(&e.inst) || e.target.is_some() || !e.cfi.is_empty() || matches!(e.inst.op, Opcode::s_swappc_b64 | Opcode::s_setpc_b64)
 }
 
 /// The VGPRs below `top` free at every point of one block (point `p` is
