@@ -71,6 +71,7 @@
 //! left alone.
 
 use super::dead_moves::{ends_lives, writes_fully, FreeVgprs, Scan};
+use super::forward_copies::vgpr_copy;
 use super::expand::{keep_marked, result_apart_from_sources, vgpr_span, vgprs_named, Emitted, Expanded};
 use crate::isa::{Opcode, Operand, PhysReg, Target};
 
@@ -118,7 +119,7 @@ pub fn run(code: &mut Expanded, target: Target, validate: bool) -> Result<u32, S
             let most_held = (0..=block.len()).map(|p| (0..words).map(|w| (!free.word(p, w) & valid(w)).count_ones()).sum::<u32>()).max().unwrap_or(0);
             // Where as many registers hold values as the block names, no
             // placement names fewer; only copies may go.
-            if most_held >= u32::from(named) && !block.iter().any(|e| single_vgpr_copy(e).is_some()) {
+            if most_held >= u32::from(named) && !block.iter().any(|e| vgpr_copy_in(e).is_some_and(|(d, s)| d != s)) {
                 return (named, named, None);
             }
             match place(block, &free, top, most_held as u16, target) {
@@ -145,7 +146,7 @@ pub fn run(code: &mut Expanded, target: Target, validate: bool) -> Result<u32, S
                 }
             }
             if plan.coalesced > 0 {
-                let keep: Vec<bool> = code.blocks[index].2.iter().map(|e| !is_self_copy(e)).collect();
+                let keep: Vec<bool> = code.blocks[index].2.iter().map(|e| !vgpr_copy_in(e).is_some_and(|(d, s)| d == s)).collect();
                 keep_marked(&mut code.blocks[index].2, &keep);
             }
         }
@@ -312,32 +313,29 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
         let mut i = 0;
         while i < list.len() {
             let (k, flags) = list[i];
-            let renewed = renews(k, flags);
-            if !(renewed || flags == WRITES && free.at(k, r)) {
+            if !(renews(k, flags) || flags == WRITES && free.at(k, r)) {
                 i += 1;
                 continue;
             }
             // A life ends where the register is free, or where an
             // instruction renews it.
-            let end_at = (i..list.len()).find(|&j| free.at(list[j].0 + 1, r) || j > i && renews(list[j].0, list[j].1));
-            let splits_at = |j: usize| j > i && renews(list[j].0, list[j].1) && !free.at(list[j].0 + 1, r);
+            let Some(j) = (i..list.len()).find(|&j| free.at(list[j].0 + 1, r) || j > i && renews(list[j].0, list[j].1)) else { break };
+            let (end, end_flags) = list[j];
+            // Renewed (not free after it): the next life starts there.
+            let split = j > i && !free.at(end + 1, r);
+            let next = if split { j } else { j + 1 };
             // A life contains no EXEC change. (One life moved changes the
             // lanes EXEC enables of its old register, between its write and
             // its last read; what a renewing write leaves in the other
             // lanes is what was there before all of them.)
-            let Some(j) = end_at.filter(|&j| barriers_before[list[j].0 + 1] == barriers_before[k]) else {
-                match end_at {
-                    Some(j) => i = if splits_at(j) { j } else { j + 1 },
-                    None => break,
-                }
+            if barriers_before[end + 1] != barriers_before[k] {
+                i = next;
                 continue;
-            };
-            let (end, end_flags) = list[j];
-            let split = splits_at(j);
+            }
             let from = if strict_at[k] { k } else { k + 1 };
             let to = if end_flags & WRITES != 0 && !split { end + 1 } else { end.max(k + 1) };
             lives.push(Life { reg: r, start: k, end, from, to, renewed: split });
-            i = if split { j } else { j + 1 };
+            i = next;
         }
         // Inside its lives the register is theirs; outside, every
         // reference is fixed: the register is taken at the instruction (the
@@ -471,7 +469,7 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
     let mut copy_of: Vec<[Option<usize>; 2]> = vec![[None; 2]; lives.all.len()];
     let mut copies: Vec<(usize, usize)> = Vec::new();
     for (k, e) in block.iter().enumerate() {
-        let Some((d, s)) = single_vgpr_copy(e) else { continue };
+        let Some((d, s)) = vgpr_copy_in(e).filter(|(d, s)| d != s) else { continue };
         if let (Some(from), Some(to)) = (lives.at(s, k, false), lives.at(d, k, true)) {
             if lives.all[from].end == k && lives.all[to].start == k {
                 copy_of[from][1] = Some(to);
@@ -483,8 +481,8 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
     // With and without those hints, in both orders; the fewest registers
     // named, then the most copies gone.
     let mut best: Option<(u16, usize, Vec<u16>)> = None;
-    let no_hints = vec![[None; 2]; if copies.is_empty() { 0 } else { lives.all.len() }];
-    let tries = [(&by_start, &copy_of), (&tuples_first, &copy_of), (&by_start, &no_hints), (&tuples_first, &no_hints)];
+    let (hints, no_hints): (&[[Option<usize>; 2]], &[[Option<usize>; 2]]) = (&copy_of, &[]);
+    let tries = [(&by_start, hints), (&tuples_first, hints), (&by_start, no_hints), (&tuples_first, no_hints)];
     for (order, hints) in tries.into_iter().take(if copies.is_empty() { 2 } else { 4 }) {
         // No placement names fewer registers than hold values at once.
         if best.as_ref().is_some_and(|(named, _, _)| *named <= most_held) {
@@ -501,24 +499,10 @@ fn place(block: &[Emitted], free: &FreeVgprs, top: u16, most_held: u16, target: 
     Some(Plan { lives, to, named, coalesced })
 }
 
-/// A `v_mov_b32` of a VGPR onto itself (a coalesced copy).
-fn is_self_copy(e: &Emitted) -> bool {
-    e.inst.op == Opcode::v_mov_b32 && e.inst.mods == crate::isa::Mods::default() && e.inst.vopd_y.is_none() && e.cfi.is_empty() && e.symbol.is_none() && matches!((e.inst.defs.as_slice(), e.inst.uses.as_slice()), ([d], [s]) if vgpr_span(d).is_some() && d == s)
-}
-
-/// A `v_mov_b32` of one VGPR to another: (destination, source) VGPR
-/// numbers.
-fn single_vgpr_copy(e: &Emitted) -> Option<(u16, u16)> {
-    if e.inst.op != Opcode::v_mov_b32 || e.inst.mods != crate::isa::Mods::default() || e.inst.vopd_y.is_some() || !e.cfi.is_empty() || e.symbol.is_some() {
-        return None;
-    }
-    match (e.inst.defs.as_slice(), e.inst.uses.as_slice()) {
-        ([d], [s]) => match (vgpr_span(d), vgpr_span(s)) {
-            (Some((d, 1)), Some((s, 1))) if d != s => Some((d, s)),
-            _ => None,
-        },
-        _ => None,
-    }
+/// A plain VGPR-to-VGPR `v_mov_b32` (forward_copies' `vgpr_copy`) without
+/// frame rows: (destination, source) VGPR numbers.
+fn vgpr_copy_in(e: &Emitted) -> Option<(u16, u16)> {
+    vgpr_copy(&e.inst).filter(|_| e.cfi.is_empty()).map(|(d, s)| (PhysReg(d).index(), PhysReg(s).index()))
 }
 
 /// Places the groups in `order` on the lowest registers free at every point
