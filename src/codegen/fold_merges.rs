@@ -121,10 +121,14 @@ fn forward_copies(vcode: &mut VCode) -> usize {
     // do not meet, so any number of these join exactly.
     let mut shared = Vec::new();
     let mut joined = vec![false; n];
+    let mut webs = Webs::new(vcode);
     for &i in &candidates {
         let (d, x) = (vcode.insts[i].ops[0].vreg(), vcode.insts[i].ops[1].vreg());
         if uses[x.vreg()] != 1 && (!lives.defined_near(vcode, x, i) || lives.live_after(vcode, x, i)) {
             shared.push(i);
+            continue;
+        }
+        if !webs.join(x.vreg(), d.vreg()) {
             continue;
         }
         alias[d.vreg()] = x.vreg() as u32;
@@ -147,7 +151,7 @@ fn forward_copies(vcode: &mut VCode) -> usize {
                 continue;
             }
             let clear = |a: ra::VReg, b: ra::VReg| lives.reads(a).iter().filter(|r| r.tied || r.edge).all(|r| !lives.live_after(vcode, b, r.inst as usize) && !(r.edge && lives.reads(b).iter().any(|q| q.edge && q.inst == r.inst)));
-            if lives.defined_near(vcode, x, i) && clear(d, x) && clear(x, d) && lives.covered_after(vcode, x, d, i) {
+            if lives.defined_near(vcode, x, i) && clear(d, x) && clear(x, d) && lives.covered_after(vcode, x, d, i) && webs.join(x.vreg(), d.vreg()) {
                 joined[d.vreg()] = true;
                 joined[x.vreg()] = true;
                 alias[d.vreg()] = x.vreg() as u32;
@@ -252,6 +256,81 @@ fn looped_blocks(vcode: &VCode) -> Vec<bool> {
         }
     }
     looped
+}
+
+/// Registers regalloc2 will try to keep in one register: block parameters
+/// with their arguments, tied results with the inputs they reuse, copies
+/// forwarded here (union-find with sizes).
+///
+/// regalloc2 stops merging two bundles once comparing their live ranges
+/// takes 200 steps, so a long chain of joined values (one value updated in
+/// a long run of divergent if-thens, its copies forwarded) comes apart
+/// wherever its merges happen to stop, often on an edge leaving a block with
+/// lanes off, where the move runs under every lane (four instructions).
+/// Forwarding stops short of that: a copy that would make a web of more
+/// than `WEB_MOST` registers stays, a one-instruction cut where every lane
+/// is on. Measured on the stress bench's ifchain (instructions at 1,000 /
+/// 3,000 / 10,000 operations; llc-22 -O2 1368 / 3465 / 10996 by the same
+/// count): no limit 1143 / 3469 / 11836 (6 / 50 / 242 whole-wave moves);
+/// 100: 1120 / 3641 / 10914; 130-150: 1111 / 3245-3248 / 10803-10837 (0
+/// at 3,000); 170: 1159 / 3491 / 11664. The benchmark's functions stay
+/// below every limit tried.
+struct Webs {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+const WEB_MOST: u32 = 140;
+
+impl Webs {
+    fn new(vcode: &VCode) -> Webs {
+        let n = vcode.vreg_classes.len();
+        let mut webs = Webs { parent: (0..n as u32).collect(), size: vec![1; n] };
+        for block in &vcode.blocks {
+            for (s, args) in block.succs.iter().zip(&block.succ_args) {
+                for (a, p) in args.iter().zip(&vcode.blocks[s.index()].params) {
+                    webs.union(a.vreg(), p.vreg());
+                }
+            }
+        }
+        for m in &vcode.insts {
+            for op in &m.ops {
+                if let ra::OperandConstraint::Reuse(k) = op.constraint() {
+                    webs.union(op.vreg().vreg(), m.ops[k].vreg().vreg());
+                }
+            }
+        }
+        webs
+    }
+
+    fn find(&mut self, mut v: usize) -> usize {
+        while self.parent[v] as usize != v {
+            let up = self.parent[self.parent[v] as usize];
+            self.parent[v] = up;
+            v = up as usize;
+        }
+        v
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            let (big, small) = if self.size[a] >= self.size[b] { (a, b) } else { (b, a) };
+            self.parent[small] = big as u32;
+            self.size[big] += self.size[small];
+        }
+    }
+
+    /// Joins the webs of `a` and `b` unless that makes one of more than
+    /// `WEB_MOST` registers.
+    fn join(&mut self, a: usize, b: usize) -> bool {
+        let (ra_, rb) = (self.find(a), self.find(b));
+        if ra_ != rb && self.size[ra_] + self.size[rb] > WEB_MOST {
+            return false;
+        }
+        self.union(a, b);
+        true
+    }
 }
 
 /// A read of a register: the block, the instruction (a block's successor
@@ -530,10 +609,18 @@ fn fold_lane_merges(vcode: &mut VCode, gpu: Gpu) -> usize {
             // instruction reading `acc` once, unconstrained, has that read
             // tied instead (`v = acc * y` becomes `acc' = acc * y` in place:
             // it reads every active lane before writing them).
+            // Nor may anything read `acc` after the instruction: regalloc2
+            // would copy it first, under every lane (four instructions for
+            // the merge's one) — which forwarded copies made common: a
+            // join's base that the then-side also passes to another join
+            // parameter (stress ifchain-1000: 15 such copies).
+            if accs.live_after_but(vcode, acc.vreg(), d, i) {
+                continue;
+            }
             let reads_acc: Vec<usize> = (0..vcode.insts[d].ops.len()).filter(|&j| vcode.insts[d].ops[j].vreg() == acc.vreg()).collect();
             let tied = match reads_acc.as_slice() {
                 [] => vcode.insts[d].ops.len(),
-                &[j] if !accs.live_after_but(vcode, acc.vreg(), d, i) && unpinned(&vcode.insts[d].ops[j]) && vcode.insts[d].ops[j].kind() == ra::OperandKind::Use && vcode.insts[d].ops[j].pos() == ra::OperandPos::Early => j,
+                &[j] if unpinned(&vcode.insts[d].ops[j]) && vcode.insts[d].ops[j].kind() == ra::OperandKind::Use && vcode.insts[d].ops[j].pos() == ra::OperandPos::Early => j,
                 _ => continue,
             };
             let Some(k) = exec_masked_vgpr_def(&vcode.insts[d], gpu, &vcode.vreg_classes) else { continue };
@@ -747,6 +834,41 @@ mod tests {
         vc.blocks[1].succ_args.remove(0);
         vc.blocks[1].preds.clear();
         assert_eq!(run(&mut vc, Gpu::Gfx90a), Folded { copies: 1, merges: 0 });
+    }
+
+    #[test]
+    fn a_chain_of_copies_is_cut_where_its_web_outgrows_the_limit() {
+        // x, d1 = Copy x, d2 = Copy d1, ...: each copy joins one more
+        // register to x's web; the one that would make it WEB_MOST + 1
+        // stays, and the chain goes on from there.
+        let mut vc = VCode::default();
+        let regs: Vec<ra::VReg> = (0..=200).map(|_| vc.new_vreg(Class::Vgpr)).collect();
+        vc.insts = vec![implicit(regs[0])];
+        vc.insts.extend(regs.windows(2).map(|w| copy(w[1], w[0])));
+        vc.insts.push(branch(Branch::EndProgram, &regs[200..]));
+        vc.blocks = blocks(&[0..vc.insts.len()], &[], &[]);
+        assert_eq!(run(&mut vc, Gpu::Gfx90a), Folded { copies: 199, merges: 0 });
+        let kept: Vec<usize> = (1..=200).filter(|&i| !vc.insts[i].is_nothing()).collect();
+        assert_eq!(kept, vec![WEB_MOST as usize]);
+        // The kept copy reads the chain's first register and writes the
+        // register the rest of the chain became.
+        assert_eq!(vc.insts[WEB_MOST as usize].ops[1].vreg(), regs[0]);
+        assert_eq!(vc.insts[201].ops[0].vreg(), vc.insts[WEB_MOST as usize].ops[0].vreg());
+    }
+
+    #[test]
+    fn a_merge_stays_where_the_accumulator_is_read_after_the_instruction() {
+        // Folded, `acc` would have to be copied before the addition, under
+        // every lane: four instructions for the merge's one.
+        let mut vc = VCode::default();
+        let [acc, y, v, acc1, w] = [0; 5].map(|_| vc.new_vreg(Class::Vgpr));
+        let merge = MInst { kind: MKind::LaneMerge { vector: true, masked: false, invert: false }, ops: vec![ra::Operand::reg_reuse_def(acc1, 1), ra::Operand::reg_use(acc), ra::Operand::reg_use(v)] };
+        vc.insts = vec![implicit(acc), implicit(y), add(v, y), add(w, acc), merge, branch(Branch::EndProgram, &[acc1, w])];
+        vc.blocks = blocks(&[0..6], &[], &[]);
+        assert_eq!(run(&mut vc, Gpu::Gfx90a), Folded { copies: 0, merges: 0 });
+        // Without the later read it folds.
+        vc.insts[3] = implicit(w);
+        assert_eq!(run(&mut vc, Gpu::Gfx90a), Folded { copies: 0, merges: 1 });
     }
 
     #[test]
