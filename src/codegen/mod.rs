@@ -331,17 +331,17 @@ pub fn compile_kernel(
         // that take out what regalloc2 would otherwise allocate (-O0 is about
         // compile time, and they save more allocation time than they cost).
         use crate::opt::OptLevel;
-        let machine_passes: [(&str, OptLevel, fn(&mut vcode::VCode, crate::isa::Gpu)); 4] = [
-            ("machine_dce", OptLevel::O0, |v, gpu| {
+        let machine_passes: [(&str, OptLevel, fn(&mut vcode::VCode, crate::isa::Gpu, OptLevel)); 4] = [
+            ("machine_dce", OptLevel::O0, |v, gpu, _| {
                 machine_dce::run(v, gpu);
             }),
-            ("fuse_valu", OptLevel::O1, |v, gpu| {
+            ("fuse_valu", OptLevel::O1, |v, gpu, _| {
                 fuse_valu::run(v, gpu);
             }),
-            ("fold_merges", OptLevel::O0, |v, gpu| {
-                fold_merges::run(v, gpu);
+            ("fold_merges", OptLevel::O0, |v, gpu, level| {
+                fold_merges::run(v, gpu, level > OptLevel::O0);
             }),
-            ("saveexec", OptLevel::O1, |v, _| {
+            ("saveexec", OptLevel::O1, |v, _, _| {
                 saveexec::run(v);
             }),
         ];
@@ -349,7 +349,7 @@ pub fn compile_kernel(
             if options.opt_level < level {
                 continue;
             }
-            run(&mut selected.vcode, t.gpu);
+            run(&mut selected.vcode, t.gpu, options.opt_level);
             lap(report, pass);
             if wants(options, pass) {
                 report.printed.push_str(&format!("; after {pass}: @{}\n{}", func.name, vcode::print(&selected.vcode, t)));
