@@ -340,8 +340,10 @@ fn compile_device(
     if stats {
         for k in &kernels {
             let s = &k.stats;
+            // With calls, also what is live while a callee runs.
+            let with_callees = if s.live_across_calls.is_empty() { String::new() } else { format!(", {} with its callees'", s.max_live_vgprs_with_callees) };
             side.push_str(&format!(
-                "{} (amdgcn-amd-amdhsa--{}): {} instructions, {} bytes, {} VGPRs (at most {} values live), {} SGPRs, {} AGPRs, {} SGPR spills, {} VGPR spills ({} VGPRs hold spill slots), {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD (limited by {})\n",
+                "{} (amdgcn-amd-amdhsa--{}): {} instructions, {} bytes, {} VGPRs (at most {} values live{with_callees}), {} SGPRs, {} AGPRs, {} SGPR spills, {} VGPR spills ({} VGPRs hold spill slots), {} scratch bytes, {} LDS bytes, occupancy {} waves/SIMD (limited by {})\n",
                 s.name, target.target_id_with_wave(), s.instructions, s.code_bytes, s.vgprs, s.max_live_vgprs, s.sgprs, s.agprs, s.sgpr_spills, s.vgpr_spills, s.slot_vgprs, s.scratch_bytes, s.lds_bytes, s.occupancy, s.occupancy_limit
             ));
         }

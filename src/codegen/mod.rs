@@ -157,8 +157,16 @@ pub struct KernelStats {
     pub instructions: usize,
     pub code_bytes: usize,
     pub vgprs: u32,
-    /// The most 32-bit divergent values live at once: a lower bound for `vgprs`.
+    /// The most 32-bit divergent values live at once in this function.
     pub max_live_vgprs: u32,
+    /// The same counting what is live in the wave while a callee runs: at
+    /// each call, the values live across it plus the callee's own count
+    /// (with its callees', recursively; a call cycle or an external callee
+    /// adds nothing). A kernel's `vgprs` cover its callees', so this is the
+    /// lower bound to hold them against (`compile_module` fills it in).
+    pub max_live_vgprs_with_callees: u32,
+    /// Per call: the callee and how many VGPR values are live across it.
+    pub live_across_calls: Vec<(String, u32)>,
     pub sgprs: u32,
     pub agprs: u32,
     /// Registers stored by spill code (once per spill store, as LLVM counts
@@ -309,7 +317,7 @@ pub fn compile_kernel(
     // changes the kernel's inputs, so selection runs again).
     let mut slot_home = vcode::SlotHome::Vgprs;
     let (arch, unified) = vgpr_budget(t, func.attrs.min_waves_per_simd.or(options.min_waves), options.max_vgprs);
-    let (selected, allocation, live_vgprs) = loop {
+    let (selected, allocation, live_vgprs, live_across_calls) = loop {
         let mut selected = isel::select(module, functions, callee_uses, &callee_facts.vgprs_clobbered, func, &uniformity, &structure, t, version.number(), scratch)?;
         selected.vcode.slot_home = if selected.vcode.layout == vcode::Layout::Dense { slot_home } else { vcode::SlotHome::Memory };
         selected.vcode.has_agprs = t.gpu.has_agprs();
@@ -359,6 +367,14 @@ pub fn compile_kernel(
         let pressure = vcode::pressure(&selected.vcode);
         let live = pressure.most;
         let live_vgprs = live[1];
+        let live_across_calls: Vec<(String, u32)> = pressure
+            .vgprs_across_clobbers
+            .iter()
+            .filter_map(|&(i, n)| match &selected.vcode.insts[i].kind {
+                vcode::MKind::Call { callee, .. } => Some((callee.clone(), n)),
+                _ => None,
+            })
+            .collect();
         selected.vcode.callee_windows_high = callee_windows_high(&selected.vcode, live_vgprs);
         selected.vcode.llvm_convention = func.conv == crate::mir::CallConv::Llvm;
         selected.vcode.elide_arrival_copies();
@@ -375,7 +391,7 @@ pub fn compile_kernel(
             scratch = true;
             continue;
         }
-        break (selected, allocation, live_vgprs);
+        break (selected, allocation, live_vgprs, live_across_calls);
     };
     if wants(options, "regalloc") {
         report.printed.push_str(&format!("; after regalloc: @{}: {} edits, {} spill slots\n", func.name, allocation.edits.len(), allocation.num_spillslots));
@@ -515,6 +531,8 @@ pub fn compile_kernel(
         code_bytes: encoded.code.len(),
         vgprs: resources.num_vgpr,
         max_live_vgprs: live_vgprs,
+        max_live_vgprs_with_callees: live_vgprs,
+        live_across_calls,
         sgprs: resources.num_sgpr,
         agprs: expanded.agprs,
         sgpr_spills: expanded.spills.sgprs,
@@ -610,6 +628,26 @@ fn stack_need<'a>(
 }
 
 /// The device functions a function calls directly.
+/// `f`'s most VGPR values live counting its callees' (see
+/// [`KernelStats::max_live_vgprs_with_callees`]).
+fn live_with_callees(f: &str, own: &HashMap<&str, (u32, &[(String, u32)])>, done: &mut HashMap<String, u32>, path: &mut Vec<String>) -> u32 {
+    if let Some(&n) = done.get(f) {
+        return n;
+    }
+    let Some(&(mine, calls)) = own.get(f) else { return 0 };
+    if path.iter().any(|p| p == f) {
+        return mine;
+    }
+    path.push(f.to_string());
+    let mut most = mine;
+    for (callee, across) in calls {
+        most = most.max(across + live_with_callees(callee, own, done, path));
+    }
+    path.pop();
+    done.insert(f.to_string(), most);
+    most
+}
+
 fn direct_callees(func: &Function) -> Vec<&str> {
     let mut list: Vec<&str> = func
         .blocks
@@ -867,6 +905,19 @@ fn compile(
             k.stats.scratch_bytes = k.resources.private_segment_fixed_size;
         }
     }
+    // What is live in the wave while a callee runs: the caller's values
+    // across the call and the callee's own (memoised; a function on the
+    // current path counts its own values only, so recursion ends).
+    let mut with_callees: HashMap<String, u32> = HashMap::new();
+    {
+        let own: HashMap<&str, (u32, &[(String, u32)])> = compiled.iter().map(|k| (k.name.as_str(), (k.stats.max_live_vgprs, k.stats.live_across_calls.as_slice()))).collect();
+        for k in &compiled {
+            live_with_callees(&k.name, &own, &mut with_callees, &mut Vec::new());
+        }
+    }
+    for k in compiled.iter_mut() {
+        k.stats.max_live_vgprs_with_callees = with_callees.get(&k.name).copied().unwrap_or(k.stats.max_live_vgprs);
+    }
     // A kernel's register counts cover every function it can reach: callees run
     // in the kernel's waves, with its register allocation.
     let counts: HashMap<String, (u32, u32)> = compiled.iter().map(|k| (k.name.clone(), (k.resources.num_vgpr, k.resources.num_sgpr))).collect();
@@ -1115,5 +1166,28 @@ pub fn opencl_type_name(ty: &crate::abi::Type) -> String {
         Type::Ptr(_) => "void*".into(),
         Type::Vector(elem, n) => format!("{}{n}", opencl_type_name(elem)),
         Type::Struct(_) => "struct".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel keeping 2 values across a call to a function of 8 values
+    /// live, which keeps 1 across a call to one of 4: 10 live in the wave
+    /// at once; a call cycle ends at the function already on the path; an
+    /// unknown (external) callee adds nothing.
+    #[test]
+    fn values_live_while_callees_run_add_up_along_calls() {
+        let calls = |list: &[(&str, u32)]| list.iter().map(|&(c, n)| (c.to_string(), n)).collect::<Vec<_>>();
+        let (k, f, g, a, b, x) = (calls(&[("f", 2)]), calls(&[("g", 1)]), calls(&[]), calls(&[("b", 1)]), calls(&[("a", 1)]), calls(&[("extern", 5)]));
+        let own: HashMap<&str, (u32, &[(String, u32)])> = [("k", (3, &k[..])), ("f", (8, &f[..])), ("g", (4, &g[..])), ("a", (2, &a[..])), ("b", (3, &b[..])), ("x", (1, &x[..]))].into_iter().collect();
+        let mut done = HashMap::new();
+        let mut live = |name: &str| live_with_callees(name, &own, &mut done, &mut Vec::new());
+        assert_eq!(live("g"), 4);
+        assert_eq!(live("f"), 8);
+        assert_eq!(live("k"), 10);
+        assert_eq!(live("a"), 4);
+        assert_eq!(live("x"), 5);
     }
 }
