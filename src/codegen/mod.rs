@@ -157,7 +157,9 @@ pub struct KernelStats {
     pub instructions: usize,
     pub code_bytes: usize,
     pub vgprs: u32,
-    /// The most 32-bit divergent values live at once in this function.
+    /// The most 32-bit divergent values live at once in this function,
+    /// an early definition counted beside the sources it may not overlap
+    /// (`vcode::Pressure::most_occupied`).
     pub max_live_vgprs: u32,
     /// The same counting what is live in the wave while a callee runs: at
     /// each call, the values live across it plus the callee's own count
@@ -317,7 +319,7 @@ pub fn compile_kernel(
     // changes the kernel's inputs, so selection runs again).
     let mut slot_home = vcode::SlotHome::Vgprs;
     let (arch, unified) = vgpr_budget(t, func.attrs.min_waves_per_simd.or(options.min_waves), options.max_vgprs);
-    let (selected, allocation, live_vgprs, live_across_calls) = loop {
+    let (selected, allocation, occupied_vgprs, live_across_calls) = loop {
         let mut selected = isel::select(module, functions, callee_uses, &callee_facts.vgprs_clobbered, func, &uniformity, &structure, t, version.number(), scratch)?;
         selected.vcode.slot_home = if selected.vcode.layout == vcode::Layout::Dense { slot_home } else { vcode::SlotHome::Memory };
         selected.vcode.has_agprs = t.gpu.has_agprs();
@@ -367,6 +369,7 @@ pub fn compile_kernel(
         let pressure = vcode::pressure(&selected.vcode);
         let live = pressure.most;
         let live_vgprs = live[1];
+        let occupied_vgprs = pressure.most_occupied[1];
         let live_across_calls: Vec<(String, u32)> = pressure
             .vgprs_across_clobbers
             .iter()
@@ -391,7 +394,7 @@ pub fn compile_kernel(
             scratch = true;
             continue;
         }
-        break (selected, allocation, live_vgprs, live_across_calls);
+        break (selected, allocation, occupied_vgprs, live_across_calls);
     };
     if wants(options, "regalloc") {
         report.printed.push_str(&format!("; after regalloc: @{}: {} edits, {} spill slots\n", func.name, allocation.edits.len(), allocation.num_spillslots));
@@ -530,8 +533,8 @@ pub fn compile_kernel(
         instructions: encoded.instructions,
         code_bytes: encoded.code.len(),
         vgprs: resources.num_vgpr,
-        max_live_vgprs: live_vgprs,
-        max_live_vgprs_with_callees: live_vgprs,
+        max_live_vgprs: occupied_vgprs,
+        max_live_vgprs_with_callees: occupied_vgprs,
         live_across_calls,
         sgprs: resources.num_sgpr,
         agprs: expanded.agprs,

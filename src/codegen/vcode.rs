@@ -883,6 +883,33 @@ mod tests {
         assert_eq!(p.vgprs_across_clobbers, vec![(3, 2)]);
         assert_eq!(p.most, [1, 3, 0]);
     }
+
+    /// `t` live throughout; `x` ends at an instruction writing a pair of
+    /// halves: three values live at a time, but where the halves are early
+    /// (they may not share a register with `x`) four registers are in use
+    /// at that instruction.
+    #[test]
+    fn early_definitions_occupy_registers_beside_the_sources_they_end() {
+        for (pos, occupied) in [(ra::OperandPos::Late, 3), (ra::OperandPos::Early, 4)] {
+            let mut vc = VCode::default();
+            let [t, x, lo, hi] = [0; 4].map(|_| vc.new_vreg(Class::Vgpr));
+            let def = |v| MInst { kind: MKind::ImplicitDef, ops: vec![ra::Operand::reg_def(v)] };
+            let pair = MInst {
+                kind: MKind::Seq(Vec::new()),
+                ops: vec![
+                    ra::Operand::new(lo, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos),
+                    ra::Operand::new(hi, ra::OperandConstraint::Reg, ra::OperandKind::Def, pos),
+                    ra::Operand::reg_use(x),
+                ],
+            };
+            let end = MInst { kind: MKind::Branch(Branch::EndProgram), ops: vec![ra::Operand::reg_use(t), ra::Operand::reg_use(lo), ra::Operand::reg_use(hi)] };
+            vc.insts = vec![def(t), def(x), pair, end];
+            vc.blocks = vec![MBlock { insts: 0..4, ..Default::default() }];
+            let p = pressure(&vc);
+            assert_eq!(p.most, [0, 3, 0]);
+            assert_eq!(p.most_occupied, [0, occupied, 0]);
+        }
+    }
 }
 
 /// Register pressure: the most values of each regalloc2 class (SGPRs,
@@ -892,6 +919,12 @@ mod tests {
 /// VGPR values live through it.
 pub struct Pressure {
     pub most: [u32; 3],
+    /// `most`, also counting at an instruction with an early definition
+    /// (one that may not share a register with what the instruction reads:
+    /// gfx11's 64-bit multiply-adds, sequences) the sources ending there,
+    /// which it is written beside: the lower bound `--stats` reports.
+    /// Allocation starts from `most`.
+    pub most_occupied: [u32; 3],
     /// (instruction, VGPR values live before and after it that it does not
     /// define), for every instruction with clobbers.
     pub vgprs_across_clobbers: Vec<(usize, u32)>,
@@ -995,6 +1028,7 @@ pub fn pressure(vcode: &VCode) -> Pressure {
     }
     // Counts: backward through each block from what leaves it.
     let mut max = [0usize; 3];
+    let mut max_occupied = [0usize; 3];
     let mut across = Vec::new();
     let mut member = vec![false; nv];
     for b in 0..n {
@@ -1021,14 +1055,27 @@ pub fn pressure(vcode: &VCode) -> Pressure {
             for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def) {
                 at[class_index(o.vreg().vreg() as u32)] += 1;
             }
+            // An early definition (one that may not share a register with
+            // what its instruction reads: gfx11's 64-bit multiply-adds,
+            // sequences) is written while the sources ending here are
+            // still read: they overlap it too.
+            let mut early = [false; 3];
+            for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Def && o.pos() == ra::OperandPos::Early) {
+                early[class_index(o.vreg().vreg() as u32)] = true;
+            }
+            let mut occupied = at;
             for o in m.ops.iter().filter(|o| o.kind() == ra::OperandKind::Use) {
                 let v = o.vreg().vreg() as u32;
                 if !std::mem::replace(&mut member[v as usize], true) {
                     count[class_index(v)] += 1;
+                    if early[class_index(v)] {
+                        occupied[class_index(v)] += 1;
+                    }
                 }
             }
             for c in 0..3 {
                 max[c] = max[c].max(at[c].max(count[c]));
+                max_occupied[c] = max_occupied[c].max(occupied[c].max(count[c]));
             }
         }
         // What is left is live at the block's start: clear it.
@@ -1039,6 +1086,7 @@ pub fn pressure(vcode: &VCode) -> Pressure {
     across.sort_unstable();
     Pressure {
         most: max.map(|m| m as u32),
+        most_occupied: max_occupied.map(|m| m as u32),
         vgprs_across_clobbers: across,
     }
 }
