@@ -481,9 +481,8 @@ impl Lives {
 
     /// `live_after`, not counting a read by instruction `but`.
     fn live_after_but(&self, vcode: &VCode, v: ra::VReg, i: usize, but: usize) -> bool {
-        let r = self.dense[v.vreg()] as usize;
         let b = self.block_of[i];
-        let live_in = &self.live_in[self.live_in_start[r] as usize..self.live_in_start[r + 1] as usize];
+        let live_in = self.live_in(v);
         self.reads(v).iter().any(|read| read.block == b && read.inst as usize > i && read.inst as usize != but) || vcode.blocks[b as usize].succs.iter().any(|s| live_in.binary_search(&(s.index() as u32)).is_ok())
     }
 

@@ -36,7 +36,6 @@ fn env(allowed: &[Vec<usize>; 3], limits: [usize; 3]) -> ra::MachineEnv {
     }
 }
 
-/// The classes (Int, Float, Vector) whose values regalloc2 moved to spill slots.
 /// How many spill slots VGPR values were moved to or from.
 fn vgpr_spill_slots(out: &ra::Output) -> usize {
     let mut slots: Vec<usize> = out
@@ -53,6 +52,7 @@ fn vgpr_spill_slots(out: &ra::Output) -> usize {
     slots.len()
 }
 
+/// The classes (Int, Float, Vector) whose values regalloc2 moved to spill slots.
 pub fn spilled_classes(out: &ra::Output) -> [bool; 3] {
     let mut spilled = [false; 3];
     for (_, ra::Edit::Move { from, to }) in &out.edits {
@@ -370,13 +370,14 @@ pub fn allocate(
         // every register it allows (stress ifchain-10000: 23 spilled into
         // one slot VGPR, 24 VGPRs and 11951 instructions in 91 ms of
         // allocation, against 34 VGPRs, 12064 instructions and 170 ms
-        // after a second run at 34).
-        // (Classes already at their size count as done: their spills stay
-        // whatever the VGPR limit.)
-        let vgpr_slots = vgpr_spill_slots(&out);
-        let growing: Vec<bool> = (0..3).map(|c| spilled[c] && limits[c] < max[c]).collect();
-        if growing == [false, true, false] && vcode.slot_home.in_registers() && relaxed.is_none() && vcode.insts.len() > KEEP_FEW_SPILLS_FROM && vgpr_slots <= 2 && limits[1] + vgpr_slots < grow(1, limits[1]) {
-            return Ok(out);
+        // after a second run at 34). Classes already at their size count
+        // as done: their spills stay whatever the VGPR limit.
+        let growing = [0, 1, 2].map(|c| spilled[c] && limits[c] < max[c]);
+        if growing == [false, true, false] && vcode.slot_home.in_registers() && relaxed.is_none() && vcode.insts.len() > KEEP_FEW_SPILLS_FROM {
+            let slots = vgpr_spill_slots(&out);
+            if slots <= 2 && limits[1] + slots < grow(1, limits[1]) {
+                return Ok(out);
+            }
         }
         let mut widened = false;
         for c in 0..3 {
