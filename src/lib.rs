@@ -8,6 +8,7 @@ pub mod abifuzz;
 pub mod codegen;
 pub mod codeobj;
 pub mod driver;
+pub mod graph;
 pub mod mir;
 pub mod opt;
 pub mod parallel;

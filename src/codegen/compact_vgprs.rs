@@ -568,10 +568,7 @@ fn assign(order: &[usize], members_of: &Groups, parity: &[Option<i32>], lives: &
         }
         let partners_fit = |p: i32| partners.iter().enumerate().all(|(n, &(_, o))| partner_taken[n * words + (p + o) as usize / 64] & (1 << ((p + o) % 64)) == 0);
         let with_partners = (!partners.is_empty()).then(|| (-low..i32::from(top) - high).find(|&p| fits(p) && partners_fit(p))).flatten();
-        let p = match hinted.chain(with_partners).chain(-low..i32::from(top) - high).find(|&p| fits(p)) {
-            Some(p) => p,
-            None => return None,
-        };
+        let p = hinted.chain(with_partners).chain(-low..i32::from(top) - high).find(|&p| fits(p))?;
         if with_partners == Some(p) {
             for &(h, o) in &partners {
                 let r = (p + o) as u16;

@@ -204,65 +204,10 @@ fn forward_copies(vcode: &mut VCode, by_liveness: bool) -> usize {
     forwarded
 }
 
-/// Blocks on a cycle of the control-flow graph: those in a strongly
-/// connected component of more than one block or with an edge to
-/// themselves (Tarjan's algorithm without recursion, linear).
+/// Blocks on a cycle of the control-flow graph (`graph::components`).
 fn looped_blocks(vcode: &VCode) -> Vec<bool> {
-    const UNSEEN: u32 = u32::MAX;
-    let n = vcode.blocks.len();
-    let mut index = vec![UNSEEN; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<u32> = Vec::new();
-    let mut looped = vec![false; n];
-    let mut next = 0u32;
-    // (block, how many of its successors were visited)
-    let mut walk: Vec<(u32, usize)> = Vec::new();
-    for root in 0..n {
-        if index[root] != UNSEEN {
-            continue;
-        }
-        walk.push((root as u32, 0));
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root as u32);
-        on_stack[root] = true;
-        while let Some(&mut (b, ref mut k)) = walk.last_mut() {
-            let succs = &vcode.blocks[b as usize].succs;
-            if let Some(s) = succs.get(*k) {
-                *k += 1;
-                let s = s.index();
-                if s == b as usize {
-                    looped[s] = true;
-                } else if index[s] == UNSEEN {
-                    index[s] = next;
-                    low[s] = next;
-                    next += 1;
-                    stack.push(s as u32);
-                    on_stack[s] = true;
-                    walk.push((s as u32, 0));
-                } else if on_stack[s] {
-                    low[b as usize] = low[b as usize].min(index[s]);
-                }
-                continue;
-            }
-            walk.pop();
-            if let Some(&(parent, _)) = walk.last() {
-                low[parent as usize] = low[parent as usize].min(low[b as usize]);
-            }
-            if low[b as usize] == index[b as usize] {
-                let from = stack.iter().rposition(|&m| m == b).unwrap_or(0);
-                let component = &stack[from..];
-                for &m in component {
-                    on_stack[m as usize] = false;
-                    looped[m as usize] |= component.len() > 1;
-                }
-                stack.truncate(from);
-            }
-        }
-    }
-    looped
+    let succs: Vec<Vec<usize>> = vcode.blocks.iter().map(|b| b.succs.iter().map(|s| s.index()).collect()).collect();
+    crate::graph::components(&succs).1
 }
 
 /// Registers regalloc2 will try to keep in one register: block parameters

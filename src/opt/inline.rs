@@ -74,7 +74,7 @@ pub fn size(func: &Function) -> usize {
 pub fn run(functions: &mut [Function], external: &[String]) -> Vec<bool> {
     let index: HashMap<String, usize> = functions.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect();
     let callees: Vec<Vec<usize>> = functions.iter().map(|f| direct_callees(f, &index)).collect();
-    let (order, recursive) = bottom_up(&callees);
+    let (order, recursive) = crate::graph::components(&callees);
     let is_external: Vec<bool> = functions.iter().map(|f| external.iter().any(|e| *e == f.name)).collect();
     let inlinable: Vec<bool> =
         functions.iter().enumerate().map(|(i, f)| f.kind == FuncKind::Device && !is_external[i] && !recursive[i] && f.inline != InlineHint::Never).collect();
@@ -112,68 +112,6 @@ fn direct_callees(func: &Function, index: &HashMap<String, usize>) -> Vec<usize>
         }
     }
     out
-}
-
-/// The functions in an order where every callee outside the caller's own
-/// cycle comes first (Tarjan's components, iteratively, in completion
-/// order), and whether each lies on a cycle (a component of several
-/// functions, or one calling itself).
-fn bottom_up(callees: &[Vec<usize>]) -> (Vec<usize>, Vec<bool>) {
-    let n = callees.len();
-    const UNSEEN: usize = usize::MAX;
-    let mut number = vec![UNSEEN; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
-    let mut order = Vec::with_capacity(n);
-    let mut recursive = vec![false; n];
-    let mut next = 0;
-    for root in 0..n {
-        if number[root] != UNSEEN {
-            continue;
-        }
-        // (function, index of its next callee to look at)
-        let mut path: Vec<(usize, usize)> = vec![(root, 0)];
-        number[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut i)) = path.last_mut() {
-            if let Some(&w) = callees[v].get(*i) {
-                *i += 1;
-                if w == v {
-                    recursive[v] = true;
-                }
-                if number[w] == UNSEEN {
-                    number[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    path.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(number[w]);
-                }
-                continue;
-            }
-            path.pop();
-            if let Some(&(parent, _)) = path.last() {
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == number[v] {
-                let start = stack.iter().rposition(|&x| x == v).expect("a component's root is on the stack");
-                let component = stack.split_off(start);
-                let cycle = component.len() > 1;
-                for &x in &component {
-                    on_stack[x] = false;
-                    recursive[x] |= cycle;
-                    order.push(x);
-                }
-            }
-        }
-    }
-    (order, recursive)
 }
 
 /// An empty function standing in for the caller while it is rewritten.
